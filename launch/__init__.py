@@ -1,0 +1,1 @@
+"""`python -m launch`: the command line that trains, evaluates and demonstrates."""

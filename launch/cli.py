@@ -1,0 +1,85 @@
+"""Argument parsing for ``python -m launch`` (the command line of DESIGN.md).
+
+``python -m launch --algo ALGO --game GAME ...`` trains; the first word may instead
+name a subcommand: ``demo`` (random play on an engine, with its speed),
+``evaluate`` and ``report`` (arrive with the evaluation issue).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import games
+
+ALGOS = ("avi", "alphazero", "azal")
+SUBCOMMANDS = ("demo",)
+
+
+def parse_game_params(pairs: list[str]) -> dict:
+    """``["size=5", "swap=true"]`` -> ``{"size": 5, "swap": True}``."""
+    params = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"error: game parameter {pair!r} is not of the form key=value")
+        lowered = raw.lower()
+        if lowered in ("true", "false"):
+            params[key] = lowered == "true"
+            continue
+        for cast in (int, float):
+            try:
+                params[key] = cast(raw)
+                break
+            except ValueError:
+                pass
+        else:
+            params[key] = raw
+    return params
+
+
+def train_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m launch",
+        description="Train by self-play on Ray. Subcommands: "
+                    + ", ".join(SUBCOMMANDS) + " (python -m launch SUBCOMMAND --help).")
+    p.add_argument("--algo", choices=ALGOS, required=True, help="training algorithm")
+    p.add_argument("--game", choices=games.names(), required=True, help="game to learn")
+    p.add_argument("--preset", help="named hyperparameter preset (default: the paper's for the game)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one config field; repeatable")
+    p.add_argument("--run-dir", help="directory of this run (config.json, metrics.jsonl, checkpoints/)")
+    p.add_argument("--resume", metavar="DIR", help="continue the run in DIR exactly")
+    budget = p.add_mutually_exclusive_group()
+    budget.add_argument("--updates", type=int, help="stop after this many gradient updates")
+    budget.add_argument("--minutes", type=float, help="stop after this many minutes")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--address", help="Ray cluster to join (auto or ray://host:port); default: embedded Ray")
+    p.add_argument("--wandb", choices=("offline", "online", "disabled"),
+                   help="W&B mode (default: online with credentials, else offline)")
+    return p
+
+
+def demo_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m launch demo",
+        description="Play random games on one engine, show a finished board and the speed.")
+    p.add_argument("--game", choices=games.names(), default="connect4")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="game parameter, e.g. --param size=9; repeatable")
+    p.add_argument("--games", type=int, default=1024, help="number of games played in one batch")
+    p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "demo":
+        from launch.demo import run_demo
+
+        args = demo_parser().parse_args(argv[1:])
+        return run_demo(args.game, parse_game_params(args.param), args.games, args.seed)
+    args = train_parser().parse_args(argv)
+    print(f"error: training ({args.algo} on {args.game}) is not built yet; "
+          "see `python -m launch demo --help` for what runs today", file=sys.stderr)
+    return 2

@@ -152,9 +152,7 @@ def _expand_kernel(board, moves, winner, neighbours, edges, mirror, swap):
     legal = np.zeros((B, A), np.bool_)  # [B, A]
     label = np.empty(N, np.int64)  # group index of each mover's stone, -1 elsewhere
     group_flags = np.empty(N, np.int64)  # edge bits of each group
-    seen = np.zeros(N, np.int64)
     stack = np.empty(N, np.int64)
-    stamp = 0
     for b in range(B):
         for a in range(A):  # every row starts as a copy of the parent (kept where illegal)
             row = b * A + a
@@ -169,7 +167,6 @@ def _expand_kernel(board, moves, winner, neighbours, edges, mirror, swap):
         groups = 0
         for p in range(N):
             if board[b, p] == colour and label[p] < 0:
-                stamp += 1
                 top = 0
                 stack[0] = p
                 label[p] = groups
@@ -241,10 +238,8 @@ def _winners_kernel(board, neighbours, edges):
     stamp = 0
     for b in range(B):
         for colour in (BLACK, WHITE):
-            # Every chain touches the first side, so flooding from there finds it.
-            for p in range(N):
-                if board[b, p] == colour and edges[colour, p] & 1 and seen[p] != stamp + 1:
-                    stamp += 0  # the stamp is per (b, colour): see below
+            # Every chain touches the first side, so flooding from its cells finds it;
+            # one stamp per (board, colour) lets each group be flooded once.
             stamp += 1
             for p in range(N):
                 if board[b, p] == colour and edges[colour, p] & 1 and seen[p] != stamp:

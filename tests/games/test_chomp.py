@@ -1,0 +1,285 @@
+"""Chomp engine: move effects on profiles by hand, the end of the game, known winners
+(strategy stealing on rectangles, 2-row and L-shaped P-positions) from an exhaustive
+solver over the engine and an independent one, expand == stepping, from_profiles
+errors, the transpose symmetry, names, drawing and parameter errors."""
+
+import itertools
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+import games
+from games.base import IllegalMoveError, random_legal_actions, take
+
+
+def game_of(rows, cols):
+    return games.make("chomp", rows=rows, cols=cols)
+
+
+def after(game, profile, square):
+    """(profile after taking square (r, c), reward, done), through the public API."""
+    state = game.profile_to_state(profile)
+    r, c = square
+    nxt, reward, done = game.step(state, np.array([r * game.cols + c]))
+    return nxt.profile[0].tolist(), float(reward[0]), bool(done[0])
+
+
+# ------------------------------------------------ slow, independent reference
+
+
+def ref_moves(profile):
+    """Successor profiles of a profile (tuple), from the rule written on squares:
+    taking (r, c) removes every square (r', c') with r' >= r and c' >= c."""
+    squares = {(r, c) for r, n in enumerate(profile) for c in range(n)}
+    out = {}
+    for r, c in sorted(squares - {(0, 0)}):
+        left = {(rr, cc) for rr, cc in squares if not (rr >= r and cc >= c)}
+        out[(r, c)] = tuple(sum(1 for cc in range(len(left) + 1) if (rr, cc) in left) for rr in range(len(profile)))
+    return out
+
+
+@lru_cache(maxsize=None)
+def ref_wins(profile):
+    """Negamax: True if the player to move wins. With only P left there is no move
+    and the player to move has lost."""
+    return any(not ref_wins(child) for child in ref_moves(profile).values())
+
+
+def all_profiles(rows, cols):
+    """Every non-increasing profile with row 0 >= 1."""
+    out = []
+    for p in itertools.product(range(cols + 1), repeat=rows):
+        if p[0] >= 1 and all(a >= b for a, b in zip(p, p[1:])):
+            out.append(p)
+    return out
+
+
+def engine_wins(game):
+    """Negamax over every profile of the board, one batched ``expand`` for all of
+    them, processed from small to large: {profile: player to move wins}."""
+    profiles = all_profiles(game.rows, game.cols)
+    exp = game.expand(game.from_profiles(profiles))
+    A = game.num_actions
+    children = exp.children.profile.reshape(len(profiles), A, game.rows)
+    wins = {}
+    for i in sorted(range(len(profiles)), key=lambda i: sum(profiles[i])):
+        wins[profiles[i]] = any(
+            exp.done[i, a] or not wins[tuple(children[i, a].tolist())]
+            for a in np.flatnonzero(exp.legal[i]))
+    return wins
+
+
+# ---------------------------------------------------------------- metadata
+
+
+def test_metadata_and_parameters():
+    g = games.make("chomp")
+    assert (g.rows, g.cols) == (9, 10)
+    assert (g.num_actions, g.obs_shape, g.max_length) == (90, (1, 9, 10), 89)
+    assert game_of(1, 2).max_length == 1
+    for bad in ({"rows": 0}, {"rows": 17}, {"cols": 17}, {"cols": 2.0}):
+        with pytest.raises(ValueError, match=r"parameter (rows|cols) must be an integer in 1\.\.16"):
+            games.make("chomp", **bad)
+    with pytest.raises(ValueError, match="at least 2 squares"):
+        games.make("chomp", rows=1, cols=1)
+
+
+def test_names_and_render():
+    g = game_of(3, 4)
+    assert g.action_name(6) == "r1c2" and g.action_name(11) == "r2c3"
+    text = g.render(g.profile_to_state([4, 2, 1]), 0)
+    lines = text.splitlines()
+    assert lines[0].split() == ["0", "1", "2", "3"]
+    assert lines[1].split() == ["r0", "P", "#", "#", "#"]
+    assert lines[2].split() == ["r1", "#", "#", ".", "."]
+    assert lines[3].split() == ["r2", "#", ".", ".", "."]
+    assert "profile 4,2,1" in text
+
+
+# ---------------------------------------------------------- move effects
+
+
+def test_move_effects_by_hand():
+    g = game_of(3, 4)
+    assert after(g, [4, 4, 4], (1, 2)) == ([4, 2, 2], 0.0, False)
+    assert after(g, [4, 4, 4], (0, 2)) == ([2, 2, 2], 0.0, False)  # a move on row 0
+    assert after(g, [4, 4, 4], (2, 3)) == ([4, 4, 3], 0.0, False)  # the last column
+    assert after(g, [4, 4, 4], (1, 0)) == ([4, 0, 0], 0.0, False)  # whole rows go
+    assert after(g, [4, 4, 4], (0, 1)) == ([1, 1, 1], 0.0, False)
+    assert after(g, [4, 2, 1], (0, 3)) == ([3, 2, 1], 0.0, False)  # shorter rows untouched
+    assert after(g, [4, 2, 1], (1, 1)) == ([4, 1, 1], 0.0, False)
+    assert after(g, [3, 3, 0], (1, 2)) == ([3, 2, 0], 0.0, False)
+    # The last squares: the mover leaves only P and wins.
+    assert after(g, [1, 1, 0], (1, 0)) == ([1, 0, 0], 1.0, True)
+    assert after(g, [2, 0, 0], (0, 1)) == ([1, 0, 0], 1.0, True)
+    assert after(g, [4, 3, 3], (0, 1)) == ([1, 1, 1], 0.0, False)
+    assert after(game_of(1, 5), [5], (0, 1)) == ([1], 1.0, True)
+
+
+def test_legal_moves_by_hand():
+    g = game_of(3, 4)
+    legal = g.legal(g.profile_to_state([4, 2, 1]))[0].reshape(3, 4)
+    np.testing.assert_array_equal(legal, [[0, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]])
+    assert not g.legal(g.init(5))[:, 0].any(), "P is never a legal action"
+    with pytest.raises(IllegalMoveError, match=r"action 0 \(r0c0\) is illegal"):
+        g.step(g.init(1), np.array([0]))
+    with pytest.raises(IllegalMoveError, match="is illegal"):
+        g.step(g.profile_to_state([4, 2, 1]), np.array([6]))  # (1, 2) was taken
+
+
+@pytest.mark.parametrize("shape", [(4, 5), (1, 6), (6, 1), (3, 3)])
+def test_game_ends_exactly_at_the_poison(shape):
+    g = game_of(*shape)
+    poison_only = [1] + [0] * (g.rows - 1)
+    rng = np.random.default_rng(1)
+    B = 64
+    state = g.init(B)
+    lengths = np.zeros(B, int)
+    for ply in range(g.max_length):
+        legal = g.legal(state)
+        live = legal.any(axis=1)
+        np.testing.assert_array_equal(live, ~g.terminal(state))
+        if not live.any():
+            break
+        sub, reward, done = g.step(take(state, live), random_legal_actions(legal, rng)[live])
+        at_poison = (sub.profile == poison_only).all(axis=1)
+        np.testing.assert_array_equal(done, at_poison, err_msg=f"ply {ply}")
+        np.testing.assert_array_equal(reward, at_poison.astype(np.float32))
+        lengths[live] += 1
+        state = games.put(state, live, sub)
+    assert g.terminal(state).all() and (state.profile == poison_only).all()
+    assert lengths.max() <= g.max_length
+    finished = g.profile_to_state(poison_only)
+    assert g.terminal(finished)[0] and not g.legal(finished).any()
+
+
+# ----------------------------------------------------------- known winners
+
+
+def test_reference_moves_agree_with_engine_expand():
+    g = game_of(4, 5)
+    profiles = all_profiles(4, 5)
+    assert len(profiles) == 125  # C(9, 4) non-increasing profiles, minus the empty board
+    exp = g.expand(g.from_profiles(profiles))
+    for i, p in enumerate(profiles):
+        ref = ref_moves(p)
+        got = {divmod(int(a), 5): tuple(exp.children.profile[i * g.num_actions + a].tolist())
+               for a in np.flatnonzero(exp.legal[i])}
+        assert got == ref, f"profile {p}"
+
+
+@pytest.mark.parametrize("rows,cols", [(1, 2), (1, 7), (2, 2), (2, 6), (3, 3), (3, 5), (4, 4), (4, 5), (5, 4)])
+def test_first_player_wins_every_rectangle(rows, cols):
+    """Strategy stealing: every rectangle larger than 1 x 1 is a first-player win;
+    checked with the engine-driven solver and with the independent reference."""
+    wins = engine_wins(game_of(rows, cols))
+    full = (cols,) * rows
+    assert wins[full] and ref_wins(full)
+    assert not wins[(1,) + (0,) * (rows - 1)]
+    # The two solvers agree on every position of the board.
+    assert all(wins[p] == ref_wins(p) for p in wins)
+
+
+def test_two_row_losing_positions():
+    """On two rows the player to move loses exactly at [a, a-1]."""
+    wins = engine_wins(game_of(2, 10))
+    for (a, b), w in wins.items():
+        assert w == (b != a - 1), f"profile [{a}, {b}]"
+
+
+def test_l_shapes_lose_with_equal_arms():
+    """An L (row 0 of length a, column 0 of height h) is two Nim heaps of a-1 and h-1
+    squares: a loss for the mover exactly when the arms are equal. The square
+    board's winning first move (1, 1) leaves such an L."""
+    g = game_of(6, 6)
+    wins = engine_wins(g)
+    for a in range(1, 7):
+        for h in range(1, 7):
+            p = (a,) + (1,) * (h - 1) + (0,) * (6 - h)
+            assert wins[p] == (a != h), f"L {p}"
+    child, _, _ = g.step(g.init(1), np.array([1 * 6 + 1]))
+    assert not wins[tuple(child.profile[0].tolist())]
+
+
+# ------------------------------------------------------- expand == stepping
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (4, 4), (1, 5), (9, 10)])
+def test_expand_equals_stepping(shape):
+    g = game_of(*shape)
+    rng = np.random.default_rng(5)
+    B, A = 6, g.num_actions
+    state = g.init(B)
+    for ply in range(g.max_length + 1):
+        exp = g.expand(state)
+        legal = g.legal(state)
+        np.testing.assert_array_equal(exp.legal, legal)
+        assert not exp.reward[~legal].any() and not exp.done[~legal].any()
+        for b, a in zip(*np.nonzero(legal)):
+            child, r, d = g.step(take(state, [b]), np.array([a]))
+            for field, x, y in zip(child._fields, take(exp.children, [b * A + a]), child):
+                np.testing.assert_array_equal(x, y, err_msg=f"ply {ply} child ({b}, {a}) {field}")
+            assert exp.reward[b, a] == r[0] and exp.done[b, a] == d[0]
+        if not legal.any():
+            break
+        live = legal.any(axis=1)
+        sub, _, _ = g.step(take(state, live), random_legal_actions(legal, rng)[live])
+        state = games.put(state, live, sub)
+    assert g.terminal(state).all()
+
+
+# ---------------------------------------------------------- from_profiles
+
+
+def test_from_profiles():
+    g = game_of(3, 4)
+    state = g.from_profiles([[4, 4, 4], [4, 2, 0], [1, 0, 0], (3, 3, 3)])
+    np.testing.assert_array_equal(state.profile, [[4, 4, 4], [4, 2, 0], [1, 0, 0], [3, 3, 3]])
+    np.testing.assert_array_equal(state.over, [False, False, True, False])
+    np.testing.assert_array_equal(g.encode(state)[1, 0], [[1, 1, 1, 1], [1, 1, 0, 0], [0, 0, 0, 0]])
+    np.testing.assert_array_equal(g.from_profiles([[4, 4, 4]]).profile, g.init(1).profile)
+    assert g.from_profiles([np.array([2, 1, 1])]).profile.tolist() == [[2, 1, 1]]
+
+
+@pytest.mark.parametrize("profile,message", [
+    ([4, 4], r"profile 1 \[4, 4\]: needs 3 row lengths, got 2"),
+    ([2, 3, 1], r"profile 1 \[2, 3, 1\]: row lengths must be non-increasing"),
+    ([5, 4, 4], r"profile 1 \[5, 4, 4\]: row lengths must lie in 0\.\.4"),
+    ([3, 2, -1], r"row lengths must lie in 0\.\.4"),
+    ([0, 0, 0], r"row 0 must keep the poisoned square"),
+    ([3, 2.5, 1], r"row lengths must be integers"),
+])
+def test_from_profiles_errors(profile, message):
+    g = game_of(3, 4)
+    with pytest.raises(ValueError, match=message):
+        g.from_profiles([[4, 4, 4], profile])
+    with pytest.raises(ValueError, match="at least one profile"):
+        g.from_profiles([])
+
+
+# ---------------------------------------------------------------- symmetry
+
+
+def test_symmetries():
+    assert [s.name for s in game_of(4, 5).symmetries()] == ["identity"]
+    g = game_of(5, 5)
+    ident, tr = g.symmetries()
+    assert tr.name == "transpose"
+    assert tr.action[1] == 5 and tr.action[5 * 2 + 3] == 3 * 5 + 2 and tr.action[0] == 0
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        s, moves = g.init(1), []
+        for _ in range(int(rng.integers(1, 8))):
+            legal = g.legal(s)
+            if not legal.any():
+                break
+            a = int(random_legal_actions(legal, rng)[0])
+            moves.append(a)
+            s, _, _ = g.step(s, np.array([a]))
+        image = g.from_moves([[int(tr.action[a]) for a in moves]])
+        np.testing.assert_array_equal(g.encode(image), tr.obs(g.encode(s)))
+        np.testing.assert_array_equal(g.legal(image)[:, tr.action], g.legal(s))
+        # The transposed profile is the conjugate partition.
+        conj = [sum(1 for n in s.profile[0] if n > c) for c in range(5)]
+        assert image.profile[0].tolist() == conj

@@ -1,0 +1,380 @@
+"""The replay service on Ray: ring-buffer shards as actors, a handle to all of them, and
+a prefetching sampler for the learner.
+
+    actors --ReplayService.add(rows, shard=i)--> ReplayShard i (RingBuffer)
+    learner <--ReplaySampler.next()-- multinomial split of each batch over the shards
+
+Shards are I/O actors: they hold memory and copy rows, they do no compute, so they are
+created with ``num_cpus=0`` and never take a CPU slot that a self-play actor could use.
+They restart forever (``max_restarts=-1``) and do not retry calls (``max_task_retries=0``):
+a call in flight when a shard dies fails (its rows are lost; self-play makes more), and
+the restarted shard reloads its last snapshot from ``snapshot_dir`` if there is one.
+What it lost cannot be known by the shard itself (the dead process's counters died with
+it), so it reports the counters it came back with (``ReplayService.recoveries()``) and
+the caller, which saw the live counters in ``stats()``, compares.
+
+Snapshots are written by the shard processes, so on a multi-node cluster the snapshot
+directory must be storage that every node sees.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import time
+from collections import deque
+from typing import Mapping
+
+import numpy as np
+import ray
+from ray.exceptions import ActorUnavailableError, RayActorError
+
+from replay.buffer import RingBuffer, SnapshotError
+from replay.rows import Column, check_rows
+
+log = logging.getLogger(__name__)
+
+
+@ray.remote
+class ReplayShard:
+    """One ``RingBuffer`` in its own actor; restores ``snapshot_path`` on (re)start if it exists."""
+
+    def __init__(self, schema: Mapping[str, Column], capacity: int, seed: int = 0,
+                 snapshot_path: str | None = None):  # fmt: skip
+        self._schema = dict(schema)
+        self._snapshot_path = snapshot_path
+        restarted = ray.get_runtime_context().was_current_actor_reconstructed
+        restored_from = None
+        if snapshot_path is not None and os.path.exists(snapshot_path):
+            self._buffer = self._load(snapshot_path, capacity)
+            restored_from = snapshot_path
+        else:
+            self._buffer = RingBuffer(self._schema, capacity, seed)
+        # The counters this shard (re)started with: after a crash, the caller subtracts
+        # them from the last live counters it saw to count the rows lost.
+        self._recovery = {"restarted": restarted, "restored_from": restored_from, **self._buffer.stats()}
+        if restarted or restored_from:
+            log.warning(
+                "replay shard %s with %d rows (total_added %d) from %s",
+                "restarted" if restarted else "started",
+                self._buffer.size,
+                self._buffer.total_added,
+                restored_from or "nothing (no snapshot yet): all its rows are lost",
+            )
+
+    def _load(self, path: str, capacity: int) -> RingBuffer:
+        buffer = RingBuffer.restore(path, schema=self._schema)
+        if buffer.capacity != capacity:
+            raise SnapshotError(f"{path}: snapshot capacity {buffer.capacity}, this shard's capacity {capacity}")
+        return buffer
+
+    def add(self, rows: Mapping[str, np.ndarray]) -> dict:
+        written = self._buffer.add(rows)
+        return {"written": written, "size": self._buffer.size, "total_added": self._buffer.total_added}
+
+    def sample(self, n: int) -> tuple[dict, int]:
+        """``(rows, size)``: ``n`` rows, or none at all while the shard is empty (a shard can
+        come back empty after a restart without snapshot), and the shard's size."""
+        return self._buffer.sample(n if self._buffer.size else 0), self._buffer.size
+
+    def size(self) -> int:
+        return self._buffer.size
+
+    def stats(self) -> dict:
+        return self._buffer.stats()
+
+    def recovery(self) -> dict:
+        """How this shard started: ``restarted`` (after a crash), ``restored_from`` (a path or
+        None) and the counters it started with."""
+        return dict(self._recovery)
+
+    def snapshot(self, path: str | None = None) -> str:
+        path = path or self._snapshot_path
+        if path is None:
+            raise ValueError("replay shard has no snapshot_path; pass a path to snapshot()")
+        return self._buffer.snapshot(path)
+
+    def restore(self, path: str) -> dict:
+        self._buffer = self._load(path, self._buffer.capacity)
+        return self._buffer.stats()
+
+
+class ReplayService:
+    """Handles to the shards of one replay buffer, and its configuration; picklable, so it
+    can be passed to actors. Build it with ``ReplayService.create``."""
+
+    def __init__(self, shards: list, schema: Mapping[str, Column], shard_capacity: int, name: str,
+                 snapshot_dir: str | None):  # fmt: skip
+        self.shards = list(shards)
+        self.schema = dict(schema)
+        self.shard_capacity = shard_capacity
+        self.name = name
+        self.snapshot_dir = snapshot_dir
+        self._cursor = random.randrange(len(self.shards))
+
+    def __setstate__(self, state):
+        # Each copy (one per actor) starts its round-robin at its own random shard, so copies
+        # that never pass ``shard=`` still spread over the shards.
+        self.__dict__.update(state)
+        self._cursor = random.randrange(len(self.shards))
+
+    @classmethod
+    def create(cls, schema: Mapping[str, Column], capacity: int, num_shards: int, seed: int = 0,
+               snapshot_dir: str | None = None, actor_options: dict | None = None, name: str = "replay",
+               timeout: float = 120.0) -> "ReplayService":  # fmt: skip
+        """Start ``num_shards`` shard actors ``{name}-shard-{i}`` of ``capacity // num_shards``
+        rows each, and wait until each has started.
+
+        With ``snapshot_dir``, shard ``i`` snapshots to ``{snapshot_dir}/{name}-shard-{i}.parquet``
+        and restores from that file when it (re)starts, so creating a service over the
+        directory of an earlier run resumes its buffer. ``actor_options`` are passed to
+        ``ReplayShard.options`` and override the defaults (``num_cpus=0``, restarts).
+        ``name`` prefixes the actor and snapshot file names: services sharing a Ray cluster
+        or a snapshot directory need different names. Raises the shard's own error if one
+        cannot start (say, its snapshot holds rows of another schema).
+        """
+        if num_shards < 1 or capacity < num_shards:
+            raise ValueError(
+                f"need num_shards >= 1 and capacity >= num_shards, got {num_shards} shards, capacity {capacity}"
+            )
+        if snapshot_dir is not None:
+            os.makedirs(snapshot_dir, exist_ok=True)
+        shard_capacity = capacity // num_shards
+        shards = []
+        for i in range(num_shards):
+            options = {"name": f"{name}-shard-{i}", "max_restarts": -1, "max_task_retries": 0, "num_cpus": 0}
+            options.update(actor_options or {})
+            path = _shard_path(snapshot_dir, name, i) if snapshot_dir is not None else None
+            shards.append(ReplayShard.options(**options).remote(schema, shard_capacity, seed + i, path))
+        try:
+            ray.get([s.recovery.remote() for s in shards], timeout=timeout)
+        except BaseException:
+            _kill(shards, name)  # free the names of the shards that did start
+            raise
+        return cls(shards, schema, shard_capacity, name, snapshot_dir)
+
+    @property
+    def num_shards(self) -> int:
+        return len(self.shards)
+
+    def add(self, rows: Mapping[str, np.ndarray], shard: int | None = None) -> ray.ObjectRef:
+        """Send ``rows`` to shard ``shard % num_shards`` (actor ``i`` passes ``shard=i``), or
+        round-robin without it; returns at once with the ref of the shard's small stats dict."""
+        check_rows(self.schema, rows)
+        if shard is None:
+            shard = self._cursor
+            self._cursor += 1
+        return self.shards[shard % len(self.shards)].add.remote(rows)
+
+    def sizes(self) -> list[int]:
+        return ray.get([s.size.remote() for s in self.shards])
+
+    def size(self) -> int:
+        """Rows stored over all shards."""
+        return sum(self.sizes())
+
+    def stats(self) -> list[dict]:
+        """``RingBuffer.stats()`` of each shard, in shard order."""
+        return ray.get([s.stats.remote() for s in self.shards])
+
+    def recoveries(self) -> list[dict]:
+        """Each shard's ``recovery()``: whether it restarted, from which snapshot, and the
+        counters it started with (compare ``total_added`` with the last live ``stats()``
+        to count rows lost in a crash)."""
+        return ray.get([s.recovery.remote() for s in self.shards])
+
+    def snapshot(self, directory: str | None = None) -> list[str]:
+        """Snapshot all shards in parallel, one Parquet file each; returns the paths.
+        Only snapshots in ``snapshot_dir`` (the default) are what restarted shards reload."""
+        directory = self._directory(directory)
+        os.makedirs(directory, exist_ok=True)
+        paths = [_shard_path(directory, self.name, i) for i in range(len(self.shards))]
+        return ray.get([s.snapshot.remote(p) for s, p in zip(self.shards, paths)])
+
+    def restore(self, directory: str | None = None) -> list[dict]:
+        """Replace every shard's rows by its snapshot in ``directory``; returns their stats."""
+        directory = self._directory(directory)
+        paths = [_shard_path(directory, self.name, i) for i in range(len(self.shards))]
+        missing = [p for p in paths if not os.path.exists(p)]
+        if missing:
+            raise SnapshotError(
+                f"cannot restore {len(self.shards)} replay shards from {directory}: missing {missing}"
+            )
+        return ray.get([s.restore.remote(p) for s, p in zip(self.shards, paths)])
+
+    def wait_for(self, min_rows: int, timeout: float, poll: float = 0.1) -> int:
+        """Block until the shards hold ``min_rows`` rows in all; returns the size.
+        Raises ``TimeoutError`` after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        size = 0
+        while True:
+            try:
+                size = self.size()
+            except ActorUnavailableError:
+                pass  # a shard is restarting; ask again
+            if size >= min_rows:
+                return size
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"replay holds {size} rows after {timeout:.0f} s, waiting for {min_rows}")
+            time.sleep(poll)
+
+    def close(self) -> None:
+        """Kill the shard actors for good (no restart), and wait until their names are free
+        for a new service; rows not snapshotted are lost."""
+        _kill(self.shards, self.name)
+
+    def _directory(self, directory: str | None) -> str:
+        directory = directory or self.snapshot_dir
+        if directory is None:
+            raise ValueError("no snapshot directory: pass one, or create the service with snapshot_dir")
+        return directory
+
+
+def _kill(shards: list, name: str, timeout: float = 30.0) -> None:
+    """Kill ``shards`` for good and wait until they no longer hold their names (kills are
+    asynchronous; a name may meanwhile belong to another service's shard, which is fine)."""
+    for s in shards:
+        ray.kill(s, no_restart=True)
+    waiting = {f"{name}-shard-{i}": s._actor_id for i, s in enumerate(shards)}
+    deadline = time.monotonic() + timeout
+    while waiting and time.monotonic() < deadline:
+        for actor_name, actor_id in list(waiting.items()):
+            try:
+                holder = ray.get_actor(actor_name)
+            except ValueError:  # no live actor of that name
+                holder = None
+            if holder is None or holder._actor_id != actor_id:
+                del waiting[actor_name]
+        if waiting:
+            time.sleep(0.05)
+    if waiting:
+        raise TimeoutError(
+            f"replay shards {sorted(waiting)} still hold their names {timeout:.0f} s after being killed"
+        )
+
+
+def _shard_path(directory: str, name: str, i: int) -> str:
+    return os.path.join(directory, f"{name}-shard-{i}.parquet")
+
+
+class ReplaySampler:
+    """Batches drawn uniformly over all rows of all shards, with ``prefetch`` requests in flight.
+
+    Each request splits ``batch_size`` over the shards by a multinomial draw proportional
+    to the shard sizes last reported (every shard answers every request, if only with its
+    size, so the sizes stay fresh), then each shard samples its part uniformly: every
+    stored row is equally likely. ``wait_seconds`` is the time ``next`` spent blocked on
+    Ray, ``batches`` the number of batches returned, ``dropped`` the requests discarded.
+
+    A request that fails because a shard died, or that comes back short because a shard
+    restarted empty, is dropped and redrawn from refreshed sizes. While every shard is
+    empty ``next`` waits, up to ``timeout`` seconds, then raises ``TimeoutError``.
+    """
+
+    def __init__(self, service: ReplayService, batch_size: int, prefetch: int = 4, seed: int = 0,
+                 timeout: float = 120.0):  # fmt: skip
+        if batch_size < 1 or prefetch < 1:
+            raise ValueError(f"need batch_size >= 1 and prefetch >= 1, got {batch_size}, {prefetch}")
+        self.service = service
+        self.batch_size = batch_size
+        self.prefetch = prefetch
+        self.timeout = timeout
+        self.wait_seconds = 0.0
+        self.batches = 0
+        self.dropped = 0
+        self._rng = np.random.default_rng(seed)
+        self._sizes = np.zeros(service.num_shards, np.int64)  # [S], last reported
+        self._pending: deque[list[ray.ObjectRef]] = deque()  # each: one ref per shard
+        self._allowed: int | None = None  # requests still allowed by ``expect``; None: no limit
+        self._closed = False
+
+    def expect(self, batches: int) -> None:
+        """Announce that exactly ``batches`` more batches will be asked for, and no more
+        before the next ``expect``: prefetching stops there, so no request is left in
+        flight afterwards (a checkpoint then captures the shards' and this sampler's
+        generators at a quiet point, and a resumed run draws the same batches)."""
+        if self._pending:
+            ray.get([ref for request in self._pending for ref in request])
+            self._pending.clear()
+        self._allowed = int(batches)
+
+    def rng_state(self) -> dict:
+        return self._rng.bit_generator.state
+
+    def set_rng_state(self, state: dict) -> None:
+        self._rng.bit_generator.state = state
+
+    def next(self) -> dict[str, np.ndarray]:
+        """One batch: ``[batch_size, *shape]`` per schema column, rows in random order."""
+        if self._closed:
+            raise RuntimeError("ReplaySampler.next() after close()")
+        deadline = time.monotonic() + self.timeout
+        while True:
+            self._fill()
+            if not self._pending:
+                self._refresh_sizes(deadline)
+                continue
+            request = self._pending.popleft()
+            start = time.perf_counter()
+            try:
+                replies = ray.get(request)  # [(rows, size)] per shard
+            except RayActorError:
+                replies = None  # a shard died with this request in flight
+            finally:
+                self.wait_seconds += time.perf_counter() - start
+            if replies is None:
+                self._drop()
+                self._refresh_sizes(deadline)
+                continue
+            self._sizes[:] = [size for _, size in replies]
+            parts = [rows for rows, _ in replies]
+            if sum(len(next(iter(p.values()))) for p in parts) != self.batch_size:
+                self._drop()  # a shard restarted empty: its share is missing, draw again
+                continue
+            order = self._rng.permutation(self.batch_size)
+            batch = {name: np.concatenate([p[name] for p in parts])[order] for name in self.service.schema}
+            assert check_rows(self.service.schema, batch) == self.batch_size
+            self.batches += 1
+            self._fill()
+            return batch
+
+    def close(self) -> None:
+        """Drop the requests in flight; ``next`` raises afterwards."""
+        self._pending.clear()
+        self._closed = True
+
+    def _drop(self) -> None:
+        self.dropped += 1
+        if self._allowed is not None:
+            self._allowed += 1  # the batch still has to be drawn
+
+    def _fill(self) -> None:
+        """Issue requests until ``prefetch`` are in flight (none while all shards look empty,
+        nor past what ``expect`` allows)."""
+        total = int(self._sizes.sum())
+        while total and len(self._pending) < self.prefetch and (self._allowed is None or self._allowed > 0):
+            counts = self._rng.multinomial(self.batch_size, self._sizes / total)  # [S]
+            self._pending.append([s.sample.remote(int(c)) for s, c in zip(self.service.shards, counts)])
+            if self._allowed is not None:
+                self._allowed -= 1
+
+    def _refresh_sizes(self, deadline: float) -> None:
+        """Ask every shard its size, waiting while all are empty or one is restarting."""
+        start = time.perf_counter()
+        try:
+            while True:
+                try:
+                    self._sizes[:] = self.service.sizes()
+                except ActorUnavailableError:
+                    pass  # a shard is restarting; ask again
+                else:
+                    if self._sizes.sum():
+                        return
+                if time.monotonic() > deadline:
+                    raise TimeoutError(
+                        f"replay sampler waited {self.timeout:.0f} s for rows: shard sizes {self._sizes.tolist()}"
+                    )
+                time.sleep(0.05)
+        finally:
+            self.wait_seconds += time.perf_counter() - start

@@ -1,0 +1,65 @@
+"""The learner on Ray: a thin actor around :class:`Learner` and a replay sampler.
+
+It runs on a GPU when the launcher gives it one, draws prefetched batches from the
+replay shards, and answers with metrics averaged over the updates of one call.
+Weights leave it as the return value of ``get_weights`` (an object reference owned
+by the caller, which hands it to the actors: no files in between).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import ray
+
+import games
+from learner.learner import Learner
+from replay.service import ReplaySampler
+
+
+class LearnerWorker:
+    def __init__(self, *, game: str, game_params: dict, network, lr: float, batch_size: int, replay,
+                 prefetch: int, seed: int, device: str, augment: bool):
+        import torch
+
+        if device == "cpu":
+            torch.set_num_threads(1)
+        self.game = games.make(game, **game_params)
+        self.learner = Learner(self.game, network, lr=lr, device=device, seed=seed, augment=augment)
+        self.sampler = ReplaySampler(replay, batch_size, prefetch=prefetch, seed=seed)
+
+    def train(self, updates: int, version: int) -> dict:
+        """``updates`` gradient steps; ``version`` is that of the newest published weights,
+        to measure the age of sampled rows (versions between a row's weights and them)."""
+        sums: dict[str, float] = {}
+        age = 0.0
+        wait_before = self.sampler.wait_seconds
+        start = time.perf_counter()
+        self.sampler.expect(updates)
+        for _ in range(updates):
+            batch = self.sampler.next()
+            age += float(version - batch["version"].mean())
+            for key, value in self.learner.train_step(batch).items():
+                sums[key] = sums.get(key, 0.0) + value
+        seconds = time.perf_counter() - start
+        metrics = {k: v / updates for k, v in sums.items() if k != "updates"}
+        metrics.update(updates=self.learner.updates, samples_forward=self.learner.samples_forward,
+                       samples_backward=self.learner.samples_backward, sample_age=age / updates,
+                       learner_wait_fraction=(self.sampler.wait_seconds - wait_before) / max(seconds, 1e-9),
+                       learner_device=str(self.learner.device))
+        return metrics
+
+    def get_weights(self) -> dict[str, np.ndarray]:
+        return self.learner.get_weights()
+
+    def state_dict(self) -> dict:
+        return {"learner": self.learner.state_dict(), "sampler_rng": self.sampler.rng_state()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.learner.load_state_dict(state["learner"])
+        self.sampler.set_rng_state(state["sampler_rng"])
+
+
+# A restarted learner comes back with fresh weights; the launcher reloads its checkpoint.
+LearnerActor = ray.remote(max_restarts=-1, max_task_retries=0)(LearnerWorker)

@@ -1,0 +1,179 @@
+"""Atomic, checksummed checkpoints, and finding the newest good one on resume.
+
+A checkpoint ``ckpt-000001234.pt`` (named by update count) is a ``torch.save`` file
+with a sidecar ``ckpt-000001234.pt.sha256`` in ``sha256sum`` format, so
+``sha256sum -c`` checks it too. Saving writes both to temporary files in the same
+directory, fsyncs them and renames them into place (``os.replace`` is atomic), the
+checksum first: a file under a checkpoint's final name always has its checksum
+beside it, and a crash leaves at most a stray temporary file, never a partial
+checkpoint.
+
+Loading uses ``torch.load(weights_only=True)``, which refuses arbitrary pickled
+objects; a payload may therefore hold only tensors, Python numbers, strings, bytes,
+None, and lists, tuples and dicts of these (RNG states as tensors or plain dicts of
+ints, as ``torch.get_rng_state()`` and ``Generator.bit_generator.state`` give).
+:func:`save_checkpoint` checks that before writing anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import torch
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_NAME = re.compile(r"ckpt-(\d{9,})\.pt")
+_ALLOWED_LEAVES = (torch.Tensor, int, float, str, bytes, type(None))  # bool is an int
+
+
+class CorruptCheckpointError(RuntimeError):
+    """A checkpoint file that is missing its checksum, fails it, or cannot be read."""
+
+
+def checkpoint_path(directory, updates: int) -> Path:
+    """Where the checkpoint after ``updates`` updates lives in ``directory``."""
+    return Path(directory) / f"ckpt-{int(updates):09d}.pt"
+
+
+def _checksum_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def _check_payload(obj, where: str) -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if not isinstance(k, (str, int)):
+                raise TypeError(f"{where}: key {k!r} is a {type(k).__name__}; checkpoint keys must be str or int")
+            _check_payload(v, f"{where}[{k!r}]")
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            _check_payload(v, f"{where}[{i}]")
+    elif not isinstance(obj, _ALLOWED_LEAVES):
+        raise TypeError(f"{where} is a {type(obj).__module__}.{type(obj).__name__}, which "
+                        f"torch.load(weights_only=True) refuses; store tensors, numbers, strings, "
+                        f"lists and dicts only")
+
+
+def _fsync_directory(directory: Path) -> None:
+    # Makes the renames durable; some filesystems do not support it and need not.
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_temporary(directory: Path, prefix: str, write) -> Path:
+    """A new file in ``directory`` filled by ``write(file)`` and fsynced; removed again
+    if anything fails."""
+    fd, name = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        os.unlink(name)
+        raise
+    return Path(name)
+
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def save_checkpoint(path, payload: dict) -> Path:
+    """Write ``payload`` to ``path`` atomically, with its SHA-256 beside it."""
+    path = Path(path)
+    if not isinstance(payload, dict):
+        raise TypeError(f"checkpoint {path}: payload must be a dict, got {type(payload).__name__}")
+    _check_payload(payload, f"checkpoint {path}: payload")
+    directory = path.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    data = _write_temporary(directory, f".{path.name}.", lambda f: torch.save(payload, f))
+    try:
+        line = f"{_sha256_of(data)}  {path.name}\n".encode()
+        checksum = _write_temporary(directory, f".{path.name}.sha256.", lambda f: f.write(line))
+    except BaseException:
+        data.unlink()
+        raise
+    os.replace(checksum, _checksum_path(path))
+    os.replace(data, path)
+    _fsync_directory(directory)
+    return path
+
+
+def verify_checkpoint(path) -> None:
+    """Raise :class:`CorruptCheckpointError` unless ``path`` matches its checksum."""
+    path = Path(path)
+    if not path.is_file():
+        raise CorruptCheckpointError(f"checkpoint {path}: file not found")
+    checksum = _checksum_path(path)
+    try:
+        expected = checksum.read_text().split()[0]
+    except (OSError, IndexError, UnicodeDecodeError) as e:
+        raise CorruptCheckpointError(f"checkpoint {path}: no readable checksum file {checksum.name} ({e!r})") from e
+    actual = _sha256_of(path)
+    if actual != expected:
+        raise CorruptCheckpointError(
+            f"checkpoint {path}: SHA-256 mismatch (file {actual[:16]}..., {path.stat().st_size} bytes; "
+            f"{checksum.name} says {expected[:16]}...): the file is truncated or corrupt")
+
+
+def load_checkpoint(path, map_location="cpu") -> dict:
+    """The payload saved at ``path``, after checking its checksum."""
+    path = Path(path)
+    verify_checkpoint(path)
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as e:  # a file that passed its checksum but is no checkpoint
+        raise CorruptCheckpointError(f"checkpoint {path}: cannot be loaded ({type(e).__name__}: {e})") from e
+
+
+def list_checkpoints(directory) -> list[Path]:
+    """Checkpoint files of ``directory``, newest (most updates) first."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in directory.iterdir() if (m := CHECKPOINT_NAME.fullmatch(p.name))]
+    return [p for _, p in sorted(found, reverse=True)]
+
+
+def latest_checkpoint(directory) -> Path | None:
+    """The newest checkpoint of ``directory`` whose checksum holds; corrupt ones are
+    skipped with a warning, so a crash while saving falls back to the one before."""
+    for path in list_checkpoints(directory):
+        try:
+            verify_checkpoint(path)
+        except CorruptCheckpointError as e:
+            log.warning("skipping corrupt checkpoint: %s", e)
+            continue
+        return path
+    return None
+
+
+def prune(directory, keep: int = 3) -> list[Path]:
+    """Delete all but the ``keep`` newest checkpoints (and their checksums); returns
+    the deleted checkpoint paths."""
+    if keep < 1:
+        raise ValueError(f"prune: keep must be >= 1, got {keep}")
+    removed = list_checkpoints(directory)[keep:]
+    for path in removed:
+        _checksum_path(path).unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+    return removed

@@ -1,0 +1,234 @@
+"""Training of the value network (:class:`Learner`) and its read-only twin for the
+actors (:class:`ValueFunction`).
+
+The AVI loss is the paper's eq. (5), ``E[(V_theta(s) - y)^2]`` over replayed rows
+``(s, y)``, minimised with Adam. The learner counts the samples it pushes through the
+network forward and backward, the two terms of the compute proxy
+``N_forward + 3 N_backward``; a symmetrized network counts every symmetric image.
+
+Weights leave the learner as a dict of CPU numpy arrays (``get_weights``), which the
+Ray object store shares between the actors of a node without copies; see
+``learner.weights.publish``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from games import Game
+from learner.networks import NetworkConfig, build_network, forward_cost, torch_symmetries
+
+LOSSES = ("avi",)  # AlphaZero's policy + value loss will join here
+
+
+def default_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _read_only_tensor(array: np.ndarray) -> torch.Tensor:
+    """``torch.from_numpy`` for arrays that may be read-only (batches and weights from
+    the Ray object store are): the tensor is only ever read, so torch's warning about
+    writing to it does not apply, and a copy would cost a pass over the batch."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return torch.from_numpy(array)
+
+
+def numpy_weights(net: nn.Module) -> dict[str, np.ndarray]:
+    """CPU copies of every parameter and buffer of ``net``, by state-dict name."""
+    return {k: v.detach().to("cpu", copy=True).numpy() for k, v in net.state_dict().items()}
+
+
+def load_numpy_weights(net: nn.Module, weights: dict[str, np.ndarray]) -> None:
+    """Copy ``weights`` (as from :func:`numpy_weights`) into ``net``; the names must match."""
+    expected = net.state_dict()
+    missing, unexpected = sorted(set(expected) - set(weights)), sorted(set(weights) - set(expected))
+    reshaped = [f"{k} {tuple(weights[k].shape)} (network: {tuple(v.shape)})"
+                for k, v in expected.items() if k in weights and tuple(weights[k].shape) != tuple(v.shape)]
+    if missing or unexpected or reshaped:
+        raise ValueError(f"weights do not fit the network: missing {missing[:3]}, unexpected {unexpected[:3]}, "
+                         f"other shapes {reshaped[:3]} (were they made for another NetworkConfig or game?)")
+    net.load_state_dict({k: _read_only_tensor(v) for k, v in weights.items()})  # copies into net
+
+
+def _cpu_clone(obj):
+    """A deep copy of a (nested) state dict with every tensor cloned onto the CPU, so that
+    later training does not change it and a CPU-only machine can load it."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().to("cpu", copy=True)
+    if isinstance(obj, dict):
+        return {k: _cpu_clone(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_cpu_clone(v) for v in obj)
+    return obj
+
+
+def _check_obs(obs: np.ndarray, obs_shape: tuple, dtype, where: str) -> int:
+    if not isinstance(obs, np.ndarray):
+        raise TypeError(f"{where}: obs must be a numpy array, got {type(obs).__name__}")
+    if obs.dtype != dtype:
+        raise TypeError(f"{where}: obs must be {np.dtype(dtype).name}, got {obs.dtype}")
+    if obs.ndim != 1 + len(obs_shape) or obs.shape[1:] != tuple(obs_shape):
+        raise ValueError(f"{where}: obs must have shape [N, {', '.join(map(str, obs_shape))}], got {obs.shape}")
+    return obs.shape[0]
+
+
+class Learner:
+    """A value network trained by Adam on batches of replayed ``(obs, target)`` rows.
+
+    ``augment=True`` transforms every training example by a random symmetry of the game
+    (the paper's Othello and Go training, C.2); the target is unchanged, as the value
+    is invariant. State (weights, optimizer, counters, RNGs) round-trips through
+    :meth:`state_dict` / :meth:`load_state_dict` so that a resumed run continues
+    bitwise as if it had never stopped.
+    """
+
+    def __init__(self, game: Game, net_config: NetworkConfig, lr: float = 3e-4, device=None, seed: int = 0,
+                 loss: str = "avi", *, augment: bool = False):
+        if loss not in LOSSES:
+            raise ValueError(f"Learner: loss {loss!r} is not implemented; available: {', '.join(LOSSES)} "
+                             f"(AlphaZero's policy loss is still to come)")
+        self.game, self.net_config, self.loss, self.augment = game, net_config, loss, bool(augment)
+        self.device = torch.device(device) if device is not None else default_device()
+        # The learner owns its process: seeding torch's global RNG makes the initial
+        # weights a function of the seed; its state is saved with the checkpoint.
+        torch.manual_seed(seed)
+        self._rng = np.random.default_rng(seed)  # symmetry draws of `augment`
+        self.net = build_network(game, net_config).to(self.device)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=lr)
+        self._symmetries = torch_symmetries(game) if self.augment else []
+        if self.augment and len(self._symmetries) < 2:
+            raise ValueError(f"Learner: augment=True but {game!r} has no symmetry besides the identity")
+        self._cost = forward_cost(self.net)
+        self.updates = 0
+        self.samples_forward = 0  # samples through the network, forward (x images)
+        self.samples_backward = 0  # and backward: the compute proxy's two counts
+
+    @property
+    def compute_proxy(self) -> int:
+        """The paper's forward-equivalent compute of training so far."""
+        return self.samples_forward + 3 * self.samples_backward
+
+    def _augmented(self, x: torch.Tensor) -> torch.Tensor:  # [N, *obs_shape] -> same
+        choice = self._rng.integers(len(self._symmetries), size=x.shape[0])
+        out = torch.empty_like(x)
+        for k, sym in enumerate(self._symmetries):
+            rows = torch.from_numpy(np.flatnonzero(choice == k)).to(self.device)
+            if rows.numel():
+                out[rows] = sym.obs(x[rows])
+        return out
+
+    def train_step(self, batch: dict) -> dict:
+        """One Adam update on ``batch = {"obs": uint8[N, *obs_shape], "target": float32[N]}``."""
+        obs, target = batch["obs"], batch["target"]
+        n = _check_obs(obs, self.game.obs_shape, np.uint8, "Learner.train_step")
+        if not isinstance(target, np.ndarray) or target.dtype != np.float32 or target.shape != (n,):
+            raise ValueError(f"Learner.train_step: target must be float32[{n}], got "
+                             f"{getattr(target, 'dtype', type(target).__name__)}{getattr(target, 'shape', '')}")
+        # uint8 crosses to the device (4x fewer bytes than float32) and is converted there.
+        x = _read_only_tensor(obs).to(self.device, non_blocking=True).float()  # [N, *obs_shape]
+        y = _read_only_tensor(target).to(self.device, non_blocking=True)  # [N]
+        if self.augment:
+            x = self._augmented(x)
+
+        self.net.train()
+        value = self.net(x).value  # [N]
+        loss = F.mse_loss(value, y)  # eq. (5)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = torch.nn.utils.get_total_norm([p.grad for p in self.net.parameters() if p.grad is not None])
+        self.optimizer.step()
+
+        self.updates += 1
+        self.samples_forward += n * self._cost
+        self.samples_backward += n * self._cost
+        value = value.detach()
+        # One device-to-host transfer for all the metrics.
+        stats = torch.stack([loss.detach(), value.mean(), value.std(correction=0), y.mean(),
+                             y.std(correction=0), grad_norm]).tolist()
+        names = ("loss", "value_mean", "value_std", "target_mean", "target_std", "grad_norm")
+        return {**dict(zip(names, stats)), "updates": self.updates}
+
+    # ---- weights for the actors ---------------------------------------------------
+
+    def get_weights(self) -> dict[str, np.ndarray]:
+        return numpy_weights(self.net)
+
+    def set_weights(self, weights: dict[str, np.ndarray]) -> None:
+        load_numpy_weights(self.net, weights)
+
+    # ---- resumable state --------------------------------------------------------
+
+    def _identity(self) -> dict:
+        return {"game": self.game.name, "game_params": dict(self.game.params),
+                "net_config": dataclasses.asdict(self.net_config), "loss": self.loss, "augment": self.augment}
+
+    def state_dict(self) -> dict:
+        """Everything a resumed learner needs, on the CPU, made only of tensors, numbers,
+        strings, None and containers (loadable with ``torch.load(weights_only=True)``)."""
+        rng = {"torch": torch.get_rng_state(), "numpy": self._rng.bit_generator.state,
+               "cuda": torch.cuda.get_rng_state_all() if self.device.type == "cuda" else []}
+        return _cpu_clone({
+            **self._identity(),
+            "net": self.net.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "counters": {"updates": self.updates, "samples_forward": self.samples_forward,
+                         "samples_backward": self.samples_backward},
+            "rng": rng,
+        })
+
+    def load_state_dict(self, state: dict) -> None:
+        mine = self._identity()
+        differ = [k for k in mine if state.get(k) != mine[k]]
+        if differ:
+            raise ValueError("Learner.load_state_dict: the saved learner differs in "
+                             + "; ".join(f"{k}: saved {state.get(k)!r}, here {mine[k]!r}" for k in differ))
+        self.net.load_state_dict(state["net"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        counters = state["counters"]
+        self.updates = int(counters["updates"])
+        self.samples_forward = int(counters["samples_forward"])
+        self.samples_backward = int(counters["samples_backward"])
+        torch.set_rng_state(state["rng"]["torch"])
+        if self.device.type == "cuda" and state["rng"]["cuda"]:
+            torch.cuda.set_rng_state_all(state["rng"]["cuda"])
+        self._rng.bit_generator.state = state["rng"]["numpy"]
+
+
+class ValueFunction:
+    """The actors' copy of the value network: eval mode, no autograd, on ``device``
+    (the CPU by default), evaluated in chunks of at most ``max_batch`` samples to bound
+    memory. ``torch.set_num_threads`` is the caller's choice."""
+
+    def __init__(self, game: Game, net_config: NetworkConfig, *, max_batch: int = 65536, device="cpu"):
+        if max_batch < 1:
+            raise ValueError(f"ValueFunction: max_batch must be >= 1, got {max_batch}")
+        self.game, self.net_config, self.max_batch = game, net_config, int(max_batch)
+        self.device = torch.device(device)
+        self.net = build_network(game, net_config).to(self.device).eval()
+        self._cost = forward_cost(self.net)
+        self.version: int | None = None  # of the weights in use; None until set_weights
+        self.samples_forward = 0  # network evaluations, symmetric images counted
+
+    def set_weights(self, weights: dict[str, np.ndarray], version: int) -> None:
+        load_numpy_weights(self.net, weights)
+        self.version = int(version)
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        """float32[N] values, for the player to move, of ``obs`` float32[N, *obs_shape]."""
+        if self.version is None:
+            raise RuntimeError("ValueFunction called before set_weights: its network is untrained")
+        n = _check_obs(obs, self.game.obs_shape, np.float32, "ValueFunction")
+        out = np.empty(n, np.float32)
+        with torch.inference_mode():
+            for start in range(0, n, self.max_batch):
+                chunk = _read_only_tensor(obs[start:start + self.max_batch]).to(self.device)
+                out[start:start + len(chunk)] = self.net(chunk).value.cpu().numpy()
+        self.samples_forward += n * self._cost
+        return out

@@ -43,8 +43,8 @@ def train_parser() -> argparse.ArgumentParser:
         prog="python -m launch",
         description="Train by self-play on Ray. Subcommands: "
                     + ", ".join(SUBCOMMANDS) + " (python -m launch SUBCOMMAND --help).")
-    p.add_argument("--algo", choices=ALGOS, required=True, help="training algorithm")
-    p.add_argument("--game", choices=games.names(), required=True, help="game to learn")
+    p.add_argument("--algo", choices=ALGOS, help="training algorithm (required unless --resume)")
+    p.add_argument("--game", choices=games.names(), help="game to learn (required unless --resume)")
     p.add_argument("--preset", help="named hyperparameter preset (default: the paper's for the game)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override one config field; repeatable")
@@ -79,7 +79,42 @@ def main(argv: list[str] | None = None) -> int:
 
         args = demo_parser().parse_args(argv[1:])
         return run_demo(args.game, parse_game_params(args.param), args.games, args.seed)
-    args = train_parser().parse_args(argv)
-    print(f"error: training ({args.algo} on {args.game}) is not built yet; "
-          "see `python -m launch demo --help` for what runs today", file=sys.stderr)
-    return 2
+    parser = train_parser()
+    args = parser.parse_args(argv)
+    return run_training(parser, args)
+
+
+def run_training(parser: argparse.ArgumentParser, args) -> int:
+    import json
+    from dataclasses import replace
+    from pathlib import Path
+
+    from launch.config import ConfigError, TrainConfig, resolve
+
+    try:
+        if args.resume:
+            saved = Path(args.resume) / "config.json"
+            if not saved.exists():
+                raise ConfigError(f"--resume {args.resume}: no config.json there, not a run directory")
+            stored = TrainConfig.from_dict(json.loads(saved.read_text()))
+            # A different --algo or --game is refused when the run directory is opened.
+            config = replace(stored, algo=args.algo or stored.algo, game=args.game or stored.game)
+            if args.overrides:
+                raise ConfigError("--set cannot change a resumed run; its config.json is kept")
+        else:
+            if not args.algo or not args.game:
+                parser.error("--algo and --game are required (or --resume DIR)")
+            config = resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed)
+        if args.updates is None and args.minutes is None:
+            raise ConfigError("give a budget: --updates N or --minutes M")
+        from launch.train import train
+
+        run_dir, last = train(config, run_dir=args.run_dir, resume=args.resume, updates=args.updates,
+                              minutes=args.minutes, address=args.address, wandb_mode=args.wandb)
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    summary = {k: v for k, v in last.items() if isinstance(v, (int, float))}
+    print(f"run directory: {run_dir}")
+    print(json.dumps({k: summary[k] for k in sorted(summary) if not k.startswith("actor_time")}, indent=1))
+    return 0

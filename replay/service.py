@@ -298,6 +298,8 @@ class ReplaySampler:
             ray.get([ref for request in self._pending for ref in request])
             self._pending.clear()
         self._allowed = int(batches)
+        # Rows were inserted since the last reply: split requests by the sizes of now.
+        self._refresh_sizes(time.monotonic() + self.timeout)
 
     def rng_state(self) -> dict:
         return self._rng.bit_generator.state

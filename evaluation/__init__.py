@@ -1,0 +1,1 @@
+"""Exact evaluation: oracle-labelled states and the metrics of the papers."""

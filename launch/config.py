@@ -1,0 +1,215 @@
+"""Training configuration: one frozen dataclass, presets with the papers' values,
+``--set key=value`` overrides, and the checks that run before anything starts.
+
+Presets (AVI paper, Appendix C): Table 3 for Connect Four and Hex, Table 5 for
+F-Games, C.2 for Othello and Go (Table 3 with epsilon 0.15). Tic-tac-toe and Chomp
+have no paper preset; theirs are small versions of Table 3 sized for a laptop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field, fields, replace
+
+import games
+from learner.networks import PRESET_NETWORKS, NetworkConfig
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot run; the message names the field."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything one training run needs; written to ``config.json`` in the run directory."""
+
+    algo: str = "avi"  # avi (this issue); alphazero and azal arrive with their issue
+    game: str = "connect4"  # a name of games.names()
+    game_params: dict = field(default_factory=dict)  # keyword arguments of games.make
+    preset: str = "paper"  # the name of the preset these values started from
+    seed: int = 0  # seeds games, exploration, sampling and network initialisation
+
+    # Self-play (Algorithm 1): N_envs environments in all, K collection steps each.
+    num_envs: int = 128  # N_envs, split evenly over the actors
+    collect_steps: int = 128  # K, steps per environment per iteration
+    epsilon: float = 0.3  # probability of a uniformly random legal move
+    gamma: float = 1.0  # discount of eq. 1 (the paper does not state it; 1 gives V* in {-1, 0, 1})
+    num_actors: int = 1  # self-play actor processes (one CPU each)
+    actor_threads: int = 1  # torch threads per actor
+
+    # Optimisation.
+    lr: float = 3e-4  # Adam learning rate
+    batch_size: int = 256  # minibatch rows
+    epochs_per_iteration: float = 4.0  # replay ratio: gradient samples per row collected
+    network: NetworkConfig = field(default_factory=lambda: NetworkConfig(kind="mlp", blocks=4, layers_per_block=4))
+    augment_symmetries: bool = False  # random symmetry per sampled row (Othello, Go; paper C.2)
+
+    # Replay service.
+    replay_capacity: int = 1_000_000  # rows over all shards
+    replay_shards: int = 2  # ring-buffer actors
+    prefetch: int = 4  # sample requests in flight ahead of the learner
+
+    # Schedule: "sync" is the paper's (collect, then train, with frozen weights while
+    # collecting); "async" lets actors collect continuously while the learner is held
+    # to samples_per_insert and actors wait when they get max_policy_lag versions behind.
+    schedule: str = "sync"
+    samples_per_insert: float = 4.0  # async only: gradient samples per row inserted
+    max_policy_lag: int = 4  # async only: weight versions an actor may run behind
+
+    # Bookkeeping.
+    checkpoint_every: int = 1  # iterations between checkpoints (and replay snapshots)
+    keep_checkpoints: int = 3
+    eval_every: int = 1  # iterations between exact evaluations where an oracle is built in
+    device: str = "auto"  # learner device: auto (cuda when Ray offers a GPU), cpu or cuda
+
+    @property
+    def rows_per_iteration(self) -> int:
+        return self.num_envs * self.collect_steps
+
+    @property
+    def updates_per_iteration(self) -> int:
+        """Gradient steps per iteration: epochs over the rows of one iteration."""
+        return max(1, round(self.epochs_per_iteration * self.rows_per_iteration / self.batch_size))
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TrainConfig":
+        data = dict(data)
+        unknown = set(data) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ConfigError(f"config has unknown fields: {', '.join(sorted(unknown))}")
+        if isinstance(data.get("network"), dict):
+            data["network"] = NetworkConfig(**data["network"])
+        return cls(**data)
+
+
+def _table3(game: str, **changes) -> TrainConfig:
+    return replace(TrainConfig(game=game, network=PRESET_NETWORKS[game]), **changes)
+
+
+# (game, preset name) -> config. "paper" is the default preset of each game.
+PRESETS: dict[tuple[str, str], TrainConfig] = {
+    ("connect4", "paper"): _table3("connect4"),
+    ("hex", "paper"): _table3("hex"),
+    ("othello", "paper"): _table3("othello", epsilon=0.15, augment_symmetries=True),
+    ("go", "paper"): _table3("go", epsilon=0.15, augment_symmetries=True),
+    ("fgame", "paper"): _table3("fgame", num_envs=4096, epochs_per_iteration=1.0),
+    # No paper preset: Table 3 scaled down so that one iteration takes about a second.
+    ("tictactoe", "paper"): _table3("tictactoe", num_envs=256, collect_steps=16, epsilon=0.5,
+                                   replay_capacity=100_000, checkpoint_every=10, eval_every=5),
+    ("chomp", "paper"): _table3("chomp"),
+}
+# Smaller variants of every preset for smoke runs and tests on a laptop.
+for (_game, _name), _cfg in list(PRESETS.items()):
+    PRESETS[(_game, "small")] = replace(_cfg, preset="small", num_envs=min(_cfg.num_envs, 64),
+                                        collect_steps=min(_cfg.collect_steps, 16),
+                                        replay_capacity=min(_cfg.replay_capacity, 100_000))
+
+
+def preset_names(game: str) -> list[str]:
+    return sorted(name for g, name in PRESETS if g == game)
+
+
+def parse_value(raw: str, current):
+    """Parse ``raw`` to the type of the field's current value."""
+    if isinstance(current, bool):
+        if raw.lower() in ("true", "1", "yes"):
+            return True
+        if raw.lower() in ("false", "0", "no"):
+            return False
+        raise ValueError(f"expected true or false, got {raw!r}")
+    if isinstance(current, int):
+        return int(raw)
+    if isinstance(current, float):
+        return float(raw)
+    if isinstance(current, dict):
+        value = json.loads(raw)
+        if not isinstance(value, dict):
+            raise ValueError(f"expected a JSON object, got {raw!r}")
+        return value
+    return raw
+
+
+def apply_overrides(config: TrainConfig, overrides: list[str]) -> TrainConfig:
+    """``["lr=1e-3", "network.width=128"]`` applied to ``config``; errors name the key."""
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--set {item!r} is not of the form key=value")
+        target, _, sub = key.partition(".")
+        names = {f.name for f in fields(TrainConfig)}
+        if target not in names:
+            raise ConfigError(f"--set {item!r}: unknown config key {target!r}; keys: {', '.join(sorted(names))}")
+        try:
+            if sub:
+                inner = getattr(config, target)
+                if not dataclasses.is_dataclass(inner) or sub not in {f.name for f in fields(inner)}:
+                    raise ConfigError(f"--set {item!r}: {target!r} has no field {sub!r}")
+                value = replace(inner, **{sub: parse_value(raw, getattr(inner, sub))})
+            else:
+                if dataclasses.is_dataclass(getattr(config, target)):
+                    raise ConfigError(f"--set {item!r}: set the fields of {target!r} one by one ({target}.FIELD=...)")
+                value = parse_value(raw, getattr(config, target))
+        except ValueError as err:
+            if isinstance(err, ConfigError):
+                raise
+            raise ConfigError(f"--set {item!r}: {err}") from None
+        config = replace(config, **{target: value})
+    return config
+
+
+def resolve(game: str, preset: str | None = None, overrides: list[str] = (), algo: str = "avi",
+            seed: int | None = None) -> TrainConfig:
+    """The preset for ``game`` with ``overrides`` applied, checked."""
+    if game not in games.names():
+        raise ConfigError(f"unknown game {game!r}; known games: {', '.join(games.names())}")
+    preset = preset or "paper"
+    if (game, preset) not in PRESETS:
+        other = sorted(g for g, name in PRESETS if name == preset)
+        hint = f" (it exists for {', '.join(other)})" if other else ""
+        raise ConfigError(f"no preset {preset!r} for game {game!r}{hint}; "
+                          f"presets for {game}: {', '.join(preset_names(game))}")
+    config = replace(PRESETS[(game, preset)], algo=algo)
+    if seed is not None:
+        config = replace(config, seed=seed)
+    config = apply_overrides(config, list(overrides))
+    validate(config)
+    return config
+
+
+def validate(config: TrainConfig) -> None:
+    """Checks at start-up, so that nothing is discovered an hour into a run."""
+    if config.algo != "avi":
+        raise ConfigError(f"algo {config.algo!r} is not available yet; available: avi")
+    if config.game not in games.names():
+        raise ConfigError(f"unknown game {config.game!r}; known games: {', '.join(games.names())}")
+    try:
+        games.make(config.game, **config.game_params)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"game_params {config.game_params}: {err}") from None
+    positive = ["num_envs", "collect_steps", "num_actors", "actor_threads", "batch_size", "replay_capacity",
+                "replay_shards", "prefetch", "checkpoint_every", "keep_checkpoints", "eval_every"]
+    for name in positive:
+        if getattr(config, name) < 1:
+            raise ConfigError(f"{name} must be >= 1, got {getattr(config, name)}")
+    for name in ("lr", "epochs_per_iteration", "samples_per_insert"):
+        if not getattr(config, name) > 0:
+            raise ConfigError(f"{name} must be > 0, got {getattr(config, name)}")
+    if not 0.0 <= config.epsilon <= 1.0:
+        raise ConfigError(f"epsilon must lie in [0, 1], got {config.epsilon}")
+    if not 0.0 <= config.gamma <= 1.0:
+        raise ConfigError(f"gamma must lie in [0, 1], got {config.gamma}")
+    if config.num_envs % config.num_actors:
+        raise ConfigError(f"num_envs ({config.num_envs}) must be a multiple of num_actors ({config.num_actors})")
+    if config.replay_capacity < config.replay_shards:
+        raise ConfigError("replay_capacity must be at least replay_shards")
+    if config.schedule not in ("sync", "async"):
+        raise ConfigError(f"schedule must be sync or async, got {config.schedule!r}")
+    if config.device not in ("auto", "cpu", "cuda"):
+        raise ConfigError(f"device must be auto, cpu or cuda, got {config.device!r}")
+    if config.max_policy_lag < 1:
+        raise ConfigError(f"max_policy_lag must be >= 1, got {config.max_policy_lag}")

@@ -1,0 +1,324 @@
+"""The training run: Ray start-up, the actor pool, replay, learner, schedule, checkpoints.
+
+Synchronous schedule (the paper's Algorithm 1, the default): each iteration the
+actors collect N_envs x K rows with frozen weights, then the learner takes
+``updates_per_iteration`` gradient steps (epochs per iteration = replay ratio) and
+publishes new weights. Asynchronous schedule: actors collect continuously, taking the
+newest weights at each call, while a rate limiter lets the learner run only as far as
+``samples_per_insert`` allows.
+
+A checkpoint (learner, optimizer, counters, environments and random states of every
+actor) is written every ``checkpoint_every`` iterations, right after the replay
+snapshot, so ``--resume`` continues the run where the checkpoint left it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import ray
+
+import games
+from actors.pool import SelfPlayActor
+from evaluation.exact import exact_labels, value_metrics
+from launch.config import ConfigError, TrainConfig, validate
+from launch.metrics import MetricsLogger, Progress
+from launch.safe_tree import from_safe, to_safe
+from learner.actor import LearnerActor
+from learner.checkpoint import checkpoint_path, latest_checkpoint, load_checkpoint, prune, save_checkpoint
+from learner.learner import ValueFunction
+from learner.networks import forward_cost
+from learner.weights import WeightVersion
+from replay.rows import avi_schema
+from replay.service import ReplayService
+
+COUNTERS = ("iteration", "updates", "rows", "games", "version", "elapsed", "actor_forward_samples",
+            "learner_forward_samples", "learner_backward_samples")
+
+
+def prepare_run_dir(config: TrainConfig, run_dir: Path | None, resume: Path | None) -> tuple[TrainConfig, Path]:
+    """The run directory and the config to run: a new directory gets ``config.json``;
+    a resumed one must hold a run of the same algorithm and game."""
+    if resume is not None:
+        run_dir = Path(resume)
+        saved_path = run_dir / "config.json"
+        if not saved_path.exists():
+            raise ConfigError(f"--resume {run_dir}: no config.json there, not a run directory")
+        saved = TrainConfig.from_dict(json.loads(saved_path.read_text()))
+        if (saved.algo, saved.game, saved.game_params) != (config.algo, config.game, config.game_params):
+            raise ConfigError(
+                f"--resume {run_dir}: that run trains {saved.algo} on {saved.game} {saved.game_params or ''}, "
+                f"not {config.algo} on {config.game} {config.game_params or ''}")
+        return saved, run_dir
+    if run_dir is None:
+        run_dir = Path("runs") / f"{config.algo}-{config.game}-{time.strftime('%Y%m%d-%H%M%S')}-s{config.seed}"
+    run_dir = Path(run_dir)
+    if (run_dir / "config.json").exists():
+        raise ConfigError(f"--run-dir {run_dir} already holds a run; use --resume {run_dir} to continue it")
+    (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+    (run_dir / "replay").mkdir(exist_ok=True)
+    (run_dir / "plots").mkdir(exist_ok=True)
+    (run_dir / "config.json").write_text(config.to_json())
+    return config, run_dir
+
+
+def start_ray(address: str | None) -> None:
+    if ray.is_initialized():
+        return
+    if address:
+        ray.init(address=address)
+    else:
+        ray.init(include_dashboard=False, log_to_driver=True)
+
+
+class Run:
+    """One training run, started on Ray; ``run()`` trains until the budget is spent."""
+
+    def __init__(self, config: TrainConfig, run_dir: Path, *, wandb_mode: str | None = None, resume: bool = False):
+        validate(config)
+        self.config, self.run_dir = config, Path(run_dir)
+        self.game = games.make(config.game, **config.game_params)
+        self.counters = {k: 0 for k in COUNTERS}
+        gpus = ray.cluster_resources().get("GPU", 0)
+        if config.device == "cuda" and gpus < 1:
+            raise ConfigError("device=cuda but the Ray cluster offers no GPU")
+        use_gpu = config.device in ("auto", "cuda") and gpus >= 1
+        # Actor names carry the run's name: runs sharing a cluster do not collide, and
+        # operators (and the fault-tolerance tests) can find an actor by name.
+        name = self.run_dir.resolve().name
+        self.replay = ReplayService.create(avi_schema(self.game.obs_shape), config.replay_capacity,
+                                           config.replay_shards, seed=config.seed,
+                                           snapshot_dir=str(self.run_dir / "replay"), name=f"{name}-replay")
+        self.learner = LearnerActor.options(name=f"{name}-learner", num_gpus=1 if use_gpu else 0,
+                                            num_cpus=0 if use_gpu else 1).remote(
+            game=config.game, game_params=config.game_params, network=config.network, lr=config.lr,
+            batch_size=config.batch_size, replay=self.replay, prefetch=config.prefetch, seed=config.seed,
+            device="cuda" if use_gpu else "cpu", augment=config.augment_symmetries)
+        per_actor = config.num_envs // config.num_actors
+        self.actors = [
+            SelfPlayActor.options(name=f"{name}-selfplay-{i}").remote(game=config.game, game_params=config.game_params, network=config.network,
+                                 num_envs=per_actor, epsilon=config.epsilon, gamma=config.gamma,
+                                 seed=config.seed, index=i, replay=self.replay, threads=config.actor_threads)
+            for i in range(config.num_actors)]
+        self.forward_cost = forward_cost(config.network)
+        self.labels = exact_labels(self.game, config.gamma)
+        self.eval_fn = ValueFunction(self.game, config.network) if self.labels is not None else None
+        if resume:
+            self._restore()
+        self.weights = WeightVersion(self.counters["version"], self.learner.get_weights.remote())
+        self.logger = MetricsLogger(self.run_dir, asdict(config), wandb_mode=wandb_mode)
+
+    # ------------------------------------------------------------ checkpoints
+
+    def _restore(self) -> None:
+        path = latest_checkpoint(self.run_dir / "checkpoints")
+        if path is None:
+            raise ConfigError(f"--resume {self.run_dir}: no readable checkpoint in {self.run_dir / 'checkpoints'}")
+        payload = load_checkpoint(path)
+        self.counters.update(payload["counters"])
+        ray.get(self.learner.load_state_dict.remote(payload["learner"]))
+        actor_states = from_safe(payload["actors"])
+        ray.get([a.set_state.remote(s) for a, s in zip(self.actors, actor_states)])
+        self.replay.restore(str(self.run_dir / "replay"))
+        restored = self.replay.size()
+        print(f"resumed {self.run_dir} from {path.name}: iteration {self.counters['iteration']}, "
+              f"{self.counters['updates']} updates, {restored} replay rows")
+
+    def checkpoint(self) -> Path:
+        self.replay.snapshot(str(self.run_dir / "replay"))
+        payload = {
+            "counters": dict(self.counters),
+            "learner": ray.get(self.learner.state_dict.remote()),
+            "actors": to_safe(ray.get([a.get_state.remote() for a in self.actors])),
+            "config": self.config.to_json(),
+        }
+        path = save_checkpoint(checkpoint_path(self.run_dir / "checkpoints", self.counters["updates"]), payload)
+        prune(self.run_dir / "checkpoints", keep=self.config.keep_checkpoints)
+        return path
+
+    # ------------------------------------------------------------- the loop
+
+    def run(self, *, updates: int | None = None, minutes: float | None = None, stop=None) -> dict:
+        """Train until ``updates`` or ``minutes`` are spent, or ``stop(record)`` is True."""
+        if updates is None and minutes is None:
+            raise ConfigError("give a budget: --updates N or --minutes M")
+        progress = Progress(updates if updates is not None else minutes * 60,
+                            "updates" if updates is not None else "s")
+        start = time.time()
+        start_elapsed = self.counters["elapsed"]
+        last = {}
+        schedule = self._iterate_sync if self.config.schedule == "sync" else self._iterate_async
+
+        def budget_left() -> int | None:
+            if updates is not None:
+                return updates - self.counters["updates"]
+            return None
+
+        if self.labels is not None and self.counters["iteration"] == 0:
+            # The untrained network's errors: the first point of every learning curve.
+            self.logger.log({**self.counters, "compute": 0.0, **self.evaluate()})
+        deadline = None if minutes is None else start + minutes * 60
+        records = schedule(budget_left, lambda: deadline is not None and time.time() >= deadline, deadline)
+        try:
+            for record in records:
+                self.counters["elapsed"] = start_elapsed + time.time() - start
+                record.update(self.counters, compute=self.compute())
+                if self.labels is not None and self.counters["iteration"] % self.config.eval_every == 0:
+                    record.update(self.evaluate())
+                self.logger.log(record)
+                last = record
+                done_units = self.counters["updates"] if updates is not None else time.time() - start
+                progress.update(done_units, _summary(record))
+                if self.counters["iteration"] % self.config.checkpoint_every == 0:
+                    self.checkpoint()
+                if stop is not None and stop(record):
+                    break
+        finally:
+            records.close()  # an async schedule waits for its calls in flight
+            progress.close()
+        if self.labels is not None and last and "eval/value_mae" not in last:
+            last.update(self.evaluate())  # the final weights are always evaluated
+            self.logger.log({**self.counters, "compute": self.compute(),
+                             **{k: v for k, v in last.items() if k.startswith("eval/")}})
+        if self.counters["iteration"] % self.config.checkpoint_every != 0:
+            self.checkpoint()
+        return last
+
+    def compute(self) -> float:
+        """The paper's forward-equivalent proxy N_forward + 3 N_backward, in samples."""
+        c = self.counters
+        return float(c["actor_forward_samples"] * self.forward_cost + c["learner_forward_samples"]
+                     + 3 * c["learner_backward_samples"])
+
+    def evaluate(self) -> dict:
+        self.eval_fn.set_weights(ray.get(self.weights.ref), self.weights.version)
+        return {f"eval/{k}": v for k, v in value_metrics(self.game, self.labels, self.eval_fn,
+                                                          self.config.gamma).items()}
+
+    def _publish(self) -> None:
+        self.counters["version"] += 1
+        self.weights = WeightVersion(self.counters["version"], self.learner.get_weights.remote())
+
+    def _absorb_collect(self, stats: list[dict]) -> dict:
+        c = self.counters
+        rows = sum(s["rows"] for s in stats)
+        c["rows"] += rows
+        c["actor_forward_samples"] += sum(s["forward_samples"] for s in stats)
+        c["games"] += sum(s["games_finished"] for s in stats)
+        seconds = max(s["seconds"] for s in stats)
+        timing = {k: sum(s["timings"][k] for s in stats) for k in stats[0]["timings"]}
+        total = sum(timing.values()) or 1.0
+        return {"collect_rows": rows, "rows_per_s": rows / seconds,
+                "target_mean": float(np.mean([s["target_mean"] for s in stats])),
+                "target_std": float(np.mean([s["target_std"] for s in stats])),
+                **{f"actor_time/{k}": v / total for k, v in timing.items()}}
+
+    def _absorb_train(self, result: dict) -> dict:
+        c = self.counters
+        c["updates"] = result["updates"]
+        c["learner_forward_samples"] = result["samples_forward"]
+        c["learner_backward_samples"] = result["samples_backward"]
+        return {k: v for k, v in result.items() if k not in ("updates", "samples_forward", "samples_backward")}
+
+    def _iterate_sync(self, budget_left, out_of_time, deadline):
+        cfg = self.config
+        while True:
+            left = budget_left()
+            if (left is not None and left <= 0) or out_of_time():
+                return
+            t0 = time.time()
+            stats = ray.get([a.collect.remote([self.weights], cfg.collect_steps, deadline) for a in self.actors])
+            record = self._absorb_collect(stats)
+            t1 = time.time()
+            # Epochs per iteration over the rows collected (fewer when time ran out).
+            steps = max(1, round(cfg.epochs_per_iteration * record["collect_rows"] / cfg.batch_size))
+            steps = steps if left is None else min(left, steps)
+            record.update(self._absorb_train(ray.get(self.learner.train.remote(steps, self.counters["version"]))))
+            t2 = time.time()
+            self._publish()
+            self.counters["iteration"] += 1
+            # Sync: every row of an iteration comes from the weights published before it.
+            record.update(replay_size=self.replay.size(), collect_seconds=t1 - t0, train_seconds=t2 - t1,
+                          policy_lag=max(self.counters["version"] - 1 - s["version"] for s in stats),
+                          updates_per_s=steps / max(t2 - t1, 1e-9))
+            yield record
+
+    def _iterate_async(self, budget_left, out_of_time, deadline):
+        """Actors collect all the time, each call with the newest weights. The learner
+        trains in chunks of a quarter iteration when the rate limiter allows it: its
+        gradient samples may not run ahead of ``samples_per_insert`` times the rows
+        inserted, and it waits while some actor still collects with weights
+        ``max_policy_lag`` versions old (so no row is more than that far behind)."""
+        cfg = self.config
+        steps = max(1, cfg.collect_steps // 4)  # shorter calls: fresher weights per call
+        chunk = max(1, cfg.updates_per_iteration // 4)
+        pending = {a.collect.remote([self.weights], steps, deadline): (a, self.weights.version)
+                   for a in self.actors}
+        training = None
+        stats_since, lag_max, limited = [], 0, 0.0
+        try:
+            while True:
+                left = budget_left()
+                if (left is not None and left <= 0 and training is None) or out_of_time():
+                    return
+                allowed = int(cfg.samples_per_insert * self.counters["rows"] / cfg.batch_size) - self.counters["updates"]
+                oldest = min(version for _, version in pending.values())
+                fresh_enough = self.counters["version"] - oldest < cfg.max_policy_lag
+                if training is None and allowed >= chunk and fresh_enough and (left is None or left > 0):
+                    n = chunk if left is None else min(chunk, left)
+                    training = self.learner.train.remote(n, self.counters["version"])
+                waited = time.perf_counter()
+                ready, _ = ray.wait(list(pending) + ([training] if training else []), num_returns=1)
+                if training is None:
+                    limited += time.perf_counter() - waited  # the learner idles: held by the limiter
+                ref = ready[0]
+                if ref is training:
+                    t_record = self._absorb_train(ray.get(ref))
+                    training = None
+                    self._publish()
+                    self.counters["iteration"] += 1
+                    record = self._absorb_collect(stats_since) if stats_since else {}
+                    record.update(t_record, replay_size=self.replay.size(), policy_lag=lag_max,
+                                  rate_limited_seconds=limited)
+                    stats_since, lag_max, limited = [], 0, 0.0
+                    yield record
+                    continue
+                actor, _ = pending.pop(ref)
+                s = ray.get(ref)
+                stats_since.append(s)
+                lag_max = max(lag_max, self.counters["version"] - s["version"])
+                pending[actor.collect.remote([self.weights], steps, deadline)] = (actor, self.weights.version)
+        finally:
+            ray.get(list(pending) + ([training] if training else []))
+
+    def close(self) -> None:
+        self.logger.close()
+        for a in self.actors:
+            ray.kill(a)
+        ray.kill(self.learner)
+        self.replay.close()
+
+
+def _summary(record: dict) -> str:
+    parts = [f"loss {record.get('loss', float('nan')):.4f}", f"{record.get('rows_per_s', 0):,.0f} rows/s",
+             f"replay {record.get('replay_size', 0):,}"]
+    if "eval/value_mae" in record:
+        parts.append(f"MAE {record['eval/value_mae']:.3f}")
+    return ", ".join(parts)
+
+
+def train(config: TrainConfig, *, run_dir=None, resume=None, updates=None, minutes=None, address=None,
+          wandb_mode=None, stop=None) -> tuple[Path, dict]:
+    """Run (or resume) a training run; returns the run directory and its last metrics."""
+    config, run_dir = prepare_run_dir(config, run_dir, resume)
+    start_ray(address)
+    run = Run(config, run_dir, wandb_mode=wandb_mode, resume=resume is not None)
+    try:
+        last = run.run(updates=updates, minutes=minutes, stop=stop)
+    finally:
+        run.close()
+    return run_dir, last

@@ -1,0 +1,77 @@
+"""Bad input to ``python -m launch`` stops at start-up with a message naming it."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from launch.cli import main
+from launch.config import ConfigError, apply_overrides, resolve
+
+
+def run_cli(args, capsys):
+    code = main(args)
+    err = capsys.readouterr().err
+    return code, err
+
+
+def test_help_works():
+    out = subprocess.run([sys.executable, "-m", "launch", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "--algo" in out.stdout and "--resume" in out.stdout
+
+
+def test_unknown_algorithm_and_game(capsys):
+    with pytest.raises(SystemExit):
+        main(["--algo", "dqn", "--game", "connect4", "--updates", "1"])
+    assert "invalid choice: 'dqn'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--algo", "avi", "--game", "chess", "--updates", "1"])
+    assert "invalid choice: 'chess'" in capsys.readouterr().err
+
+
+def test_malformed_set(capsys):
+    code, err = run_cli(["--algo", "avi", "--game", "tictactoe", "--set", "lr", "--updates", "1"], capsys)
+    assert code == 2 and "--set 'lr' is not of the form key=value" in err
+    code, err = run_cli(["--algo", "avi", "--game", "tictactoe", "--set", "learning_rate=1", "--updates", "1"], capsys)
+    assert code == 2 and "unknown config key 'learning_rate'" in err
+    code, err = run_cli(["--algo", "avi", "--game", "tictactoe", "--set", "lr=fast", "--updates", "1"], capsys)
+    assert code == 2 and "--set 'lr=fast'" in err
+    code, err = run_cli(["--algo", "avi", "--game", "tictactoe", "--set", "epsilon=2", "--updates", "1"], capsys)
+    assert code == 2 and "epsilon must lie in [0, 1]" in err
+
+
+def test_preset_for_another_game(capsys):
+    from launch import config as cfg
+
+    cfg.PRESETS[("connect4", "only-c4")] = cfg.PRESETS[("connect4", "paper")]
+    try:
+        code, err = run_cli(["--algo", "avi", "--game", "hex", "--preset", "only-c4", "--updates", "1"], capsys)
+    finally:
+        del cfg.PRESETS[("connect4", "only-c4")]
+    assert code == 2 and "no preset 'only-c4' for game 'hex' (it exists for connect4)" in err
+
+
+def test_resume_of_a_run_of_another_game(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.json").write_text(resolve("tictactoe").to_json())
+    code, err = run_cli(["--algo", "avi", "--game", "connect4", "--resume", str(run_dir), "--updates", "1"], capsys)
+    assert code == 2 and f"--resume {run_dir}: that run trains avi on tictactoe" in err
+    code, err = run_cli(["--resume", str(tmp_path / "nothing"), "--updates", "1"], capsys)
+    assert code == 2 and "no config.json there" in err
+
+
+def test_budget_is_required(capsys):
+    code, err = run_cli(["--algo", "avi", "--game", "tictactoe"], capsys)
+    assert code == 2 and "--updates N or --minutes M" in err
+
+
+def test_nested_override_and_types():
+    config = resolve("connect4", overrides=["network.width=64", "epsilon=0.1", "game_params={}"])
+    assert config.network.width == 64 and config.epsilon == 0.1
+    with pytest.raises(ConfigError, match="'network' has no field 'depth'"):
+        apply_overrides(config, ["network.depth=3"])
+    with pytest.raises(ConfigError, match="game_params"):
+        resolve("hex", overrides=['game_params={"size": 1}'])
+    assert json.loads(config.to_json())["network"]["width"] == 64

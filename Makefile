@@ -14,9 +14,9 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# The main job: until training lands, a demo of the game engines (random play and speed).
+# The main job: a short, real AVI training run on an embedded Ray (exact values tracked).
 run: $(STAMP)
-	$(PY) -m launch demo --game connect4 --games 2048
+	$(PY) -m launch --algo avi --game tictactoe --minutes 3
 
 # The test suite, as CI runs it.
 test: $(STAMP)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import sys
 import time
 from pathlib import Path
@@ -45,7 +46,7 @@ def _start_wandb(run_dir: Path, config: dict, mode: str, name: str):
     import wandb
 
     id_file = run_dir / "wandb_id.txt"
-    run_id = id_file.read_text().strip() if id_file.exists() else wandb.util.generate_id()
+    run_id = id_file.read_text().strip() if id_file.exists() else secrets.token_hex(4)
     id_file.write_text(run_id)
     os.environ.setdefault("WANDB_SILENT", "true")
     return wandb.init(project=os.environ.get("WANDB_PROJECT", "selfplay"), id=run_id, resume="allow",

@@ -83,6 +83,7 @@ class Run:
         self.config, self.run_dir = config, Path(run_dir)
         self.game = games.make(config.game, **config.game_params)
         self.counters = {k: 0 for k in COUNTERS}
+        self.logger = MetricsLogger(self.run_dir, asdict(config), wandb_mode=wandb_mode)
         gpus = ray.cluster_resources().get("GPU", 0)
         if config.device == "cuda" and gpus < 1:
             raise ConfigError("device=cuda but the Ray cluster offers no GPU")
@@ -110,7 +111,6 @@ class Run:
         if resume:
             self._restore()
         self.weights = WeightVersion(self.counters["version"], self.learner.get_weights.remote())
-        self.logger = MetricsLogger(self.run_dir, asdict(config), wandb_mode=wandb_mode)
 
     # ------------------------------------------------------------ checkpoints
 
@@ -203,16 +203,25 @@ class Run:
         self.counters["version"] += 1
         self.weights = WeightVersion(self.counters["version"], self.learner.get_weights.remote())
 
-    def _absorb_collect(self, stats: list[dict]) -> dict:
+    def _count_collected(self, stats: list[dict]) -> None:
         c = self.counters
-        rows = sum(s["rows"] for s in stats)
-        c["rows"] += rows
+        c["rows"] += sum(s["rows"] for s in stats)
         c["actor_forward_samples"] += sum(s["forward_samples"] for s in stats)
         c["games"] += sum(s["games_finished"] for s in stats)
-        seconds = max(s["seconds"] for s in stats)
+
+    @staticmethod
+    def _collect_record(stats: list[dict]) -> dict:
+        """Rates and where the actors' time went, over the collection calls ``stats``."""
+        rows = sum(s["rows"] for s in stats)
         timing = {k: sum(s["timings"][k] for s in stats) for k in stats[0]["timings"]}
         total = sum(timing.values()) or 1.0
-        return {"collect_rows": rows, "rows_per_s": rows / seconds,
+        # Calls of different actors overlap: rows/s is per actor summed over actors.
+        per_actor = {}
+        for s in stats:
+            got = per_actor.setdefault(s["index"], [0, 0.0])
+            got[0] += s["rows"]
+            got[1] += s["seconds"]
+        return {"collect_rows": rows, "rows_per_s": sum(r / max(t, 1e-9) for r, t in per_actor.values()),
                 "target_mean": float(np.mean([s["target_mean"] for s in stats])),
                 "target_std": float(np.mean([s["target_std"] for s in stats])),
                 **{f"actor_time/{k}": v / total for k, v in timing.items()}}
@@ -232,12 +241,15 @@ class Run:
                 return
             t0 = time.time()
             stats = ray.get([a.collect.remote([self.weights], cfg.collect_steps, deadline) for a in self.actors])
-            record = self._absorb_collect(stats)
+            self._count_collected(stats)
+            record = self._collect_record(stats)
             t1 = time.time()
             # Epochs per iteration over the rows collected (fewer when time ran out).
             steps = max(1, round(cfg.epochs_per_iteration * record["collect_rows"] / cfg.batch_size))
             steps = steps if left is None else min(left, steps)
-            record.update(self._absorb_train(ray.get(self.learner.train.remote(steps, self.counters["version"]))))
+            trained = ray.get(self.learner.train.remote(steps, self.counters["version"], deadline))
+            steps = trained["updates"] - self.counters["updates"]
+            record.update(self._absorb_train(trained))
             t2 = time.time()
             self._publish()
             self.counters["iteration"] += 1
@@ -270,7 +282,7 @@ class Run:
                 fresh_enough = self.counters["version"] - oldest < cfg.max_policy_lag
                 if training is None and allowed >= chunk and fresh_enough and (left is None or left > 0):
                     n = chunk if left is None else min(chunk, left)
-                    training = self.learner.train.remote(n, self.counters["version"])
+                    training = self.learner.train.remote(n, self.counters["version"], deadline)
                 waited = time.perf_counter()
                 ready, _ = ray.wait(list(pending) + ([training] if training else []), num_returns=1)
                 if training is None:
@@ -281,7 +293,7 @@ class Run:
                     training = None
                     self._publish()
                     self.counters["iteration"] += 1
-                    record = self._absorb_collect(stats_since) if stats_since else {}
+                    record = self._collect_record(stats_since) if stats_since else {}
                     record.update(t_record, replay_size=self.replay.size(), policy_lag=lag_max,
                                   rate_limited_seconds=limited)
                     stats_since, lag_max, limited = [], 0, 0.0
@@ -289,6 +301,7 @@ class Run:
                     continue
                 actor, _ = pending.pop(ref)
                 s = ray.get(ref)
+                self._count_collected([s])
                 stats_since.append(s)
                 lag_max = max(lag_max, self.counters["version"] - s["version"])
                 pending[actor.collect.remote([self.weights], steps, deadline)] = (actor, self.weights.version)

@@ -29,23 +29,26 @@ class LearnerWorker:
         self.learner = Learner(self.game, network, lr=lr, device=device, seed=seed, augment=augment)
         self.sampler = ReplaySampler(replay, batch_size, prefetch=prefetch, seed=seed)
 
-    def train(self, updates: int, version: int) -> dict:
-        """``updates`` gradient steps; ``version`` is that of the newest published weights,
-        to measure the age of sampled rows (versions between a row's weights and them)."""
+    def train(self, updates: int, version: int, deadline: float | None = None) -> dict:
+        """``updates`` gradient steps, fewer when the run's time budget ends at ``deadline``
+        (a ``time.time()``); ``version`` is that of the newest published weights, to
+        measure the age of sampled rows (versions between a row's weights and them)."""
         sums: dict[str, float] = {}
         age = 0.0
         wait_before = self.sampler.wait_seconds
         start = time.perf_counter()
         self.sampler.expect(updates)
-        for _ in range(updates):
+        done = 0
+        while done < updates and (done == 0 or deadline is None or time.time() < deadline):
+            done += 1
             batch = self.sampler.next()
             age += float(version - batch["version"].mean())
             for key, value in self.learner.train_step(batch).items():
                 sums[key] = sums.get(key, 0.0) + value
         seconds = time.perf_counter() - start
-        metrics = {k: v / updates for k, v in sums.items() if k != "updates"}
+        metrics = {k: v / done for k, v in sums.items() if k != "updates"}
         metrics.update(updates=self.learner.updates, samples_forward=self.learner.samples_forward,
-                       samples_backward=self.learner.samples_backward, sample_age=age / updates,
+                       samples_backward=self.learner.samples_backward, sample_age=age / done,
                        learner_wait_fraction=(self.sampler.wait_seconds - wait_before) / max(seconds, 1e-9),
                        learner_device=str(self.learner.device))
         return metrics

@@ -23,6 +23,7 @@ import logging
 import os
 import random
 import time
+import warnings
 from collections import deque
 from typing import Mapping
 
@@ -44,7 +45,9 @@ class ReplayShard:
                  snapshot_path: str | None = None):  # fmt: skip
         self._schema = dict(schema)
         self._snapshot_path = snapshot_path
-        restarted = ray.get_runtime_context().was_current_actor_reconstructed
+        with warnings.catch_warnings():  # Ray reads its own deprecated actor_id in here
+            warnings.simplefilter("ignore", DeprecationWarning)
+            restarted = ray.get_runtime_context().was_current_actor_reconstructed
         restored_from = None
         if snapshot_path is not None and os.path.exists(snapshot_path):
             self._buffer = self._load(snapshot_path, capacity)

@@ -103,3 +103,21 @@ def test_avi_learns_a_small_fgame_exactly(ray_session, tmp_path, depth, branchin
     run_dir, last = train(config, run_dir=tmp_path / "run", updates=updates, wandb_mode="disabled",
                           stop=lambda r: r.get("eval/value_mae", 1) < bound)
     assert last["eval/value_mae"] < bound, last
+
+
+def test_async_schedule_respects_the_rate_limiter_and_logs_to_wandb(ray_session, tmp_path):
+    config = tiny_config("schedule=async", "samples_per_insert=2", "max_policy_lag=2", "num_envs=64",
+                         "collect_steps=8", "epochs_per_iteration=4")
+    budget = 6 * config.updates_per_iteration
+    run_dir, last = train(config, run_dir=tmp_path / "run", updates=budget, wandb_mode="offline")
+    records = [r for r in read_metrics(run_dir) if "loss" in r]
+    assert last["updates"] == budget
+    for r in records:
+        # Gradient samples never ran ahead of samples_per_insert times the rows inserted
+        # when the chunk started (rows only grow afterwards).
+        assert r["updates"] * config.batch_size <= config.samples_per_insert * r["rows"] + 1e-9
+        assert r["policy_lag"] <= config.max_policy_lag
+    assert [r["version"] for r in records] == list(range(1, len(records) + 1))
+    # The W&B run's files stay in the run directory.
+    assert (run_dir / "wandb_id.txt").exists()
+    assert list((run_dir / "wandb").glob("offline-run-*/run-*.wandb"))

@@ -1,0 +1,1 @@
+"""Self-play actors: AVI collection and the Ray actor pool."""

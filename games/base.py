@@ -212,7 +212,7 @@ class Game(abc.ABC):
         the player who moved. With ``check`` (the default) every action is validated
         first; hot loops that pick actions from ``legal`` may pass ``check=False``."""
         actions = np.asarray(actions)
-        B = batch_size(state)
+        batch_size(state)
         if check:
             self.check_actions(state, actions)
         return self._step(state, actions.astype(np.int64, copy=False))

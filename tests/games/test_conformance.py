@@ -13,6 +13,7 @@ import pytest
 
 import games
 from games import IllegalMoveError, random_legal_actions, take
+from games.testing import assert_expand_matches_step, assert_states_equal
 
 CONFIGS = [
     ("connect4", {}),
@@ -60,12 +61,6 @@ def play_random(game, batch, seed):
         state = games.put(state, live, nxt)
         live = live & ~full_done
     return history
-
-
-def assert_states_equal(a, b, msg=""):
-    assert type(a) is type(b)
-    for field, x, y in zip(a._fields, a, b):
-        np.testing.assert_array_equal(x, y, err_msg=f"{msg} field {field}")
 
 
 def test_metadata_and_encoding(game):
@@ -158,18 +153,8 @@ def test_from_moves_round_trip(game):
 
 def test_expand_equals_stepping_each_action(game):
     history = play_random(game, 6, seed=3)
-    states = [h[0] for h in history[:: max(1, len(history) // 6)]]
-    A = game.num_actions
-    for state in states:
-        exp = game.expand(state)
-        legal = game.legal(state)
-        np.testing.assert_array_equal(exp.legal, legal)
-        assert exp.reward.shape == exp.done.shape == (len(legal), A)
-        assert not exp.reward[~legal].any() and not exp.done[~legal].any()
-        for b, a in zip(*np.nonzero(legal)):
-            child, r, d = game.step(take(state, [b]), np.array([a]))
-            assert_states_equal(take(exp.children, [b * A + a]), child, f"child ({b}, {a})")
-            assert exp.reward[b, a] == r[0] and exp.done[b, a] == d[0]
+    for ply, h in enumerate(history[:: max(1, len(history) // 6)]):
+        assert_expand_matches_step(game, h[0], f"state {ply}")
 
 
 def test_symmetries(game):

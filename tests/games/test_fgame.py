@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import games
+from games.testing import assert_expand_matches_step
 from games import random_legal_actions, take
 
 SMALL = [(4, 3), (6, 2)]  # (depth, branching) of trees enumerated node by node
@@ -257,14 +258,7 @@ def test_expand_equals_stepping_each_action(depth, branching):
     assert state.over.any() and (~state.over).any()
     exp = game.expand(state)
     assert exp.legal.sum(axis=1).tolist() == [0 if o else branching for o in state.over]
-    for a in range(branching):
-        live = ~state.over
-        child, reward, done = game.step(take(state, live), np.full(live.sum(), a))
-        rows = np.flatnonzero(live) * branching + a
-        for field, x, y in zip(child._fields, take(exp.children, rows), child):
-            np.testing.assert_array_equal(x, y, err_msg=field)
-        np.testing.assert_array_equal(exp.reward[live, a], reward)
-        np.testing.assert_array_equal(exp.done[live, a], done)
+    assert_expand_matches_step(game, state)
 
 
 def test_encode_is_the_one_hot_action_sequence():

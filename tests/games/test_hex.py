@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import games
+from games.testing import assert_expand_matches_step
 from games.base import IllegalMoveError, random_legal_actions, take
 
 
@@ -268,18 +269,11 @@ def test_swap_on_the_diagonal_keeps_the_cell():
 def test_expand_equals_stepping(params):
     g = games.make("hex", **params)
     rng = np.random.default_rng(11)
-    B, A = 8, g.num_actions
+    B = 8
     state = g.init(B)
     for ply in range(g.max_length + 1):
-        exp = g.expand(state)
+        assert_expand_matches_step(g, state, f"ply {ply}")
         legal = g.legal(state)
-        np.testing.assert_array_equal(exp.legal, legal)
-        assert not exp.reward[~legal].any() and not exp.done[~legal].any()
-        for b, a in zip(*np.nonzero(legal)):
-            child, r, d = g.step(take(state, [b]), np.array([a]))
-            for field, x, y in zip(child._fields, take(exp.children, [b * A + a]), child):
-                np.testing.assert_array_equal(x, y, err_msg=f"ply {ply} child ({b}, {a}) {field}")
-            assert exp.reward[b, a] == r[0] and exp.done[b, a] == d[0]
         if not legal.any():
             break
         live = legal.any(axis=1)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import games
+from games.testing import assert_expand_matches_step
 from games import IllegalMoveError, random_legal_actions, take
 
 PASS = 64
@@ -179,16 +180,7 @@ def test_random_games_match_reference(game):
 def test_expand_equals_stepping_each_action(game):
     state = random_states(game, 16, seed=3)  # every ply: includes forced passes and ends
     assert state.over.any() and ((state.placements == 0) & ~state.over).any()
-    A = game.num_actions
-    exp = game.expand(state)
-    legal = game.legal(state)
-    np.testing.assert_array_equal(exp.legal, legal)
-    assert not exp.reward[~legal].any() and not exp.done[~legal].any()
-    rows = np.flatnonzero(legal.reshape(-1))  # b * A + a for every legal (b, a)
-    child, reward, done = game.step(take(state, rows // A), rows % A)
-    assert_states_equal(take(exp.children, rows), child)
-    np.testing.assert_array_equal(exp.reward.reshape(-1)[rows], reward)
-    np.testing.assert_array_equal(exp.done.reshape(-1)[rows], done)
+    assert_expand_matches_step(game, state)
 
 
 def test_step_does_not_mutate_its_input(game):

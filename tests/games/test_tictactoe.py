@@ -8,7 +8,6 @@ from games import take
 
 def test_game_and_position_counts():
     game = games.make("tictactoe")
-    A = game.num_actions
     frontier = game.init(1)
     finished_games = 0
     positions = {(0, 0)}

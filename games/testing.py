@@ -1,0 +1,32 @@
+"""Checks that every engine must pass, for tests of the engines and of new games."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from games.base import Game, State, take
+
+
+def assert_states_equal(a: State, b: State, msg: str = "") -> None:
+    assert type(a) is type(b), f"{msg}: {type(a).__name__} != {type(b).__name__}"
+    for field, x, y in zip(a._fields, a, b):
+        np.testing.assert_array_equal(x, y, err_msg=f"{msg} field {field}")
+
+
+def assert_expand_matches_step(game: Game, state: State, msg: str = "") -> None:
+    """``game.expand(state)`` equals stepping every legal action of every element one
+    by one through the checked API; illegal actions carry no reward and no done."""
+    exp = game.expand(state)
+    legal = game.legal(state)
+    A = game.num_actions
+    np.testing.assert_array_equal(exp.legal, legal, err_msg=f"{msg} legal")
+    assert exp.reward.shape == exp.done.shape == (len(legal), A)
+    assert not exp.reward[~legal].any() and not exp.done[~legal].any(), f"{msg}: reward or done on illegal"
+    rows = np.flatnonzero(legal.reshape(-1))  # b * A + a for every legal (b, a)
+    if len(rows) == 0:
+        return
+    # One checked step of every legal (parent, action) pair, as a batch.
+    child, reward, done = game.step(take(state, rows // A), rows % A)
+    assert_states_equal(take(exp.children, rows), child, f"{msg} children")
+    np.testing.assert_array_equal(exp.reward.reshape(-1)[rows], reward, err_msg=f"{msg} reward")
+    np.testing.assert_array_equal(exp.done.reshape(-1)[rows], done, err_msg=f"{msg} done")

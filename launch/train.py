@@ -226,6 +226,14 @@ class Run:
                 "target_std": float(np.mean([s["target_std"] for s in stats])),
                 **{f"actor_time/{k}": v / total for k, v in timing.items()}}
 
+    def _replay_record(self) -> dict:
+        """The replay size, and per shard its size and rows inserted and sampled so far."""
+        shards = self.replay.stats()
+        record = {"replay_size": sum(s["size"] for s in shards)}
+        for i, s in enumerate(shards):
+            record.update({f"replay/shard{i}_{k}": s[k] for k in ("size", "total_added", "total_sampled")})
+        return record
+
     def _absorb_train(self, result: dict) -> dict:
         c = self.counters
         c["updates"] = result["updates"]
@@ -254,7 +262,7 @@ class Run:
             self._publish()
             self.counters["iteration"] += 1
             # Sync: every row of an iteration comes from the weights published before it.
-            record.update(replay_size=self.replay.size(), collect_seconds=t1 - t0, train_seconds=t2 - t1,
+            record.update(**self._replay_record(), collect_seconds=t1 - t0, train_seconds=t2 - t1,
                           policy_lag=max(self.counters["version"] - 1 - s["version"] for s in stats),
                           updates_per_s=steps / max(t2 - t1, 1e-9))
             yield record
@@ -294,7 +302,7 @@ class Run:
                     self._publish()
                     self.counters["iteration"] += 1
                     record = self._collect_record(stats_since) if stats_since else {}
-                    record.update(t_record, replay_size=self.replay.size(), policy_lag=lag_max,
+                    record.update(**t_record, **self._replay_record(), policy_lag=lag_max,
                                   rate_limited_seconds=limited)
                     stats_since, lag_max, limited = [], 0, 0.0
                     yield record

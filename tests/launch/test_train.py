@@ -34,6 +34,10 @@ def test_rows_flow_weights_reach_actors_and_resume_is_exact(ray_session, tmp_pat
     # Rows went from the actor through the shards to the learner.
     assert last["rows"] == 3 * config.rows_per_iteration
     assert last["replay_size"] == 3 * config.rows_per_iteration
+    shard_sizes = [last[f"replay/shard{i}_size"] for i in range(config.replay_shards)]
+    assert sum(shard_sizes) == last["replay_size"] and min(shard_sizes) > 0  # rows spread over shards
+    sampled = sum(last[f"replay/shard{i}_total_sampled"] for i in range(config.replay_shards))
+    assert sampled >= last["updates"] * config.batch_size  # the learner drew its batches from them
     assert all(np.isfinite(r["loss"]) for r in records)
     # Weights reached the actors: each iteration collected with the previous version.
     assert [r["version"] for r in records] == [1, 2, 3]

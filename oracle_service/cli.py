@@ -1,0 +1,175 @@
+"""``python -m oracle_service solve``: exact answers, one input position per line.
+
+    solve --game connect4 [--weak] [--analyze]
+        in:  move strings of 1-based column digits (``4453``; ``-`` = the empty board)
+        out: ``<moves> <score>``, or with --analyze ``<moves> <score col 1> ... <score col 7>``
+             with ``-`` for a full column (scores as in DESIGN.md; --weak: -1, 0, 1)
+    solve --game chomp --rows R --cols C [--cache-dir DIR]
+        in:  row-length profiles, row 0 first, non-increasing (``10,10,7,3``)
+        out: ``<profile> <grundy> <winning cells>``: the cells whose taking leaves
+             Grundy 0, as action indices ``row * cols + col`` (0-based, row 0 holds the
+             poisoned square at col 0), ascending, comma separated, or ``-`` if none
+    solve --game fgame --depth H --branching B --beta P --seed S
+        in:  action paths from the root (``0,3,1``; ``-`` = the root)
+        out: ``<path> <value> <optimal actions>``: the exact value for the player to
+             move in {-1, 0, 1} and the actions achieving it, comma separated
+
+Whitespace-only lines are skipped. A bad line (illegal move, full column, malformed
+profile, wrong board size, position already over) gets one line
+``error: line N: '<input>': <problem>`` on stderr and no answer; the other lines are
+answered, and the exit status is 1 if any line was bad. Answers are flushed line by
+line, so the command can serve as a co-process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, TextIO
+
+EMPTY = "-"  # the empty move sequence / the root, which a blank line cannot say
+
+
+class InputError(ValueError):
+    """A bad input line: its message is the problem, for the error line."""
+
+
+# ------------------------------------------------------------------- answerers
+
+
+def _connect4(args) -> Callable[[str], str]:
+    from oracle_service.connect4_solver import Connect4Solver  # compiles its kernels: only when asked
+
+    solver = Connect4Solver()
+
+    def answer(line: str) -> str:
+        moves = "" if line == EMPTY else line
+        if args.analyze:
+            scores = solver.analyze(moves, weak=args.weak)
+            return " ".join([line] + [EMPTY if s is None else str(s) for s in scores])
+        return f"{line} {solver.solve(moves, weak=args.weak)}"
+
+    return answer
+
+
+def _parse_ints(line: str, what: str) -> list[int]:
+    values = []
+    for token in line.split(","):
+        token = token.strip()
+        if not token.isdigit() or not token.isascii():
+            raise InputError(f"malformed {what}: {token!r} is not a non-negative integer "
+                             f"(expected comma-separated integers)")
+        values.append(int(token))
+    return values
+
+
+def _chomp(args) -> Callable[[str], str]:
+    from oracle_service.chomp_grundy import ChompTable
+
+    rows, cols = args.rows, args.cols
+    table = ChompTable(rows, cols, cache_dir=args.cache_dir)
+
+    def answer(line: str) -> str:
+        p = _parse_ints(line, "profile")
+        if len(p) != rows:
+            raise InputError(f"wrong board size: {len(p)} row lengths for a board of {rows} rows")
+        for r, v in enumerate(p):
+            if v > cols:
+                raise InputError(f"wrong board size: row {r} has length {v}, the board has {cols} columns")
+        if p[0] < 1:
+            raise InputError("malformed profile: row 0 must keep the poisoned square (length >= 1)")
+        for r in range(1, rows):
+            if p[r] > p[r - 1]:
+                raise InputError(f"malformed profile: row lengths must be non-increasing "
+                                 f"(row {r} has {p[r]} > row {r - 1} has {p[r - 1]})")
+        if p[0] == 1 and (rows == 1 or p[1] == 0):
+            raise InputError("position already over: only the poisoned square is left")
+        cells = table.winning_actions(p)
+        return f"{','.join(map(str, p))} {table.grundy(p)} {','.join(map(str, cells)) or EMPTY}"
+
+    return answer
+
+
+def _fgame(args) -> Callable[[str], str]:
+    from games import IllegalMoveError
+    from oracle_service.fgame_oracle import FGameOracle
+
+    oracle = FGameOracle(depth=args.depth, branching=args.branching, beta=args.beta, seed=args.seed)
+
+    def answer(line: str) -> str:
+        path = [] if line == EMPTY else _parse_ints(line, "path")
+        try:
+            if oracle.over([path])[0]:
+                raise InputError(f"position already over: the node is a leaf (value {oracle.value(path)})")
+        except IllegalMoveError as e:
+            raise InputError(f"illegal path: {e}") from None
+        best = oracle.optimal_actions(path)
+        return f"{line} {oracle.value(path)} {','.join(map(str, best))}"
+
+    return answer
+
+
+ANSWERERS = {"connect4": _connect4, "chomp": _chomp, "fgame": _fgame}
+
+
+# ------------------------------------------------------------------ entry point
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m oracle_service", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    solve = sub.add_parser("solve", help="answer one position per input line (stdin -> stdout)")
+    solve.add_argument("--game", required=True, choices=sorted(ANSWERERS))
+    c4 = solve.add_argument_group("connect4")
+    c4.add_argument("--weak", action="store_true", help="win/draw/loss only: 1, 0, -1")
+    c4.add_argument("--analyze", action="store_true", help="the score of every column")
+    ch = solve.add_argument_group("chomp")
+    ch.add_argument("--rows", type=int)
+    ch.add_argument("--cols", type=int)
+    ch.add_argument("--cache-dir", help="where Grundy tables are kept (default $SELFPLAY_CHOMP_CACHE "
+                                        "or ~/.cache/selfplay/chomp)")
+    fg = solve.add_argument_group("fgame")
+    fg.add_argument("--depth", type=int)
+    fg.add_argument("--branching", type=int)
+    fg.add_argument("--beta", type=float)
+    fg.add_argument("--seed", type=int)
+    return parser
+
+
+def _check_options(parser: argparse.ArgumentParser, args) -> None:
+    """Options of another game are errors, not silently ignored."""
+    own = {"connect4": ("weak", "analyze"), "chomp": ("rows", "cols", "cache_dir"),
+           "fgame": ("depth", "branching", "beta", "seed")}
+    for game, names in own.items():
+        for name in names:
+            if game != args.game and getattr(args, name) not in (None, False):
+                parser.error(f"--{name.replace('_', '-')} is an option of --game {game}, not {args.game}")
+    required = {"chomp": ("rows", "cols"), "fgame": ("depth", "branching", "beta", "seed")}
+    missing = [f"--{n}" for n in required.get(args.game, ()) if getattr(args, n) is None]
+    if missing:
+        parser.error(f"--game {args.game} needs {', '.join(missing)}")
+
+
+def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout,
+         stderr: TextIO = sys.stderr) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _check_options(parser, args)
+    try:
+        answer = ANSWERERS[args.game](args)
+    except ValueError as e:  # a board or tree the engines reject (e.g. --rows 40)
+        parser.error(str(e))
+    bad = 0
+    for number, raw in enumerate(stdin, start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            out = answer(line)
+        except ValueError as e:  # InputError, or the solver's and engines' own checks
+            bad += 1
+            print(f"error: line {number}: {line!r}: {e}", file=stderr, flush=True)
+            continue
+        print(out, file=stdout, flush=True)
+    return 1 if bad else 0

@@ -72,35 +72,62 @@ def enumerate_and_solve(game: Game, gamma: float = 1.0, max_states: int = 2_000_
                           np.concatenate([q for _, _, q in solved]))
 
 
-def sample_fgame_states(game, count: int = 4096, seed: int = 0) -> LabelledStates:
-    """``count`` distinct non-terminal F-Game states met by uniform random play, labelled
-    by construction (undiscounted values, as the F-Game values are defined)."""
+def sample_random_play_states(game: Game, count: int = 4096, seed: int = 0):
+    """``count`` distinct non-terminal states met by uniform random play (the papers'
+    F-Game protocol), in the order they were first met."""
     rng = np.random.default_rng(seed)
-    found: dict[bytes, int] = {}
+    found: set[bytes] = set()
     pool = []
-    state = game.init(256)
     fresh = game.init(256)
+    state = fresh
     for _ in range(1000 * game.max_length):
+        live = ~game.terminal(state)
         for i, key in enumerate(_keys(state)):
-            if key not in found and not state.over[i] and len(found) < count:
-                found[key] = len(pool)
+            if live[i] and key not in found and len(found) < count:
+                found.add(key)
                 pool.append(take(state, [i]))
         if len(found) >= count:
             break
         actions = games.random_legal_actions(game.legal(state), rng)
         state, _, done = game.step(state, actions, check=False)
         state = games.where(done, fresh, state)
-    states = games.concat(pool)
-    child = game.child_values(states).astype(np.float32)
-    return LabelledStates(states, game.value(states).astype(np.float32), -child)
+    return games.concat(pool)
+
+
+def label_states(game: Game, states, v_star: Callable) -> LabelledStates:
+    """Exact labels (undiscounted) from ``v_star(states) -> [N]``, the value of live
+    states for the player to move; action values follow through one ``expand``."""
+    exp = game.expand(states)
+    A = game.num_actions
+    live = (exp.legal & ~exp.done).reshape(-1)
+    child_v = np.zeros(live.shape, np.float32)
+    if live.any():
+        child_v[live] = v_star(take(exp.children, live))
+    q = np.where(exp.legal, exp.reward - np.where(exp.done, 0.0, child_v.reshape(-1, A)), -np.inf)
+    return LabelledStates(states, np.asarray(v_star(states), np.float32), q.astype(np.float32))
+
+
+def chomp_values(game: Game):
+    """V* of Chomp positions from the Grundy table: the mover wins exactly when the
+    Grundy number is not 0 (normal play, no draws)."""
+    from oracle_service.chomp_grundy import ChompTable
+
+    table = ChompTable(game.params["rows"], game.params["cols"])
+    return lambda states: np.where(table.grundy_batch(states.profile) != 0, 1.0, -1.0).astype(np.float32)
 
 
 def exact_labels(game: Game, gamma: float = 1.0) -> LabelledStates | None:
-    """The built-in ground truth for ``game``, or None where it needs an oracle service."""
+    """The built-in ground truth for ``game``, or None where it needs an oracle service.
+    Games small enough are enumerated (any gamma); F-Games (values by construction) and
+    Chomp (Grundy tables) are labelled on 4096 random-play states, undiscounted."""
     if game.name == "tictactoe" or (game.name == "chomp" and game.num_actions <= 20):
         return enumerate_and_solve(game, gamma)
-    if game.name == "fgame" and gamma == 1.0:
-        return sample_fgame_states(game)
+    if gamma != 1.0:
+        return None
+    if game.name == "fgame":
+        return label_states(game, sample_random_play_states(game), game.value)
+    if game.name == "chomp":
+        return label_states(game, sample_random_play_states(game), chomp_values(game))
     return None
 
 

@@ -101,9 +101,10 @@ class Run:
             device="cuda" if use_gpu else "cpu", augment=config.augment_symmetries)
         per_actor = config.num_envs // config.num_actors
         self.actors = [
-            SelfPlayActor.options(name=f"{name}-selfplay-{i}").remote(game=config.game, game_params=config.game_params, network=config.network,
-                                 num_envs=per_actor, epsilon=config.epsilon, gamma=config.gamma,
-                                 seed=config.seed, index=i, replay=self.replay, threads=config.actor_threads)
+            SelfPlayActor.options(name=f"{name}-selfplay-{i}").remote(
+                game=config.game, game_params=config.game_params, network=config.network, num_envs=per_actor,
+                epsilon=config.epsilon, gamma=config.gamma, seed=config.seed, index=i, replay=self.replay,
+                threads=config.actor_threads)
             for i in range(config.num_actors)]
         self.forward_cost = forward_cost(config.network)
         self.labels = exact_labels(self.game, config.gamma)
@@ -123,6 +124,8 @@ class Run:
         ray.get(self.learner.load_state_dict.remote(payload["learner"]))
         actor_states = from_safe(payload["actors"])
         ray.get([a.set_state.remote(s) for a, s in zip(self.actors, actor_states)])
+        # The shards already reloaded their snapshots when they started; restoring again
+        # makes a missing or foreign snapshot an error here rather than an empty buffer.
         self.replay.restore(str(self.run_dir / "replay"))
         restored = self.replay.size()
         print(f"resumed {self.run_dir} from {path.name}: iteration {self.counters['iteration']}, "

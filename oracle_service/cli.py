@@ -9,7 +9,7 @@
         out: ``<profile> <grundy> <winning cells>``: the cells whose taking leaves
              Grundy 0, as action indices ``row * cols + col`` (0-based, row 0 holds the
              poisoned square at col 0), ascending, comma separated, or ``-`` if none
-    solve --game fgame --depth H --branching B --beta P --seed S
+    solve --game fgame [--depth H] [--branching B] [--beta P] [--seed S]
         in:  action paths from the root (``0,3,1``; ``-`` = the root)
         out: ``<path> <value> <optimal actions>``: the exact value for the player to
              move in {-1, 0, 1} and the actions achieving it, comma separated
@@ -94,7 +94,9 @@ def _fgame(args) -> Callable[[str], str]:
     from games import IllegalMoveError
     from oracle_service.fgame_oracle import FGameOracle
 
-    oracle = FGameOracle(depth=args.depth, branching=args.branching, beta=args.beta, seed=args.seed)
+    # Parameters not given take the F-Game defaults (depth 10, branching 5, beta 0.05, seed 0).
+    given = {k: getattr(args, k) for k in ("depth", "branching", "beta", "seed") if getattr(args, k) is not None}
+    oracle = FGameOracle(**given)
 
     def answer(line: str) -> str:
         path = [] if line == EMPTY else _parse_ints(line, "path")
@@ -145,7 +147,7 @@ def _check_options(parser: argparse.ArgumentParser, args) -> None:
         for name in names:
             if game != args.game and getattr(args, name) not in (None, False):
                 parser.error(f"--{name.replace('_', '-')} is an option of --game {game}, not {args.game}")
-    required = {"chomp": ("rows", "cols"), "fgame": ("depth", "branching", "beta", "seed")}
+    required = {"chomp": ("rows", "cols")}
     missing = [f"--{n}" for n in required.get(args.game, ()) if getattr(args, n) is None]
     if missing:
         parser.error(f"--game {args.game} needs {', '.join(missing)}")

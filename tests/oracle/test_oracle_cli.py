@@ -78,7 +78,7 @@ def test_fgame_mixed_lines():
 
 def test_option_errors():
     for args in (["--game", "chomp", "--rows", "3"], ["--game", "chomp", "--rows", "3", "--cols", "4", "--weak"],
-                 ["--game", "chomp", "--rows", "40", "--cols", "4"], ["--game", "fgame", "--depth", "3"]):
+                 ["--game", "chomp", "--rows", "40", "--cols", "4"], ["--game", "fgame", "--depth", "3", "--rows", "2"]):
         proc = run(args, [])
         assert proc.returncode == 2 and "error:" in proc.stderr, (args, proc.stderr)
 
@@ -120,3 +120,15 @@ def test_connect4_mixed_lines():
     proc = run(["--game", "connect4", "--weak"], good)
     assert (proc.returncode, proc.stderr) == (0, "")
     assert proc.stdout.splitlines() == [f"{m} {solver.solve(m, weak=True)}" for m in good]
+
+
+def test_fgame_parameters_default_to_the_game_defaults():
+    """Without --beta and --seed the answers are those of games.make("fgame") defaults."""
+    import games
+
+    out = subprocess.run([sys.executable, "-m", "oracle_service", "solve", "--game", "fgame"],
+                         input="0,3,1\n", capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    game = games.make("fgame")
+    value = int(game.value(game.from_moves([[0, 3, 1]]))[0])
+    assert out.stdout.split()[:2] == ["0,3,1", str(value)]

@@ -1,0 +1,305 @@
+"""The shared solved-position store: exact Connect Four answers kept across processes and machines.
+
+Solving an early position can take minutes, and evaluation keeps asking for the same
+ones, so every solver process first looks positions up here and writes back what it
+solved. Two back ends behind one interface (``get_many``, ``put_many``, ``__len__``,
+``stats``):
+
+- :class:`EmbeddedStore` (the default): one SQLite file in WAL mode, so several
+  processes on one machine read and write it at once;
+- :class:`RedisStore`: a Redis server, for processes on several machines. If the
+  server is unreachable, reads are misses and writes are dropped (logged and counted):
+  the store only saves time, it never decides an answer.
+
+Keys are Pons position keys (``current + mask``, 49 bits; ``games/connect4.py``)
+canonicalised under the left-right mirror: the smaller of the key of the position and
+that of its mirror image, so a position and its mirror share one entry. Values are
+:class:`Solved` records, kept in the orientation of the canonical key; a caller that
+looked up a mirrored position mirrors the record back (:meth:`Solved.oriented`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+import games
+from games.connect4 import moves_from_digits
+
+log = logging.getLogger(__name__)
+
+STORE_ENV = "SELFPLAY_ORACLE_STORE"  # a path or a redis:// URL
+PASSWORD_ENV = "SELFPLAY_REDIS_PASSWORD"
+WIDTH, _H1 = 7, 7  # columns; bits per column (6 cells and the sentinel)
+_COL_BITS = np.uint64((1 << _H1) - 1)
+_FULL = -128  # packed code of a full column (no score) in an analysis
+
+
+def default_store_path() -> Path:
+    return Path.home() / ".cache" / "selfplay" / "oracle.sqlite"
+
+
+# ------------------------------------------------------------------------- keys
+
+
+def mirror_bits(x: np.ndarray) -> np.ndarray:
+    """uint64[N]: the bitboards ``x`` (uint64[N], layout of ``games/connect4.py``) with
+    column ``c`` moved to column ``6 - c``. Columns are 7-bit fields, so a mirror is a
+    permutation of fields."""
+    x = np.asarray(x, dtype=np.uint64)
+    out = np.zeros_like(x)
+    for c in range(WIDTH):
+        field = (x >> np.uint64(c * _H1)) & _COL_BITS
+        out |= field << np.uint64((WIDTH - 1 - c) * _H1)
+    return out
+
+
+def connect4_keys(current: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(keys int64[N], mirrored bool[N]) of bitboard positions ``current``, ``mask``
+    (uint64[N]): the canonical key, and whether it is that of the mirror image (a
+    symmetric position is never "mirrored"). Keys fit in 49 bits."""
+    current = np.asarray(current, dtype=np.uint64)  # [N]
+    mask = np.asarray(mask, dtype=np.uint64)  # [N]
+    assert current.shape == mask.shape and current.ndim == 1, (current.shape, mask.shape)
+    # Within one column current + mask never carries past its sentinel bit, so the
+    # key of the mirror is the mirror of the key; computed on the boards to be plain.
+    key = current + mask
+    mkey = mirror_bits(current) + mirror_bits(mask)
+    mirrored = mkey < key
+    return np.where(mirrored, mkey, key).astype(np.int64), mirrored
+
+
+def connect4_key(moves: str | Sequence[int]) -> tuple[int, bool]:
+    """(canonical key, mirrored) of the position after ``moves``: a string of 1-based
+    column digits (``"4453"``) or a list of actions 0..6. Raises ValueError
+    (``games.IllegalMoveError``) for an illegal sequence."""
+    actions = moves_from_digits(moves) if isinstance(moves, str) else [int(a) for a in moves]
+    state = games.make("connect4").from_moves([actions])
+    keys, mirrored = connect4_keys(state.current, state.mask)
+    return int(keys[0]), bool(mirrored[0])
+
+
+# ----------------------------------------------------------------------- values
+
+
+class Solved(NamedTuple):
+    """What is known of one position: its exact score (DESIGN.md convention, for the
+    side to move) and, if computed, its analysis: the score of each column 0..6, None
+    for a full column."""
+
+    score: int
+    analysis: tuple[int | None, ...] | None = None
+
+    def oriented(self, mirrored: bool) -> Solved:
+        """This record seen from the mirror image if ``mirrored``: columns reversed."""
+        if not mirrored or self.analysis is None:
+            return self
+        return Solved(self.score, tuple(reversed(self.analysis)))
+
+    def pack(self) -> bytes:
+        """1 byte (score) or 8 bytes (score, then 7 column scores; -128 = full column)."""
+        if self.analysis is None:
+            return np.int8(self.score).tobytes()
+        assert len(self.analysis) == WIDTH, self.analysis
+        codes = [self.score] + [_FULL if s is None else s for s in self.analysis]
+        return np.array(codes, dtype=np.int8).tobytes()
+
+    @staticmethod
+    def unpack(data: bytes) -> Solved:
+        codes = np.frombuffer(data, dtype=np.int8).tolist()
+        if len(codes) == 1:
+            return Solved(codes[0])
+        if len(codes) != 1 + WIDTH:
+            raise ValueError(f"solved-position store: a value of {len(data)} bytes is corrupt "
+                             f"(expected 1 or {1 + WIDTH})")
+        return Solved(codes[0], tuple(None if s == _FULL else s for s in codes[1:]))
+
+
+# ----------------------------------------------------------------------- stores
+
+
+class EmbeddedStore:
+    """Solved positions in one SQLite file (WAL mode: concurrent readers and writers in
+    several processes). The connection is opened per process, so an instance survives
+    being pickled to or forked into another process."""
+
+    def __init__(self, path: str | os.PathLike | None = None, *, timeout_s: float = 30.0):
+        self.path = Path(path) if path else default_store_path()
+        self.timeout_s = timeout_s
+        self._conn: sqlite3.Connection | None = None
+        self._pid = -1
+        self._counts = {"gets": 0, "hits": 0, "puts": 0}
+        self._db()  # fail early on a bad path
+
+    def __getstate__(self):
+        return {"path": self.path, "timeout_s": self.timeout_s}
+
+    def __setstate__(self, state):
+        self.__init__(state["path"], timeout_s=state["timeout_s"])
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None or self._pid != os.getpid():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at checkpoints, never corrupt
+            conn.execute("CREATE TABLE IF NOT EXISTS connect4 "
+                         "(key INTEGER PRIMARY KEY, value BLOB NOT NULL)")
+            self._conn, self._pid = conn, os.getpid()
+        return self._conn
+
+    def get_many(self, keys: Sequence[int]) -> list[Solved | None]:
+        keys = [int(k) for k in keys]
+        found: dict[int, bytes] = {}
+        db = self._db()
+        for i in range(0, len(keys), 500):  # SQLite caps the number of bound parameters
+            chunk = keys[i:i + 500]
+            rows = db.execute(f"SELECT key, value FROM connect4 WHERE key IN "
+                              f"({','.join('?' * len(chunk))})", chunk)
+            found.update(rows)
+        out = [Solved.unpack(found[k]) if k in found else None for k in keys]
+        self._counts["gets"] += len(keys)
+        self._counts["hits"] += sum(v is not None for v in out)
+        return out
+
+    def put_many(self, items: Iterable[tuple[int, Solved]]) -> None:
+        rows = [(int(k), v.pack()) for k, v in items]
+        if not rows:
+            return
+        # A score-only record never replaces one that also holds the analysis.
+        self._db().executemany(
+            "INSERT INTO connect4 (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
+            "SET value = excluded.value WHERE length(excluded.value) >= length(connect4.value)",
+            rows)
+        self._counts["puts"] += len(rows)
+
+    def __len__(self) -> int:
+        return self._db().execute("SELECT COUNT(*) FROM connect4").fetchone()[0]
+
+    def stats(self) -> dict:
+        return {"backend": "sqlite", "path": str(self.path), **self._counts}
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+class RedisStore:
+    """Solved positions in one Redis hash (field: the 7-byte big-endian key; value: the
+    packed record), read with HMGET and written through a pipeline.
+
+    ``url`` like ``redis://:password@host:6379/0``; without a password in it, the one in
+    ``$SELFPLAY_REDIS_PASSWORD`` is used. When the server cannot be reached, a call
+    logs a warning, counts an error and answers misses (reads) or drops the records
+    (writes); for ``retry_after_s`` seconds later calls do the same without waiting on
+    the network, then the next call connects again.
+    """
+
+    def __init__(self, url: str, *, hash_name: str = "selfplay:connect4", timeout_s: float = 2.0,
+                 retry_after_s: float = 5.0):
+        import redis
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        self.url, self.hash_name, self.retry_after_s = url, hash_name, retry_after_s
+        kwargs = {}
+        if os.environ.get(PASSWORD_ENV) and "@" not in url:
+            kwargs["password"] = os.environ[PASSWORD_ENV]
+        # One attempt per call: the fallback above, not redis-py's back-off, handles outages.
+        self._redis = redis.Redis.from_url(url, socket_timeout=timeout_s,
+                                           socket_connect_timeout=timeout_s,
+                                           retry=Retry(NoBackoff(), 0), **kwargs)
+        self._errors_caught = (redis.ConnectionError, redis.TimeoutError)
+        self._down_until = 0.0
+        self._counts = {"gets": 0, "hits": 0, "puts": 0, "errors": 0, "dropped_puts": 0}
+
+    def __getstate__(self):
+        return {"url": self.url, "hash_name": self.hash_name, "retry_after_s": self.retry_after_s}
+
+    def __setstate__(self, state):
+        self.__init__(state["url"], hash_name=state["hash_name"], retry_after_s=state["retry_after_s"])
+
+    def _available(self) -> bool:
+        return time.monotonic() >= self._down_until
+
+    def _failed(self, what: str, err: Exception) -> None:
+        self._counts["errors"] += 1
+        self._down_until = time.monotonic() + self.retry_after_s
+        log.warning("redis store %s: %s failed (%s: %s); answering without the store for %.1f s",
+                    self._safe_url(), what, type(err).__name__, err, self.retry_after_s)
+
+    def _safe_url(self) -> str:
+        kw = self._redis.connection_pool.connection_kwargs
+        return f"redis://{kw.get('host')}:{kw.get('port')}/{kw.get('db', 0)}"
+
+    @staticmethod
+    def _field(key: int) -> bytes:
+        return int(key).to_bytes(7, "big")
+
+    def get_many(self, keys: Sequence[int]) -> list[Solved | None]:
+        keys = list(keys)
+        self._counts["gets"] += len(keys)
+        if not keys:
+            return []
+        if not self._available():
+            return [None] * len(keys)
+        try:
+            raw = self._redis.hmget(self.hash_name, [self._field(k) for k in keys])
+        except self._errors_caught as e:
+            self._failed("read", e)
+            return [None] * len(keys)
+        out = [None if v is None else Solved.unpack(v) for v in raw]
+        self._counts["hits"] += sum(v is not None for v in out)
+        return out
+
+    def put_many(self, items: Iterable[tuple[int, Solved]]) -> None:
+        items = list(items)
+        if not items:
+            return
+        if not self._available():
+            self._counts["dropped_puts"] += len(items)
+            return
+        full = {self._field(k): v.pack() for k, v in items if v.analysis is not None}
+        pipe = self._redis.pipeline(transaction=False)
+        if full:
+            pipe.hset(self.hash_name, mapping=full)
+        for k, v in items:
+            if v.analysis is None:  # never replace a record that also holds the analysis
+                pipe.hsetnx(self.hash_name, self._field(k), v.pack())
+        try:
+            pipe.execute()
+        except self._errors_caught as e:
+            self._failed("write", e)
+            self._counts["dropped_puts"] += len(items)
+            return
+        self._counts["puts"] += len(items)
+
+    def __len__(self) -> int:
+        return int(self._redis.hlen(self.hash_name))
+
+    def stats(self) -> dict:
+        return {"backend": "redis", "url": self._safe_url(), **self._counts}
+
+    def close(self) -> None:
+        self._redis.close()
+
+
+Store = EmbeddedStore | RedisStore
+
+
+def open_store(url_or_path: str | os.PathLike | None = None) -> Store:
+    """``redis://...`` (or ``rediss://``): a :class:`RedisStore`; anything else: an
+    :class:`EmbeddedStore` at that path. None: ``$SELFPLAY_ORACLE_STORE`` if set, else
+    ``~/.cache/selfplay/oracle.sqlite``."""
+    target = url_or_path if url_or_path is not None else os.environ.get(STORE_ENV) or None
+    if isinstance(target, str) and target.startswith(("redis://", "rediss://", "unix://")):
+        return RedisStore(target)
+    return EmbeddedStore(target)

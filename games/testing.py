@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from games.base import Game, State, take
+from games.base import Game, State, put, random_legal_actions, take
 
 
 def assert_states_equal(a: State, b: State, msg: str = "") -> None:
@@ -30,3 +30,18 @@ def assert_expand_matches_step(game: Game, state: State, msg: str = "") -> None:
     assert_states_equal(take(exp.children, rows), child, f"{msg} children")
     np.testing.assert_array_equal(exp.reward.reshape(-1)[rows], reward, err_msg=f"{msg} reward")
     np.testing.assert_array_equal(exp.done.reshape(-1)[rows], done, err_msg=f"{msg} done")
+
+
+def random_playout(game: Game, batch: int, rng: np.random.Generator):
+    """The batch state at every ply of ``batch`` uniformly random games, the first state
+    the start and the last one with every game over (finished games stay as they are)."""
+    state = game.init(batch)
+    for _ in range(game.max_length + 1):
+        yield state
+        legal = game.legal(state)
+        live = legal.any(axis=1)
+        if not live.any():
+            return
+        sub, _, _ = game.step(take(state, live), random_legal_actions(legal, rng)[live])
+        state = put(state, live, sub)
+    raise AssertionError(f"{game!r}: random games outlived max_length={game.max_length}")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import games
-from games.testing import assert_expand_matches_step
+from games.testing import assert_expand_matches_step, random_playout
 from games.base import IllegalMoveError, random_legal_actions, take
 
 
@@ -209,17 +209,8 @@ def test_l_shapes_lose_with_equal_arms():
 @pytest.mark.parametrize("shape", [(3, 4), (4, 4), (1, 5), (9, 10)])
 def test_expand_equals_stepping(shape):
     g = game_of(*shape)
-    rng = np.random.default_rng(5)
-    B = 6
-    state = g.init(B)
-    for ply in range(g.max_length + 1):
+    for ply, state in enumerate(random_playout(g, 6, np.random.default_rng(5))):
         assert_expand_matches_step(g, state, f"ply {ply}")
-        legal = g.legal(state)
-        if not legal.any():
-            break
-        live = legal.any(axis=1)
-        sub, _, _ = g.step(take(state, live), random_legal_actions(legal, rng)[live])
-        state = games.put(state, live, sub)
     assert g.terminal(state).all()
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import games
-from games.testing import assert_expand_matches_step
+from games.testing import assert_expand_matches_step, random_playout
 from games.base import IllegalMoveError, random_legal_actions, take
 
 COLUMNS = "ABCDEFGHJKLMNOPQRST"
@@ -623,15 +623,7 @@ def test_symmetries_map_games_onto_games():
 
 def test_random_play_ends_within_max_length():
     game = make()
-    rng = np.random.default_rng(3)
-    s = game.init(64)
-    for _ in range(game.max_length):
-        legal = game.legal(s)
-        if not legal.any():
-            break
-        live = legal.any(axis=1)
-        a = random_legal_actions(legal, rng)
-        s2, _, _ = game.step(take(s, live), a[live])
-        s = games.put(s, live, s2)
+    for s in random_playout(game, 64, np.random.default_rng(3)):
+        pass
     assert game.terminal(s).all()
     assert (s.moves <= game.max_length).all()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import games
-from games.testing import assert_expand_matches_step
+from games.testing import assert_expand_matches_step, random_playout
 from games.base import IllegalMoveError, random_legal_actions, take
 
 
@@ -268,18 +268,8 @@ def test_swap_on_the_diagonal_keeps_the_cell():
 @pytest.mark.parametrize("params", [{"size": 4}, {"size": 7}, {"size": 3, "swap": True}, {"size": 5, "swap": True}])
 def test_expand_equals_stepping(params):
     g = games.make("hex", **params)
-    rng = np.random.default_rng(11)
-    B = 8
-    state = g.init(B)
-    for ply in range(g.max_length + 1):
+    for ply, state in enumerate(random_playout(g, 8, np.random.default_rng(11))):
         assert_expand_matches_step(g, state, f"ply {ply}")
-        legal = g.legal(state)
-        if not legal.any():
-            break
-        live = legal.any(axis=1)
-        actions = random_legal_actions(legal, rng)
-        sub, _, _ = g.step(take(state, live), actions[live])
-        state = games.put(state, live, sub)
     assert g.terminal(state).all()
 
 

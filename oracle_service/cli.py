@@ -14,6 +14,11 @@
         out: ``<path> <value> <optimal actions>``: the exact value for the player to
              move in {-1, 0, 1} and the actions achieving it, comma separated
 
+    book --game connect4 --depth D [--from MOVES] [--store URL] [--replicas N] [--address ADDR]
+        solves every position within D plies of MOVES (default: the start), one per
+        mirror class, on oracle replicas on Ray (embedded, or the cluster at ADDR),
+        into the store (default the embedded SQLite store; ``redis://...`` for Redis)
+
 Whitespace-only lines are skipped. A bad line (illegal move, full column, malformed
 profile, wrong board size, position already over) gets one line
 ``error: line N: '<input>': <problem>`` on stderr and no answer; the other lines are
@@ -131,6 +136,14 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--cols", type=int)
     ch.add_argument("--cache-dir", help="where Grundy tables are kept (default $SELFPLAY_CHOMP_CACHE "
                                         "or ~/.cache/selfplay/chomp)")
+    book = sub.add_parser("book", help="solve every position up to a depth into the store, on Ray")
+    book.add_argument("--game", required=True, choices=["connect4"])
+    book.add_argument("--depth", type=int, required=True, help="plies beyond --from")
+    book.add_argument("--from", dest="prefix", default="", help="the root position, as move digits")
+    book.add_argument("--store", help="store path or redis:// URL (default $SELFPLAY_ORACLE_STORE or "
+                                      "~/.cache/selfplay/oracle.sqlite)")
+    book.add_argument("--replicas", type=int, default=2, help="oracle replicas solving in parallel")
+    book.add_argument("--address", help="Ray cluster to join (default: an embedded Ray)")
     fg = solve.add_argument_group("fgame")
     fg.add_argument("--depth", type=int)
     fg.add_argument("--branching", type=int)
@@ -153,10 +166,37 @@ def _check_options(parser: argparse.ArgumentParser, args) -> None:
         parser.error(f"--game {args.game} needs {', '.join(missing)}")
 
 
+def run_book(args, stdout: TextIO, stderr: TextIO) -> int:
+    import ray
+
+    from oracle_service.book import book_positions, fill_book
+    from oracle_service.service import OracleClient
+
+    try:
+        positions = book_positions(args.depth, args.prefix)
+    except ValueError as e:
+        print(f"error: {e}", file=stderr)
+        return 2
+    ray.init(address=args.address, include_dashboard=False) if args.address else ray.init(include_dashboard=False)
+    client = OracleClient(num_replicas=args.replicas, store=args.store)
+    try:
+        done = fill_book(client, positions, progress=lambda n, total: print(
+            f"\r{n}/{total} positions", end="", file=stderr, flush=True))
+    finally:
+        client.close()
+        ray.shutdown()
+    print(file=stderr)
+    print(" ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in done.items()),
+          file=stdout)
+    return 1 if done["errors"] else 0
+
+
 def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout,
          stderr: TextIO = sys.stderr) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "book":
+        return run_book(args, stdout, stderr)
     _check_options(parser, args)
     try:
         answer = ANSWERERS[args.game](args)

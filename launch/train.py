@@ -78,16 +78,25 @@ def start_ray(address: str | None) -> None:
 class Run:
     """One training run, started on Ray; ``run()`` trains until the budget is spent."""
 
-    def __init__(self, config: TrainConfig, run_dir: Path, *, wandb_mode: str | None = None, resume: bool = False):
+    def __init__(self, config: TrainConfig, run_dir: Path, *, wandb_mode: str | None = None, resume: bool = False,
+                 fixed_cluster: bool = True):
         validate(config)
         self.config, self.run_dir = config, Path(run_dir)
         self.game = games.make(config.game, **config.game_params)
         self.counters = {k: 0 for k in COUNTERS}
-        self.logger = MetricsLogger(self.run_dir, asdict(config), wandb_mode=wandb_mode)
         gpus = ray.cluster_resources().get("GPU", 0)
         if config.device == "cuda" and gpus < 1:
             raise ConfigError("device=cuda but the Ray cluster offers no GPU")
         use_gpu = config.device in ("auto", "cuda") and gpus >= 1
+        cpus = ray.cluster_resources().get("CPU", 0)
+        needed = config.num_actors + (0 if use_gpu else 1)
+        if fixed_cluster and needed > cpus:
+            # Ray would wait forever for the missing CPU: refuse now, naming the numbers.
+            # (An autoscaling cluster, reached with --address, adds nodes instead.)
+            raise ConfigError(f"num_actors={config.num_actors} self-play actors and a "
+                              f"{'GPU' if use_gpu else 'CPU'} learner need {needed} CPUs; "
+                              f"the Ray cluster has {cpus:g}")
+        self.logger = MetricsLogger(self.run_dir, asdict(config), wandb_mode=wandb_mode)
         # Actor names carry the run's name: runs sharing a cluster do not collide, and
         # operators (and the fault-tolerance tests) can find an actor by name.
         name = self.run_dir.resolve().name
@@ -340,7 +349,7 @@ def train(config: TrainConfig, *, run_dir=None, resume=None, updates=None, minut
     """Run (or resume) a training run; returns the run directory and its last metrics."""
     config, run_dir = prepare_run_dir(config, run_dir, resume)
     start_ray(address)
-    run = Run(config, run_dir, wandb_mode=wandb_mode, resume=resume is not None)
+    run = Run(config, run_dir, wandb_mode=wandb_mode, resume=resume is not None, fixed_cluster=address is None)
     try:
         last = run.run(updates=updates, minutes=minutes, stop=stop)
     finally:

@@ -124,3 +124,11 @@ def test_async_schedule_respects_the_rate_limiter_and_logs_to_wandb(ray_session,
     # The W&B run's files stay in the run directory.
     assert (run_dir / "wandb_id.txt").exists()
     assert list((run_dir / "wandb").glob("offline-run-*/run-*.wandb"))
+
+
+def test_a_pool_that_cannot_be_placed_is_refused_at_start(ray_session, tmp_path):
+    from launch.config import ConfigError
+
+    config = tiny_config("num_actors=2", "num_envs=64")  # 2 actors + a CPU learner > 2 CPUs
+    with pytest.raises(ConfigError, match="need 3 CPUs; the Ray cluster has 2"):
+        train(config, run_dir=tmp_path / "run", updates=1, wandb_mode="disabled")

@@ -45,3 +45,22 @@ def random_playout(game: Game, batch: int, rng: np.random.Generator):
         sub, _, _ = game.step(take(state, live), random_legal_actions(legal, rng)[live])
         state = put(state, live, sub)
     raise AssertionError(f"{game!r}: random games outlived max_length={game.max_length}")
+
+
+def symmetric_play(game: Game, sym, rng: np.random.Generator, count: int, max_plies: int):
+    """``count`` random games of up to ``max_plies`` moves, each replayed with its moves
+    mapped by the symmetry ``sym``; asserts that the image's encoding and legal mask are
+    the mapped ones, and yields ``(state, image)`` for game-specific checks."""
+    for _ in range(count):
+        state, moves = game.init(1), []
+        for _ in range(int(rng.integers(1, max_plies))):
+            legal = game.legal(state)
+            if not legal.any():
+                break
+            action = int(random_legal_actions(legal, rng)[0])
+            moves.append(action)
+            state, _, _ = game.step(state, np.array([action]))
+        image = game.from_moves([[int(sym.action[a]) for a in moves]])
+        np.testing.assert_array_equal(game.encode(image), sym.obs(game.encode(state)), err_msg=sym.name)
+        np.testing.assert_array_equal(game.legal(image)[:, sym.action], game.legal(state), err_msg=sym.name)
+        yield state, image

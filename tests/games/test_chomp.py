@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import games
-from games.testing import assert_expand_matches_step, random_playout
+from games.testing import assert_expand_matches_step, random_playout, symmetric_play
 from games.base import IllegalMoveError, random_legal_actions, take
 
 
@@ -253,18 +253,7 @@ def test_symmetries():
     assert tr.name == "transpose"
     assert tr.action[1] == 5 and tr.action[5 * 2 + 3] == 3 * 5 + 2 and tr.action[0] == 0
     rng = np.random.default_rng(2)
-    for _ in range(20):
-        s, moves = g.init(1), []
-        for _ in range(int(rng.integers(1, 8))):
-            legal = g.legal(s)
-            if not legal.any():
-                break
-            a = int(random_legal_actions(legal, rng)[0])
-            moves.append(a)
-            s, _, _ = g.step(s, np.array([a]))
-        image = g.from_moves([[int(tr.action[a]) for a in moves]])
-        np.testing.assert_array_equal(g.encode(image), tr.obs(g.encode(s)))
-        np.testing.assert_array_equal(g.legal(image)[:, tr.action], g.legal(s))
+    for s, image in symmetric_play(g, tr, rng, 20, 8):
         # The transposed profile is the conjugate partition.
         conj = [sum(1 for n in s.profile[0] if n > c) for c in range(5)]
         assert image.profile[0].tolist() == conj

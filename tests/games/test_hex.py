@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import games
-from games.testing import assert_expand_matches_step, random_playout
+from games.testing import assert_expand_matches_step, random_playout, symmetric_play
 from games.base import IllegalMoveError, random_legal_actions, take
 
 
@@ -287,18 +287,6 @@ def test_rotation_symmetry(params):
     if g.swap:
         assert rot.action[n * n] == n * n
     rng = np.random.default_rng(3)
-    for trial in range(20):
-        s = g.init(1)
-        moves = []
-        for _ in range(int(rng.integers(1, g.max_length))):
-            legal = g.legal(s)
-            if not legal.any():
-                break
-            a = int(random_legal_actions(legal, rng)[0])
-            moves.append(a)
-            s, _, _ = g.step(s, np.array([a]))
-        image = g.from_moves([[int(rot.action[a]) for a in moves]])
-        np.testing.assert_array_equal(g.encode(image), rot.obs(g.encode(s)))
-        np.testing.assert_array_equal(g.legal(image)[:, rot.action], g.legal(s))
+    for s, image in symmetric_play(g, rot, rng, 20, g.max_length):
         np.testing.assert_array_equal(image.winner, s.winner)  # the value is invariant
         np.testing.assert_array_equal(image.board[0], s.board[0, ::-1, ::-1])

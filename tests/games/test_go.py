@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import games
-from games.testing import assert_expand_matches_step, random_playout
+from games.testing import assert_expand_matches_step, random_playout, symmetric_play
 from games.base import IllegalMoveError, random_legal_actions, take
 
 COLUMNS = "ABCDEFGHJKLMNOPQRST"
@@ -602,22 +602,9 @@ def test_symmetries_map_games_onto_games():
     assert len(syms) == 8 and syms[0].name == "identity"
     assert (syms[0].action == np.arange(26)).all()
     rng = np.random.default_rng(11)
-    for _ in range(3):
-        moves = []
-        s = game.init(1)
-        for _ in range(30):
-            legal = game.legal(s)
-            if not legal.any():
-                break
-            a = int(random_legal_actions(legal, rng)[0])
-            moves.append(a)
-            s, _, _ = game.step(s, np.array([a]))
-        for sym in syms:
-            t = game.from_moves([[int(sym.action[a]) for a in moves]])
-            assert np.array_equal(game.encode(t), sym.obs(game.encode(s)))
-            mapped = np.zeros_like(game.legal(s))
-            mapped[:, sym.action] = game.legal(s)
-            assert np.array_equal(game.legal(t), mapped)
+    for sym in syms:
+        # Encodings and legal masks of the mapped games are checked by symmetric_play.
+        for s, t in symmetric_play(game, sym, rng, 3, 31):
             assert game.terminal(t)[0] == game.terminal(s)[0]
 
 

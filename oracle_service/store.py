@@ -148,7 +148,19 @@ class EmbeddedStore:
         if self._conn is None or self._pid != os.getpid():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
+            # Switching to WAL needs a moment of exclusive access, which SQLite refuses at
+            # once (no busy wait) while another process opens or recovers the same file,
+            # as replicas starting together or restarting after a kill do: retry then.
+            deadline = time.monotonic() + self.timeout_s
+            while True:
+                try:
+                    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                        conn.execute("PRAGMA journal_mode=WAL")
+                    break
+                except sqlite3.OperationalError as err:
+                    if "locked" not in str(err) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
             conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at checkpoints, never corrupt
             conn.execute("CREATE TABLE IF NOT EXISTS connect4 "
                          "(key INTEGER PRIMARY KEY, value BLOB NOT NULL)")

@@ -2,7 +2,10 @@
 actors (:class:`ValueFunction`).
 
 The AVI loss is the paper's eq. (5), ``E[(V_theta(s) - y)^2]`` over replayed rows
-``(s, y)``, minimised with Adam. The learner counts the samples it pushes through the
+``(s, y)``; AlphaZero's (eq. 11) adds the cross-entropy of the policy head to the search's
+visit distribution, ``-pi_MCTS . log softmax(logits)``; AZAL (AZAL paper eq. 10) adds
+``lambda_aux`` times the cross-entropy to the smoothed oracle target, averaged over the
+oracle-labelled rows only. All are minimised with Adam. The learner counts the samples it pushes through the
 network forward and backward, the two terms of the compute proxy
 ``N_forward + 3 N_backward``; a symmetrized network counts every symmetric image.
 
@@ -24,7 +27,7 @@ from torch import nn
 from games import Game
 from learner.networks import NetworkConfig, build_network, forward_cost, torch_symmetries
 
-LOSSES = ("avi",)  # AlphaZero's policy + value loss will join here
+LOSSES = ("avi", "alphazero", "azal")
 
 
 def default_device() -> torch.device:
@@ -90,11 +93,14 @@ class Learner:
     """
 
     def __init__(self, game: Game, net_config: NetworkConfig, lr: float = 3e-4, device=None, seed: int = 0,
-                 loss: str = "avi", *, augment: bool = False):
+                 loss: str = "avi", *, augment: bool = False, aux_weight: float = 1.0):
         if loss not in LOSSES:
-            raise ValueError(f"Learner: loss {loss!r} is not implemented; available: {', '.join(LOSSES)} "
-                             f"(AlphaZero's policy loss is still to come)")
+            raise ValueError(f"Learner: loss {loss!r} is not implemented; available: {', '.join(LOSSES)}")
+        if loss != "avi" and not net_config.policy_head:
+            raise ValueError(f"Learner: loss {loss!r} trains a policy, but the NetworkConfig has no policy head "
+                             f"(set policy_head=True)")
         self.game, self.net_config, self.loss, self.augment = game, net_config, loss, bool(augment)
+        self.aux_weight = float(aux_weight)  # lambda_aux of AZAL
         self.device = torch.device(device) if device is not None else default_device()
         # The learner owns its process: seeding torch's global RNG makes the initial
         # weights a function of the seed; its state is saved with the checkpoint.
@@ -115,31 +121,64 @@ class Learner:
         """The paper's forward-equivalent compute of training so far."""
         return self.samples_forward + 3 * self.samples_backward
 
-    def _augmented(self, x: torch.Tensor) -> torch.Tensor:  # [N, *obs_shape] -> same
+    def _augmented(self, x: torch.Tensor, policies: list[torch.Tensor]) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Each row of ``x`` [N, *obs_shape] through a random symmetry; the action
+        distributions ``policies`` (each [N, A]) move with it: the image of action ``a``
+        gets ``a``'s probability."""
         choice = self._rng.integers(len(self._symmetries), size=x.shape[0])
         out = torch.empty_like(x)
+        moved = [torch.empty_like(p) for p in policies]
         for k, sym in enumerate(self._symmetries):
             rows = torch.from_numpy(np.flatnonzero(choice == k)).to(self.device)
             if rows.numel():
                 out[rows] = sym.obs(x[rows])
-        return out
+                perm = sym.action.to(self.device)
+                for src, dst in zip(policies, moved):
+                    dst[rows.unsqueeze(1), perm.unsqueeze(0)] = src[rows]
+        return out, moved
+
+    def _check_policy(self, batch: dict, key: str, n: int) -> np.ndarray:
+        p = batch.get(key)
+        shape = (n, self.game.num_actions)
+        if not isinstance(p, np.ndarray) or p.dtype != np.float32 or p.shape != shape:
+            raise ValueError(f"Learner.train_step ({self.loss}): {key} must be float32{list(shape)}, got "
+                             f"{getattr(p, 'dtype', type(p).__name__)}{list(getattr(p, 'shape', []))}")
+        return p
 
     def train_step(self, batch: dict) -> dict:
-        """One Adam update on ``batch = {"obs": uint8[N, *obs_shape], "target": float32[N]}``."""
+        """One Adam update on ``batch = {"obs": uint8[N, *obs_shape], "target": float32[N]}``,
+        plus ``"policy": float32[N, A]`` (AlphaZero, AZAL) and ``"aux_policy": float32[N, A]``
+        (AZAL: the smoothed oracle target, all zeros on unlabelled rows)."""
         obs, target = batch["obs"], batch["target"]
         n = _check_obs(obs, self.game.obs_shape, np.uint8, "Learner.train_step")
         if not isinstance(target, np.ndarray) or target.dtype != np.float32 or target.shape != (n,):
             raise ValueError(f"Learner.train_step: target must be float32[{n}], got "
                              f"{getattr(target, 'dtype', type(target).__name__)}{getattr(target, 'shape', '')}")
+        policy_keys = {"avi": [], "alphazero": ["policy"], "azal": ["policy", "aux_policy"]}[self.loss]
+        policies = [self._check_policy(batch, key, n) for key in policy_keys]
         # uint8 crosses to the device (4x fewer bytes than float32) and is converted there.
         x = _read_only_tensor(obs).to(self.device, non_blocking=True).float()  # [N, *obs_shape]
         y = _read_only_tensor(target).to(self.device, non_blocking=True)  # [N]
+        pis = [_read_only_tensor(p).to(self.device, non_blocking=True) for p in policies]  # each [N, A]
         if self.augment:
-            x = self._augmented(x)
+            x, pis = self._augmented(x, pis)
 
         self.net.train()
-        value = self.net(x).value  # [N]
-        loss = F.mse_loss(value, y)  # eq. (5)
+        out = self.net(x)
+        value = out.value  # [N]
+        value_loss = F.mse_loss(value, y)  # eq. (5); eq. (11)'s value term
+        loss, extra = value_loss, {}
+        if pis:
+            log_p = F.log_softmax(out.logits, dim=1)  # [N, A]
+            policy_loss = -(pis[0] * log_p).sum(1).mean()  # eq. (11)'s policy term
+            loss = loss + policy_loss
+            extra.update(value_loss=value_loss.detach(), policy_loss=policy_loss.detach())
+        if len(pis) == 2:
+            labelled = (pis[1].sum(1) > 0).float()  # [N]; unlabelled rows are all zeros
+            per_row = -(pis[1] * log_p).sum(1)  # [N]
+            aux_loss = (per_row * labelled).sum() / labelled.sum().clamp(min=1.0)  # over labelled rows only
+            loss = loss + self.aux_weight * aux_loss
+            extra.update(aux_loss=aux_loss.detach(), aux_labelled_fraction=labelled.mean())
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = torch.nn.utils.get_total_norm([p.grad for p in self.net.parameters() if p.grad is not None])
@@ -151,8 +190,8 @@ class Learner:
         value = value.detach()
         # One device-to-host transfer for all the metrics.
         stats = torch.stack([loss.detach(), value.mean(), value.std(correction=0), y.mean(),
-                             y.std(correction=0), grad_norm]).tolist()
-        names = ("loss", "value_mean", "value_std", "target_mean", "target_std", "grad_norm")
+                             y.std(correction=0), grad_norm, *extra.values()]).tolist()
+        names = ("loss", "value_mean", "value_std", "target_mean", "target_std", "grad_norm", *extra)
         return {**dict(zip(names, stats)), "updates": self.updates}
 
     # ---- weights for the actors ---------------------------------------------------

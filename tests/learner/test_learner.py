@@ -131,8 +131,8 @@ def test_load_refuses_another_configuration():
 
 def test_errors_are_specific():
     game = games.make("tictactoe")
-    with pytest.raises(ValueError, match="loss 'alphazero' is not implemented"):
-        Learner(game, SMALL_MLP, loss="alphazero")
+    with pytest.raises(ValueError, match="loss 'muzero' is not implemented"):
+        Learner(game, SMALL_MLP, loss="muzero")
     with pytest.raises(ValueError, match="augment=True but .*fgame.* no symmetry"):
         Learner(games.make("fgame"), SMALL_MLP, augment=True)
     learner = Learner(game, SMALL_MLP, device="cpu")

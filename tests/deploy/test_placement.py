@@ -1,0 +1,101 @@
+"""launch/placement.py: the Ray options of each role, by hand-written cases, and on a
+real three-node Ray cluster (a script in its own process: it must not meet the session's
+Ray), where each role's actor must land on the node declaring its resource."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from launch.placement import MARKER, ROLES, offered_resources, role_options, run_options
+
+ALL = {"actor", "learner", "replay"}
+
+
+@pytest.mark.parametrize("offered", [set(), ALL])
+def test_embedded_ray_places_by_cpus_only(offered):
+    # Embedded: the deploy resources, even if some node declared them, are ignored.
+    assert role_options("actor", embedded=True, offered=offered) == {"num_cpus": 1, "num_gpus": 0}
+    assert role_options("actor", embedded=True, offered=offered, cpus=2) == {"num_cpus": 2, "num_gpus": 0}
+    assert role_options("replay", embedded=True, offered=offered) == {"num_cpus": 0, "num_gpus": 0}
+    assert role_options("learner", embedded=True, offered=offered) == {"num_cpus": 1, "num_gpus": 0}
+    assert role_options("learner", embedded=True, offered=offered, device="cuda") == {"num_cpus": 0, "num_gpus": 1}
+    assert role_options("oracle", embedded=True, offered=offered) == {"num_cpus": 1, "num_gpus": 0}
+
+
+def test_cluster_without_custom_resources_falls_back_to_cpus():
+    for role in ROLES:
+        assert role_options(role, embedded=False, offered=set()) == role_options(role, embedded=True, offered=set())
+    # Resources of no role change nothing either.
+    assert role_options("actor", embedded=False, offered={"tpu_pod"}) == {"num_cpus": 1, "num_gpus": 0}
+
+
+def test_cluster_with_deploy_resources_confines_each_role():
+    assert role_options("actor", embedded=False, offered=ALL, cpus=2) == {
+        "num_cpus": 2, "num_gpus": 0, "resources": {"actor": 0.001}}
+    assert role_options("replay", embedded=False, offered=ALL) == {
+        "num_cpus": 0, "num_gpus": 0, "resources": {"replay": 0.001}}
+    assert role_options("learner", embedded=False, offered=ALL) == {
+        "num_cpus": 1, "num_gpus": 0, "resources": {"learner": 1}}
+    assert role_options("learner", embedded=False, offered=ALL, device="cuda") == {
+        "num_cpus": 0, "num_gpus": 1, "resources": {"learner": 1}}
+    # Oracle replicas: their own nodes if the cluster has some, else the CPU workers.
+    assert role_options("oracle", embedded=False, offered=ALL) == {
+        "num_cpus": 1, "num_gpus": 0, "resources": {"actor": 0.001}}
+    assert role_options("oracle", embedded=False, offered=ALL | {"oracle"}) == {
+        "num_cpus": 1, "num_gpus": 0, "resources": {"oracle": 0.001}}
+    # Each role by itself: a cluster with learners only keeps the actors on plain CPUs.
+    assert role_options("actor", embedded=False, offered={"learner"}) == {"num_cpus": 1, "num_gpus": 0}
+    assert MARKER == 0.001
+
+
+def test_run_options_gives_every_role():
+    options = run_options(embedded=False, offered=["actor", "learner"], device="cuda", actor_cpus=3)
+    assert options == {
+        "actor": {"num_cpus": 3, "num_gpus": 0, "resources": {"actor": 0.001}},
+        "replay": {"num_cpus": 0, "num_gpus": 0},
+        "learner": {"num_cpus": 0, "num_gpus": 1, "resources": {"learner": 1}},
+        "oracle": {"num_cpus": 3, "num_gpus": 0, "resources": {"actor": 0.001}},
+    }
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="unknown role 'shard'"):
+        role_options("shard", embedded=False, offered=ALL)
+    with pytest.raises(ValueError, match="device 'gpu'"):
+        role_options("learner", embedded=False, offered=ALL, device="gpu")
+    with pytest.raises(ValueError, match="negative"):
+        role_options("actor", embedded=False, offered=ALL, cpus=-1)
+
+
+def test_offered_resources_reads_nodes_and_environment():
+    live = {"CPU": 64.0, "GPU": 1.0, "memory": 1e11, "object_store_memory": 1e10, "node:10.0.0.1": 1.0,
+            "node:__internal_head__": 1.0, "accelerator_type:A10G": 1.0, "actor": 2.0, "replay": 1.0,
+            "learner": 0.0}
+    assert offered_resources(live, env={}) == {"actor", "replay"}
+    # Node types an autoscaler has not started yet are named in the environment.
+    assert offered_resources(live, env={"SELFPLAY_PLACEMENT_RESOURCES": "learner, oracle,"}) == {
+        "actor", "replay", "learner", "oracle"}
+
+
+def test_roles_land_on_their_nodes_of_a_real_cluster():
+    script = Path(__file__).with_name("placement_cluster.py")
+    # A short temp dir: Ray's socket paths must stay under 108 bytes (pytest's tmp_path is too deep).
+    with tempfile.TemporaryDirectory(prefix="rayp-", dir="/tmp", ignore_cleanup_errors=True) as tmp:
+        env = {**os.environ, "RAY_TMPDIR": tmp, "RAY_AUTH_MODE": "disabled"}
+        env.pop("SELFPLAY_PLACEMENT_RESOURCES", None)
+        env.pop("RAY_ADDRESS", None)  # the cluster of the script, not one this process may know
+        done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["offered"] == ["actor", "learner", "replay"]
+    assert result["landed"] == {"actor": "actor", "replay": "head", "learner": "learner", "oracle": "actor"}
+    # The actor node's one CPU taken, a self-play actor waits rather than use the head's.
+    assert result["second_waited"] is True
+    assert result["second_node"] == "actor"

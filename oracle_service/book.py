@@ -4,6 +4,10 @@
 live position reachable in at most D plies (from the start, or from MOVES), one per
 mirror class, and has the oracle replicas on Ray analyse them in parallel; the store
 keeps each score and per-column analysis, so later queries are answered from it.
+
+The deepest positions are solved first, one depth at a time: the replicas consult the
+store during search (``OracleWorker``: stored descendants seed the solver's table), so
+each shallower position is solved with its children and grandchildren already known.
 """
 
 from __future__ import annotations
@@ -52,20 +56,28 @@ def book_positions(depth: int, prefix: str = "") -> list[str]:
 
 
 def fill_book(client, positions: list[str], chunk: int = 64, progress=None) -> dict:
-    """Analyse ``positions`` with the oracle replicas behind ``client``, ``chunk`` per
-    call; returns counts of positions, new solves, store hits and the seconds taken."""
+    """Analyse ``positions`` (move strings) with the oracle replicas behind ``client``,
+    deepest first and at most ``chunk`` per call, a call never mixing two depths (the
+    positions of one call are seeded from what the store held before it); returns
+    counts of positions, new solves, store hits, seeded scores and the seconds taken."""
     before = [s or {} for s in client.stats()]
     start = time.perf_counter()
-    errors = 0
-    for lo in range(0, len(positions), chunk):
-        answers = client.connect4_analyze(positions[lo:lo + chunk])
-        errors += sum(not a.ok for a in answers)
-        if progress:
-            progress(min(lo + chunk, len(positions)), len(positions))
+    errors = done = 0
+    by_depth: dict[int, list[str]] = {}
+    for p in positions:
+        by_depth.setdefault(len(p), []).append(p)
+    for depth in sorted(by_depth, reverse=True):
+        level = by_depth[depth]
+        for lo in range(0, len(level), chunk):
+            answers = client.connect4_analyze(level[lo:lo + chunk])
+            errors += sum(not a.ok for a in answers)
+            done += len(answers)
+            if progress:
+                progress(done, len(positions))
     after = [s or {} for s in client.stats()]
 
     def gained(key):
         return sum(a.get(key, 0) - b.get(key, 0) for a, b in zip(after, before))
 
     return {"positions": len(positions), "solved": gained("solved"), "store_hits": gained("store_hits"),
-            "errors": errors, "seconds": time.perf_counter() - start}
+            "seeded": gained("seeded"), "errors": errors, "seconds": time.perf_counter() - start}

@@ -231,16 +231,37 @@ class ChompTable:
         if p.size and not np.issubdtype(p.dtype, np.integer):
             raise ValueError(f"{where}: row lengths must be integers, got dtype {p.dtype}")
         p = p.astype(np.int64)
-        problems = [
-            (((p < 0) | (p > self.cols)).any(axis=1), f"row lengths must lie in 0..{self.cols}"),
-            (p[:, 0] < 1, "row 0 must keep the poisoned square (length >= 1)"),
-            ((np.diff(p, axis=1) > 0).any(axis=1), "row lengths must be non-increasing"),
-        ]
-        for bad, reason in problems:
+        for bad, reason in self._problems(p):
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise ValueError(f"{where}: profile {i} {p[i].tolist()}: {reason}")
         return np.ascontiguousarray(p, dtype=np.int8)
+
+    def profile_problem(self, profile) -> str | None:
+        """What is wrong with one profile (its row lengths, row 0 first), without the
+        board or an index, for a caller that names the item itself; None if it is a
+        position of this board (which may be over)."""
+        try:
+            p = np.asarray(profile)
+        except ValueError as e:  # ragged nesting
+            return f"not a list of {self.rows} row lengths ({e})"
+        if p.ndim != 1 or p.shape[0] != self.rows:
+            got = f"{p.shape[0]}" if p.ndim == 1 else f"shape {p.shape}"
+            return f"expected {self.rows} row lengths, got {got}"
+        if p.size and not np.issubdtype(p.dtype, np.integer):
+            return f"row lengths must be integers, got dtype {p.dtype}"
+        for bad, reason in self._problems(p[None].astype(np.int64)):
+            if bad[0]:
+                return reason
+        return None
+
+    def _problems(self, p: np.ndarray) -> list[tuple[np.ndarray, str]]:
+        """(bool[N], reason) per rule a profile can break, for int64 ``p[N, rows]``."""
+        return [
+            (((p < 0) | (p > self.cols)).any(axis=1), f"row lengths must lie in 0..{self.cols}"),
+            (p[:, 0] < 1, "row 0 must keep the poisoned square (length >= 1)"),
+            ((np.diff(p, axis=1) > 0).any(axis=1), "row lengths must be non-increasing"),
+        ]
 
     # ---- answers ----------------------------------------------------------------
 

@@ -15,9 +15,12 @@
              move in {-1, 0, 1} and the actions achieving it, comma separated
 
     book --game connect4 --depth D [--from MOVES] [--store URL] [--replicas N] [--address ADDR]
+         [--seed-depth K]
         solves every position within D plies of MOVES (default: the start), one per
-        mirror class, on oracle replicas on Ray (embedded, or the cluster at ADDR),
-        into the store (default the embedded SQLite store; ``redis://...`` for Redis)
+        mirror class, deepest first, on oracle replicas on Ray (embedded, or the cluster
+        at ADDR), into the store (default the embedded SQLite store; ``redis://...`` for
+        Redis); shallower positions are solved with their stored descendants (those
+        within K plies, default 2, seed the solver's table)
 
 Whitespace-only lines are skipped. A bad line (illegal move, full column, malformed
 profile, wrong board size, position already over) gets one line
@@ -144,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
                                       "~/.cache/selfplay/oracle.sqlite)")
     book.add_argument("--replicas", type=int, default=2, help="oracle replicas solving in parallel")
     book.add_argument("--address", help="Ray cluster to join (default: an embedded Ray)")
+    book.add_argument("--seed-depth", type=int, default=2,
+                      help="plies below a position whose stored scores seed its search (0: none)")
     fg = solve.add_argument_group("fgame")
     fg.add_argument("--depth", type=int)
     fg.add_argument("--branching", type=int)
@@ -174,11 +179,13 @@ def run_book(args, stdout: TextIO, stderr: TextIO) -> int:
 
     try:
         positions = book_positions(args.depth, args.prefix)
+        if args.seed_depth < 0:
+            raise ValueError(f"--seed-depth must be >= 0, got {args.seed_depth}")
     except ValueError as e:
         print(f"error: {e}", file=stderr)
         return 2
     ray.init(address=args.address, include_dashboard=False) if args.address else ray.init(include_dashboard=False)
-    client = OracleClient(num_replicas=args.replicas, store=args.store)
+    client = OracleClient(num_replicas=args.replicas, store=args.store, seed_depth=args.seed_depth)
     try:
         done = fill_book(client, positions, progress=lambda n, total: print(
             f"\r{n}/{total} positions", end="", file=stderr, flush=True))

@@ -19,7 +19,10 @@ The search (all in ``_negamax``, compiled with numba):
 - the score is bracketed by what the number of empty cells allows, then narrowed by
   null-window searches (is the score > m?), a binary search that probes near 0 first;
 - a transposition table keeps, per position, a lower and an upper bound of its score,
-  shared by all the null-window searches and kept across positions.
+  shared by all the null-window searches and kept across positions;
+- exact scores known from elsewhere (the solved-position store) can be entered in the
+  table beforehand (:meth:`Connect4Solver.seed`, lower = upper bound): a search that
+  reaches such a position reads its score there and does not search below it.
 """
 
 from __future__ import annotations
@@ -241,6 +244,35 @@ def _bad_states(cur, mask, moves):
     return bad
 
 
+@njit(cache=True)
+def _seed_kernel(tt, shift, keys, scores):
+    """Enter each exact score as both bounds of its position's entry."""
+    for i in range(keys.shape[0]):
+        code = uint64(scores[i] + _CODE_OFFSET)
+        _tt_store(tt, shift, keys[i], code, code)
+
+
+@njit(cache=True)
+def _children_kernel(cur, mask, moves):
+    """[B, WIDTH] children (current, mask) of each position and whether each is a live
+    position (column not full, the move does not complete a four nor fill the board)."""
+    B = cur.shape[0]
+    ccur = np.zeros((B, WIDTH), np.uint64)  # [B, WIDTH]
+    cmask = np.zeros((B, WIDTH), np.uint64)  # [B, WIDTH]
+    live = np.zeros((B, WIDTH), np.bool_)  # [B, WIDTH]
+    for b in range(B):
+        wins = _winning_cells(cur[b], mask[b])
+        for c in range(WIDTH):
+            col = _COLUMN[c]
+            piece = (mask[b] + (col & ~(col << _S1))) & col
+            if piece == _ZERO or (piece & wins) != _ZERO or moves[b] + 1 >= CELLS:
+                continue
+            ccur[b, c] = cur[b] ^ mask[b]
+            cmask[b, c] = mask[b] | piece
+            live[b, c] = True
+    return ccur, cmask, live
+
+
 # ------------------------------------------------------------- python side
 
 
@@ -352,6 +384,43 @@ def score_to_value(score: int, moves_played: int, gamma: float = 1.0) -> float:
     return v if score > 0 else -v
 
 
+def children(current: np.ndarray, mask: np.ndarray, moves: np.ndarray):
+    """The live children of positions (``current``, ``mask`` uint64[B], ``moves``
+    int64[B], none over): (current uint64[B, 7], mask uint64[B, 7], live bool[B, 7]),
+    column ``c`` being the position after playing ``c``; not live (and zeros) where the
+    column is full or the move ends the game (a four, or the last cell)."""
+    current = np.ascontiguousarray(current, dtype=np.uint64)  # [B]
+    mask = np.ascontiguousarray(mask, dtype=np.uint64)  # [B]
+    moves = np.ascontiguousarray(moves, dtype=np.int64)  # [B]
+    return _children_kernel(current, mask, moves)
+
+
+def descendants(current: np.ndarray, mask: np.ndarray, moves: np.ndarray, depth: int):
+    """(current uint64[N], mask uint64[N], moves int64[N]): the distinct live positions
+    reached from the positions given (uint64[B], uint64[B], int64[B]; none over) in 1 to
+    ``depth`` plies. With 7 moves a ply, N <= 7 + 49 + ... per root."""
+    if depth < 0:
+        raise ValueError(f"descendants: depth must be >= 0, got {depth}")
+    cur = np.ascontiguousarray(current, dtype=np.uint64)  # [F] the frontier
+    msk = np.ascontiguousarray(mask, dtype=np.uint64)  # [F]
+    mv = np.ascontiguousarray(moves, dtype=np.int64)  # [F]
+    found = []
+    for _ in range(depth):
+        if cur.size == 0:
+            break
+        ccur, cmask, live = _children_kernel(cur, msk, mv)  # [F, 7] each
+        ccur, cmask = ccur[live], cmask[live]  # [L]
+        cmv = np.repeat(mv + 1, WIDTH)[live.reshape(-1)]  # [L]
+        _, first = np.unique(ccur + cmask, return_index=True)  # transpositions once
+        cur, msk, mv = ccur[first], cmask[first], cmv[first]
+        found.append((cur, msk, mv))
+    if not found:
+        return (np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, np.int64))
+    cur, msk, mv = (np.concatenate(a) for a in zip(*found))
+    _, first = np.unique(cur + msk, return_index=True)  # roots of different depths overlap
+    return cur[first], msk[first], mv[first]
+
+
 class Connect4Solver:
     """Exact Connect Four scores. Keeps one transposition table of ``2**tt_log2_size``
     8-byte entries (the default 2**23 = 64 MiB) across calls; not thread-safe."""
@@ -376,6 +445,23 @@ class Connect4Solver:
         """Forget the transposition table and the node count."""
         self.tt[:] = 0
         self._stats[:] = 0
+
+    def seed(self, current: np.ndarray, mask: np.ndarray, scores: np.ndarray) -> None:
+        """Enter the exact ``scores`` (int[N], for the side to move) of the positions
+        ``current``, ``mask`` (uint64[N], the engine's bitboards, as they are: not
+        mirror-canonicalised) as both bounds of their table entries, so that searches
+        reaching them stop there. The scores must be exact: a wrong one makes the
+        searches through that position wrong. An entry can later be overwritten by
+        another position hashing to the same slot, which only costs a search."""
+        current = np.ascontiguousarray(current, dtype=np.uint64)  # [N]
+        mask = np.ascontiguousarray(mask, dtype=np.uint64)  # [N]
+        scores = np.ascontiguousarray(scores, dtype=np.int64)  # [N]
+        assert current.shape == mask.shape == scores.shape and current.ndim == 1, \
+            (current.shape, mask.shape, scores.shape)
+        if scores.size and (scores.min() < MIN_SCORE or scores.max() > MAX_SCORE):
+            raise ValueError(f"connect4 seed: scores must lie in {MIN_SCORE}..{MAX_SCORE}, got "
+                             f"{scores.min()}..{scores.max()}")
+        _seed_kernel(self.tt, self._shift, current + mask, scores)
 
     def _solve_bits(self, cur: int, mask: int, plies: int, weak: bool) -> int:
         return int(_solve(np.uint64(cur), np.uint64(mask), plies, weak, self.tt,

@@ -41,6 +41,65 @@ class Answer(NamedTuple):
 Moves = str | Sequence[int]  # "4453" (1-based column digits) or actions 0..6
 
 
+class DistinctKeys:
+    """How many distinct int64 keys were added: exact (a set) up to ``exact_limit``
+    keys, then a HyperLogLog estimate (2**14 one-byte registers, about 1% standard
+    error) that is kept from the start. Counters of several processes merge
+    (:meth:`merged_count`): exactly while all are exact, else by their registers."""
+
+    _P = 14  # log2 of the number of registers
+    _M = 1 << _P
+
+    def __init__(self, exact_limit: int = 100_000):
+        self.exact_limit = exact_limit
+        self._exact: set[int] | None = set()
+        self._registers = np.zeros(self._M, dtype=np.uint8)  # [M]
+
+    def add(self, keys: np.ndarray) -> None:
+        keys = np.asarray(keys, dtype=np.int64).reshape(-1)  # [N]
+        if self._exact is not None:
+            self._exact.update(keys.tolist())
+            if len(self._exact) > self.exact_limit:
+                self._exact = None
+        # splitmix64's finaliser: keys that differ in a few bits get unrelated hashes.
+        h = keys.view(np.uint64).copy()
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+        h *= np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(31)
+        rest_bits = 64 - self._P
+        index = (h >> np.uint64(rest_bits)).astype(np.int64)  # [N] the register
+        rest = h & np.uint64((1 << rest_bits) - 1)  # [N] 50 bits: exact as float64
+        # Position of the leading 1 of ``rest`` counted from the top, 1-based.
+        rank = np.where(rest > 0, rest_bits - np.floor(np.log2(np.maximum(rest, 1))),
+                        rest_bits + 1).astype(np.uint8)  # [N]
+        np.maximum.at(self._registers, index, rank)
+
+    def count(self) -> int:
+        return self.merged_count([self.state()])
+
+    def state(self) -> tuple[np.ndarray | None, np.ndarray]:
+        """(the keys int64[K] while exact, else None; the registers uint8[2**14])."""
+        exact = None if self._exact is None else np.fromiter(self._exact, np.int64, len(self._exact))
+        return exact, self._registers.copy()
+
+    @classmethod
+    def merged_count(cls, states: Sequence[tuple[np.ndarray | None, np.ndarray]]) -> int:
+        """Distinct keys over the counters whose :meth:`state` are ``states``."""
+        if not states:
+            return 0
+        if all(e is not None for e, _ in states):
+            return int(np.unique(np.concatenate([e for e, _ in states])).size)
+        registers = np.max(np.stack([r for _, r in states]), axis=0).astype(np.float64)  # [M]
+        m = cls._M
+        estimate = 0.7213 / (1 + 1.079 / m) * m * m / np.sum(2.0 ** -registers)
+        zeros = int(np.count_nonzero(registers == 0))
+        if estimate <= 2.5 * m and zeros:  # small counts: linear counting is better
+            estimate = m * np.log(m / zeros)
+        return round(float(estimate))
+
+
 class OracleWorker:
     """Batched exact answers for Connect Four, Chomp and F-Games (see the module doc).
 
@@ -48,19 +107,30 @@ class OracleWorker:
     Connect Four strong scores and analyses are read from the store before solving and
     written back after; weak (win/draw/loss) queries use a stored score when there is
     one, and otherwise solve in weak mode without storing (the store holds exact scores).
+
+    The store is also consulted during the search: before solving, the worker reads
+    (in one batched call) the stored records of every position within ``seed_depth``
+    plies below the positions to solve, and enters their exact scores, and those of
+    the children of the stored analyses among them, in the solver's transposition
+    table, where the search stops on reaching them. An analysis writes back, besides
+    the position's record, a score record for each of its live children.
     """
 
-    def __init__(self, store: str | None = None, *, tt_log2_size: int = 23,
+    def __init__(self, store: str | None = None, *, tt_log2_size: int = 23, seed_depth: int = 2,
                  chomp_cache_dir: str | None = None):
         from oracle_service.connect4_solver import Connect4Solver  # compiles kernels
 
+        if seed_depth < 0:
+            raise ValueError(f"oracle worker: seed_depth must be >= 0, got {seed_depth}")
         self.solver = Connect4Solver(tt_log2_size=tt_log2_size)
         self.store: Store = open_store(store)
+        self.seed_depth = seed_depth
         self.chomp_cache_dir = chomp_cache_dir
         self._chomp: dict[tuple[int, int], Any] = {}
         self._fgame: dict[tuple, Any] = {}
-        self._stats = {"queries": 0, "unique_positions": 0, "store_hits": 0, "solved": 0,
-                       "solve_seconds": 0.0, "errors": 0}
+        self._unique = DistinctKeys()
+        self._stats = {"queries": 0, "store_hits": 0, "solved": 0, "solve_seconds": 0.0,
+                       "errors": 0, "seed_lookups": 0, "seeded": 0, "children_stored": 0}
 
     # ---- Connect Four -----------------------------------------------------------
 
@@ -97,7 +167,7 @@ class OracleWorker:
         unique: dict[int, tuple[int, int, int]] = {}
         for i in good:
             unique.setdefault(keys[i], parsed[i])
-        self._stats["unique_positions"] += len(unique)
+        self._unique.add(np.fromiter(unique, np.int64, len(unique)))
         found = {}
         if unique:
             for k, v in zip(unique, self.store.get_many(list(unique))):
@@ -105,6 +175,36 @@ class OracleWorker:
                     found[k] = v
         self._stats["store_hits"] += len(found)
         return keys, mirrored, unique, found
+
+    def _seed(self, cur: np.ndarray, mask: np.ndarray, plies: np.ndarray) -> None:
+        """Before solving the positions ``cur``, ``mask`` (uint64[B]), ``plies``
+        (int64[B]): enter in the solver's table the exact scores the store holds for
+        their descendants within ``seed_depth`` plies (one batched read) and, from the
+        analyses among those records, the scores of these descendants' children."""
+        from oracle_service.connect4_solver import children, descendants
+
+        if self.seed_depth == 0 or cur.size == 0:
+            return
+        dcur, dmask, dplies = descendants(cur, mask, plies, self.seed_depth)  # [D] each
+        keys, mirrored = connect4_keys(dcur, dmask)  # [D]
+        records = self.store.get_many(keys.tolist())
+        hit = np.array([r is not None for r in records], dtype=bool)  # [D]
+        # The store keeps canonical keys; the table needs the positions as the search
+        # meets them. A score is the same for a position and its mirror image.
+        self.solver.seed(dcur[hit], dmask[hit],
+                         np.array([r.score for r in records if r is not None], dtype=np.int64))
+        seeded = int(hit.sum())
+        rows = np.array([j for j, r in enumerate(records) if r is not None and r.analysis is not None],
+                        dtype=np.int64)  # [R]
+        if rows.size:
+            ccur, cmask, live = children(dcur[rows], dmask[rows], dplies[rows])  # [R, 7] each
+            analysis = np.array([[0 if v is None else v
+                                  for v in records[j].oriented(bool(mirrored[j])).analysis]
+                                 for j in rows], dtype=np.int64)  # [R, 7], the mover's scores
+            self.solver.seed(ccur[live], cmask[live], -analysis[live])
+            seeded += int(live.sum())
+        self._stats["seed_lookups"] += len(keys)
+        self._stats["seeded"] += seeded
 
     def _timed(self, fn, *args):
         t0 = time.perf_counter()
@@ -121,6 +221,7 @@ class OracleWorker:
         if missing:
             cur, mask, plies = (np.array([unique[k][j] for k in missing], dtype=dt)
                                 for j, dt in ((0, np.uint64), (1, np.uint64), (2, np.int64)))
+            self._timed(self._seed, cur, mask, plies)
             solved = self._timed(self.solver.solve_states, cur, mask, plies, weak)
             self._stats["solved"] += len(missing)
             scores.update(zip(missing, (int(s) for s in solved)))
@@ -145,12 +246,27 @@ class OracleWorker:
         for i, k in enumerate(keys):
             if k is not None and k not in found:
                 first.setdefault(k, i)
+        if first:
+            cur, mask, plies = (np.array([parsed[i][j] for i in first.values()], dtype=dt)
+                                for j, dt in ((0, np.uint64), (1, np.uint64), (2, np.int64)))
+            self._timed(self._seed, cur, mask, plies)
+        analyses = []  # [F] per position solved, in the asking item's orientation
         for k, i in first.items():
-            analysis = tuple(self._timed(self.solver.analyze, positions[i]))
-            score = max(s for s in analysis if s is not None)
-            canonical[k] = Solved(score, analysis).oriented(mirrored[i])
+            analyses.append(tuple(self._timed(self.solver.analyze, positions[i])))
+            score = max(s for s in analyses[-1] if s is not None)
+            canonical[k] = Solved(score, analyses[-1]).oriented(mirrored[i])
         self._stats["solved"] += len(first)
-        self.store.put_many((k, canonical[k]) for k in first)
+        records = [(k, canonical[k]) for k in first]
+        if first:  # the children's scores came with the analyses: keep them too
+            from oracle_service.connect4_solver import children
+
+            ccur, cmask, live = children(cur, mask, plies)  # [F, 7] each
+            ckeys = connect4_keys(ccur[live], cmask[live])[0]  # [L]
+            cscores = -np.array([[0 if v is None else v for v in a] for a in analyses],
+                                dtype=np.int64)[live]  # [L]
+            records += [(int(k), Solved(int(v))) for k, v in zip(ckeys, cscores)]
+            self._stats["children_stored"] += len(ckeys)
+        self.store.put_many(records)
         return [Answer(error=errors[i]) if errors[i] is not None
                 else Answer(list(canonical[k].oriented(mirrored[i]).analysis))
                 for i, k in enumerate(keys)]
@@ -184,21 +300,24 @@ class OracleWorker:
             self._stats["errors"] += len(profiles)
             return [Answer(error=str(e)) for _ in profiles]
         out: list[Answer | None] = [None] * len(profiles)
-        good, checked = [], []
+        good = []
         for i, p in enumerate(profiles):
-            try:
-                q = table.check_profiles([list(p)])[0]  # [rows]
-                if q[0] == 1 and (rows == 1 or q[1] == 0):
-                    raise ValueError(f"chomp ({rows} x {cols}): profile {list(p)}: position already "
-                                     "over, only the poisoned square is left")
-            except (ValueError, TypeError) as e:
-                out[i] = Answer(error=str(e))
+            problem = table.profile_problem(p)
+            if problem is None and p[0] == 1 and (rows == 1 or p[1] == 0):
+                problem = "position already over, only the poisoned square is left"
+            if problem is not None:
+                try:
+                    shown = np.asarray(p).tolist()
+                except ValueError:  # ragged
+                    shown = repr(p)
+                out[i] = Answer(error=f"chomp ({rows} x {cols}): item {i} of the batch, "
+                                      f"profile {shown}: {problem}")
                 self._stats["errors"] += 1
-                continue
-            good.append(i)
-            checked.append(q)
+            else:
+                good.append(i)
         if good:
-            for i, v in zip(good, answer_batch(table, np.stack(checked))):
+            checked = table.check_profiles([list(profiles[i]) for i in good])  # [G, rows]
+            for i, v in zip(good, answer_batch(table, checked)):
                 out[i] = Answer(v)
         return out
 
@@ -242,10 +361,21 @@ class OracleWorker:
     # ---- statistics -------------------------------------------------------------
 
     def stats(self) -> dict:
-        """Counters since start: queries (items asked), unique_positions (distinct
-        Connect Four positions per batch, summed), store_hits, solved, solve_seconds,
-        errors; and the store's own counters under ``store``."""
-        return {**self._stats, "store": self.store.stats()}
+        """Counters since start: ``queries`` (items asked, all games), ``unique_positions``
+        (distinct Connect Four positions asked, a position and its mirror image being one;
+        see :class:`DistinctKeys`), ``store_hits`` (distinct positions asked that the
+        store answered), ``solved`` (positions solved), ``solve_seconds`` (solving,
+        store reads for seeding included), ``errors`` (bad items), ``seed_lookups``
+        (descendant positions looked up in the store before solving), ``seeded``
+        (exact scores entered in the solver's table from those records),
+        ``children_stored`` (children's score records written after analyses); and the
+        store's own counters under ``store``."""
+        return {**self._stats, "unique_positions": self._unique.count(),
+                "store": self.store.stats()}
+
+    def unique_state(self) -> tuple[np.ndarray | None, np.ndarray]:
+        """The distinct-position counter's state, for merging across replicas."""
+        return self._unique.state()
 
     def ping(self) -> bool:
         return True
@@ -313,15 +443,46 @@ class OracleClient:
     def fgame_value(self, params: dict, paths) -> list[Answer]:
         return self._call("fgame_value", paths, params)
 
-    def stats(self) -> list[dict | None]:
-        """Each replica's :meth:`OracleWorker.stats` (a restarted one counts from zero;
-        None for one that is gone for good)."""
+    def _gather(self, method: str) -> list:
         out = []
-        for ref in [r.stats.remote() for r in self.replicas]:
+        for ref in [getattr(r, method).remote() for r in self.replicas]:
             try:
                 out.append(ray.get(ref))
             except ray.exceptions.RayActorError:
                 out.append(None)
+        return out
+
+    def stats(self) -> list[dict | None]:
+        """Each replica's :meth:`OracleWorker.stats` (a restarted one counts from zero;
+        None for one that is gone for good)."""
+        return self._gather("stats")
+
+    def stats_summary(self) -> dict[str, float]:
+        """The replicas' statistics as one flat dict for a metrics log, summed over the
+        live replicas (each counts since it last started; see :meth:`OracleWorker.stats`):
+
+        - ``oracle/queries``: items asked (all games), bad ones included;
+        - ``oracle/unique_positions``: distinct Connect Four positions asked (mirror
+          images count once), over all replicas: exact up to 100,000 per replica,
+          then an estimate within a few percent (:class:`DistinctKeys`);
+        - ``oracle/store_hits``: positions asked that the store answered;
+        - ``oracle/solved``: positions the replicas had to solve;
+        - ``oracle/solve_seconds``: time spent solving (seeding reads included);
+        - ``oracle/errors``: bad items;
+        - ``oracle/seed_lookups``, ``oracle/seeded``: positions below those to solve
+          looked up in the store, and exact scores from it entered in the solvers'
+          tables (the store consulted during search);
+        - ``oracle/children_stored``: children's scores written back after analyses;
+        - ``oracle/replicas_alive``: replicas that answered (the others are gone).
+        """
+        stats = [s for s in self._gather("stats") if s is not None]
+        states = [u for u in self._gather("unique_state") if u is not None]
+        out: dict[str, float] = {
+            f"oracle/{name}": sum(s[name] for s in stats)
+            for name in ("queries", "store_hits", "solved", "solve_seconds", "errors",
+                         "seed_lookups", "seeded", "children_stored")}
+        out["oracle/unique_positions"] = DistinctKeys.merged_count(states)
+        out["oracle/replicas_alive"] = len(stats)
         return out
 
     def close(self) -> None:

@@ -232,6 +232,15 @@ class RedisStore:
         self._errors_caught = (redis.ConnectionError, redis.TimeoutError)
         self._down_until = 0.0
         self._counts = {"gets": 0, "hits": 0, "puts": 0, "errors": 0, "dropped_puts": 0}
+        # A refused password is a configuration error, not an outage: say so now rather
+        # than answer every lookup with a miss. A server that is down stays soft.
+        try:
+            self._redis.ping()
+        except redis.AuthenticationError as err:
+            raise ValueError(f"redis store {self._safe_url()}: the server refused the password ({err}); give it "
+                             f"in the URL (redis://:PASSWORD@host:port/db) or in ${PASSWORD_ENV}") from None
+        except self._errors_caught as err:
+            self._failed("connect", err)
 
     def __getstate__(self):
         return {"url": self.url, "hash_name": self.hash_name, "retry_after_s": self.retry_after_s}

@@ -81,8 +81,6 @@ def test_store_reaches_it_with_the_password_from_url_or_environment(deployed_red
     assert password not in repr(from_env.stats())
 
 
-@pytest.mark.xfail(strict=True, reason="RedisStore treats a refused password as an outage: misses and a "
-                                       "warning, no error (AuthenticationError is a ConnectionError)")
 def test_store_refuses_a_wrong_password_clearly(deployed_redis):
     with pytest.raises(ValueError, match="password"):
         open_store(f"redis://:wrong@127.0.0.1:{deployed_redis['port']}/0")

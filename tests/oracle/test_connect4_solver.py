@@ -1,17 +1,20 @@
 """Connect Four strong solver against an independent exhaustive search on a plain grid
-(scores, per-column analysis, plies to the end, discounted values), hand-built
-positions, weak == sign(strong), solve == max(analyze) in the middle game, the engine's
-bitboards, and errors."""
+(scores, per-column analysis, plies to the end, discounted values, and the same with
+exact scores of descendants seeded in the table), hand-built positions, weak ==
+sign(strong), solve == max(analyze) in the middle game, the engine's bitboards, and
+errors."""
 
 from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 import games
 from oracle_service.connect4_solver import (
     Connect4Solver,
+    descendants,
     parse_moves,
     plies_to_end,
     score_to_value,
@@ -161,6 +164,59 @@ def test_scores_and_analysis_match_exhaustive_search(solver, endgames):
     # The batch call gives the same scores.
     assert solver.solve_many([m for m, _ in endgames]) == [s for _, (s, _) in endgames]
     assert solver.nodes > 0
+
+
+def live_descendants(moves: str, depth: int, memo: dict) -> dict[tuple[int, int], tuple[int, int]]:
+    """{(current, mask): (plies, exhaustive score)} of the positions 1..depth plies after
+    ``moves`` that are not over, enumerated on the plain grid."""
+    out, level = {}, [moves]
+    for _ in range(depth):
+        nxt = []
+        for m in level:
+            cols = grid_of(m)
+            for c in range(COLS):
+                child = m + str(c + 1)
+                if len(cols[c]) == ROWS or grid_of(child) is None or len(child) == ROWS * COLS:
+                    continue  # full column, a won game, a full board
+                cur, mask, plies = parse_moves(child)
+                if (cur, mask) not in out:
+                    out[(cur, mask)] = (plies, exhaustive(grid_of(child), plies, memo)[0])
+                    nxt.append(child)
+        level = nxt
+    return out
+
+
+def test_seeded_exact_scores_keep_every_answer_exact(endgames):
+    """Descendants within 2 plies match the grid's; with the exhaustive scores of the
+    children, or of the grandchildren only, entered in a fresh table, every score and
+    analysis is still the exhaustive one, and the search stops at the seeded positions."""
+    fresh_nodes = seeded_nodes = 0
+    for moves, (score, _) in endgames[:24]:
+        memo = {}
+        expected = live_descendants(moves, 2, memo)
+        cur, mask, plies = parse_moves(moves)
+        dcur, dmask, dplies = descendants(np.array([cur]), np.array([mask]), np.array([plies]), 2)
+        assert sorted(zip(dcur.tolist(), dmask.tolist(), dplies.tolist())) == \
+            sorted((c, m, p) for (c, m), (p, _) in expected.items()), moves
+        fresh = Connect4Solver(tt_log2_size=16)
+        assert fresh.solve(moves) == score
+        fresh_nodes += fresh.nodes
+        for seeded_plies in ({plies + 1}, {plies + 2}):
+            seeded = Connect4Solver(tt_log2_size=16)
+            known = [(c, m, s) for (c, m), (p, s) in expected.items() if p in seeded_plies]
+            if known:
+                c, m, s = (np.array(x) for x in zip(*known))
+                seeded.seed(c.astype(np.uint64), m.astype(np.uint64), s)
+            assert seeded.solve(moves) == score, (moves, seeded_plies)
+            if seeded_plies == {plies + 1}:
+                seeded_nodes += seeded.nodes
+            assert seeded.solve(moves, weak=True) == (score > 0) - (score < 0)
+            assert seeded.analyze(moves) == Connect4Solver(tt_log2_size=16).analyze(moves), moves
+    # With every child known, a null-window search visits the root and its children.
+    assert seeded_nodes < fresh_nodes / 2, (seeded_nodes, fresh_nodes)
+    with pytest.raises(ValueError, match="scores must lie in -18..18"):
+        Connect4Solver(tt_log2_size=10).seed(np.array([0], np.uint64), np.array([0], np.uint64),
+                                             np.array([19]))
 
 
 def test_hand_built_positions(solver):

@@ -1,5 +1,6 @@
-"""The oracle service: the plain worker against the solver and the tables, then the Ray
-pool, including a replica killed while a batch is in flight."""
+"""The oracle service: the plain worker against the solver and the tables, the store
+consulted during search (fewer nodes, same scores), the distinct-position counter, then
+the Ray pool, its summed statistics, and a replica killed while a batch is in flight."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import games
 from oracle_service.chomp_grundy import ChompTable
 from oracle_service.connect4_solver import Connect4Solver
 from oracle_service.fgame_oracle import FGameOracle
-from oracle_service.service import Answer, OracleClient, OracleWorker
+from oracle_service.service import Answer, DistinctKeys, OracleClient, OracleWorker
+from oracle_service.store import EmbeddedStore, Solved, connect4_key
 
 FGAME = {"depth": 4, "branching": 3, "beta": 0.1, "seed": 1}
 
@@ -83,6 +85,87 @@ def test_worker_analysis_and_best_moves_through_the_mirror(tmp_path, positions, 
     assert [a.value for a in out] == [solver.analyze(p) for p in mirrored]
     assert w.stats()["solved"] == solved and w.stats()["store_hits"] == 20
     assert [a.value for a in w.connect4_best_moves(mirrored)] == [solver.best_moves(p) for p in mirrored]
+    # Each analysis also stored its live children's scores (a fresh solve says which).
+    children = [p + str(c + 1) for p, a in zip(mirrored[:5], out[:5]) for c in range(7)
+                if a.value[c] is not None and a.value[c] != (43 - len(p)) // 2]
+    stored = w.store.get_many([connect4_key(ch)[0] for ch in children])
+    assert [r.score for r in stored] == [solver.solve(ch) for ch in children]
+    assert w.stats()["children_stored"] >= len(children)
+
+
+def mirror(moves: str) -> str:
+    return "".join(str(8 - int(ch)) for ch in moves)
+
+
+ROOT = "274314756126"  # 12 plies, score -2: ~260k nodes from an empty table
+
+
+def test_worker_consults_the_store_during_search(tmp_path):
+    reference = Connect4Solver(tt_log2_size=22)
+    score = reference.solve(ROOT)
+    assert score == -2
+    analysis = reference.analyze(ROOT)
+    kids = [c for c in range(7) if analysis[c] is not None]  # none wins at once here
+    assert max(analysis[c] for c in kids) == score
+
+    def nodes_and_score(records, seed_depth):
+        """Nodes searched, score and statistics of a fresh worker solving ROOT with a
+        fresh store holding ``records`` (the worker writes ROOT back into it)."""
+        path = tmp_path / f"store{len(list(tmp_path.iterdir()))}.sqlite"
+        EmbeddedStore(path).put_many(records)
+        w = OracleWorker(str(path), tt_log2_size=22, seed_depth=seed_depth)
+        got = w.connect4_solve([ROOT])[0].value
+        return w.solver.nodes, got, w.stats()
+
+    empty, s0, _ = nodes_and_score([], 2)
+    assert s0 == score and empty > 100_000
+
+    # Children's scores only, half of them written through their mirror image.
+    children = [(connect4_key(mirror(ROOT + str(c + 1)) if c % 2 else ROOT + str(c + 1))[0],
+                 Solved(-analysis[c])) for c in kids]
+    n1, s1, st1 = nodes_and_score(children, 1)
+    assert s1 == score and n1 < empty / 100 and st1["seeded"] == len(kids)
+
+    # Grandchildren's analyses only (a child's analysis holds its children's scores):
+    # seed_depth 2 reaches them, and from their analyses their own children.
+    grand = {}
+    for c in kids:
+        child = ROOT + str(c + 1)
+        child_analysis = reference.analyze(child)
+        for g, v in enumerate(child_analysis):
+            if v is not None and v != (43 - len(child)) // 2:
+                grand[child + str(g + 1)] = -v
+    grand_records = []
+    for moves, v in grand.items():  # analysed in the mirror orientation, stored canonically
+        m = mirror(moves)
+        key, flipped = connect4_key(m)
+        grand_records.append((key, Solved(v, tuple(reference.analyze(m))).oriented(flipped)))
+    n2, s2, st2 = nodes_and_score(grand_records, 2)
+    assert s2 == score and n2 < empty / 10 and st2["seeded"] > len(grand)
+    n2_shallow, s2_shallow, st2_shallow = nodes_and_score(grand_records, 1)
+    assert s2_shallow == score and st2_shallow["seeded"] == 0 and n2_shallow == empty
+
+    # The seeded table answers the grandchildren's analyses exactly, orientation included.
+    EmbeddedStore(tmp_path / "grand.sqlite").put_many(grand_records)
+    w = OracleWorker(str(tmp_path / "grand.sqlite"), tt_log2_size=22, seed_depth=2)
+    w.connect4_solve([ROOT])
+    nodes = w.solver.nodes
+    some = list(grand)[:6]
+    assert [w.solver.analyze(g) for g in some] == [reference.analyze(g) for g in some]
+    assert w.solver.nodes - nodes < 200  # all from the seeded entries
+
+
+def test_distinct_keys_exact_then_estimated():
+    rng = np.random.default_rng(0)
+    keys = rng.choice(2**49, size=300_000, replace=False).astype(np.int64)
+    a, b = DistinctKeys(), DistinctKeys()
+    a.add(keys[:1000]), a.add(keys[:1000]), b.add(keys[500:1500])
+    assert a.count() == 1000 and DistinctKeys.merged_count([a.state(), b.state()]) == 1500
+    big, other = DistinctKeys(exact_limit=10_000), DistinctKeys(exact_limit=10_000)
+    big.add(keys[:200_000]), other.add(keys[100_000:])
+    assert big.state()[0] is None
+    assert abs(big.count() - 200_000) < 0.04 * 200_000
+    assert abs(DistinctKeys.merged_count([big.state(), other.state()]) - 300_000) < 0.04 * 300_000
 
 
 def test_worker_bad_items_get_their_error(tmp_path, positions, solver):
@@ -100,10 +183,17 @@ def test_worker_bad_items_get_their_error(tmp_path, positions, solver):
     profiles = [[5, 5, 3, 1], [1, 0, 0, 0], [3, 4, 0, 0], [5, 5], [2, 2, 2, 2], [6, 1, 0, 0]]
     g = w.chomp_grundy(4, 5, profiles)
     assert g[0].value == table.grundy([5, 5, 3, 1]) and g[4].value == table.grundy([2, 2, 2, 2])
-    assert "over" in g[1].error and "non-increasing" in g[2].error
-    assert "shape" in g[3].error and "0..5" in g[5].error
+    # Each bad item names its index in the batch and its profile.
+    assert g[1].error == ("chomp (4 x 5): item 1 of the batch, profile [1, 0, 0, 0]: position "
+                          "already over, only the poisoned square is left")
+    assert g[2].error == ("chomp (4 x 5): item 2 of the batch, profile [3, 4, 0, 0]: row lengths "
+                          "must be non-increasing")
+    assert g[3].error == "chomp (4 x 5): item 3 of the batch, profile [5, 5]: expected 4 row lengths, got 2"
+    assert g[5].error == ("chomp (4 x 5): item 5 of the batch, profile [6, 1, 0, 0]: row lengths "
+                          "must lie in 0..5")
     wm = w.chomp_winning_moves(4, 5, [[5, 5, 3, 1], [3, 4, 0, 0]])
-    assert wm[0].value == table.winning_actions([5, 5, 3, 1]) and wm[1].error
+    assert wm[0].value == table.winning_actions([5, 5, 3, 1])
+    assert "item 1 of the batch, profile [3, 4, 0, 0]" in wm[1].error
     assert "rows" in w.chomp_grundy(40, 5, [[1]])[0].error
 
     oracle = FGameOracle(**FGAME)
@@ -133,6 +223,18 @@ def test_client_over_replicas_survives_a_killed_replica(ray_session, tmp_path, p
         assert [a.value for a in again] == expected[:40]
         assert sum(s["store_hits"] for s in after) - sum(s["store_hits"] for s in before) == 40
         assert [s["solve_seconds"] for s in after] == [s["solve_seconds"] for s in before]
+        # Mirror images are the same positions: still 40 distinct over both replicas.
+        client.connect4_solve([mirror(p) for p in positions[:40:2]])
+        summary = client.stats_summary()
+        assert summary["oracle/unique_positions"] == 40
+        assert summary["oracle/queries"] == 41 + 2 + 1 + 40 + 20
+        assert summary["oracle/errors"] == 2  # "4444444" and the short Chomp profile
+        assert summary["oracle/store_hits"] == 60 and summary["oracle/solved"] == 40
+        assert summary["oracle/replicas_alive"] == 2
+        assert summary["oracle/solve_seconds"] == sum(s["solve_seconds"] for s in after)
+        assert set(summary) == {f"oracle/{k}" for k in (
+            "queries", "unique_positions", "store_hits", "solved", "solve_seconds", "errors",
+            "seed_lookups", "seeded", "children_stored", "replicas_alive")}
 
         # Kill a replica while a batch is in flight: Ray restarts it and retries the call.
         batch = easy_positions(60, plies=16, seed=1)  # ~35 ms per analysis: ~1 s per chunk
@@ -154,5 +256,6 @@ def test_client_over_replicas_survives_a_killed_replica(ray_session, tmp_path, p
         assert [a.value for a in client.connect4_solve(positions[:10])] == expected[:10]
         stats = client.stats()
         assert stats[0] is None and stats[1]["queries"] > 0
+        assert client.stats_summary()["oracle/replicas_alive"] == 1
     finally:
         client.close()

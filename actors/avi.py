@@ -33,7 +33,7 @@ class AviCollector:
         self.state = self.fresh
         self.games_finished = 0
         self.timings = {"engine": 0.0, "network": 0.0, "other": 0.0}
-        self.forward_samples = 0
+        self.positions = 0  # states played, one row each
 
     def step(self, value_fn: ValueFn) -> dict:
         """One step of every environment; returns the rows ``obs`` uint8[B, *obs_shape]
@@ -64,7 +64,7 @@ class AviCollector:
         self.timings["engine"] += (t1 - t0) + (t4 - t3)
         self.timings["network"] += t2 - t1
         self.timings["other"] += t3 - t2
-        self.forward_samples += len(child_obs)
+        self.positions += B
         return {"obs": obs.astype(np.uint8), "target": target}
 
     def collect(self, value_fn: ValueFn, steps: int, deadline: float | None = None) -> dict:

@@ -1,6 +1,7 @@
-"""The self-play actor pool on Ray: thin actors around :class:`AviCollector`.
+"""The self-play actor pool on Ray: thin actors around :class:`AviCollector` (AVI) or
+:class:`AlphaZeroCollector` (AlphaZero, AZAL).
 
-Each actor owns ``num_envs`` environments and a CPU copy of the value network. It
+Each actor owns ``num_envs`` environments and a CPU copy of the network. It
 takes new weights only at the start of a collection call (the paper's frozen
 parameters during collection), pushes its rows straight into its replay shard and
 returns small statistics. Actors restart when their process or node dies
@@ -19,20 +20,36 @@ from actors.avi import AviCollector
 from learner.learner import ValueFunction
 from learner.weights import WeightVersion
 
+ALGOS = ("avi", "alphazero", "azal")
+
 
 class SelfPlayWorker:
     """The plain logic of one actor: environments, a value function, the replay target."""
 
-    def __init__(self, *, game: str, game_params: dict, network, num_envs: int, epsilon: float,
-                 gamma: float, seed: int, index: int, replay, threads: int = 1):
+    def __init__(self, *, game: str, game_params: dict, network, num_envs: int, seed: int, index: int,
+                 replay, threads: int = 1, algo: str = "avi", epsilon: float = 0.0, gamma: float = 1.0,
+                 mcts=None, oracle=None, label_min_ply: int = 0):
+        """``epsilon``, ``gamma``: AVI; ``mcts`` (an ``MCTSConfig``): AlphaZero and AZAL;
+        ``oracle`` (an ``OracleClient``) and ``label_min_ply``: AZAL's labels."""
         import torch
 
+        if algo not in ALGOS:
+            raise ValueError(f"self-play: unknown algo {algo!r}; known: {', '.join(ALGOS)}")
         torch.set_num_threads(threads)
         self.index, self.replay = index, replay
         self.game = games.make(game, **game_params)
-        self.value_fn = ValueFunction(self.game, network)
-        self.collector = AviCollector(self.game, num_envs, epsilon=epsilon, gamma=gamma,
-                                      seed=np.random.SeedSequence([seed, index]).generate_state(1)[0])
+        seed = np.random.SeedSequence([seed, index]).generate_state(1)[0]
+        if algo == "avi":
+            self.value_fn = ValueFunction(self.game, network)
+            self.collector = AviCollector(self.game, num_envs, epsilon=epsilon, gamma=gamma, seed=seed)
+        else:
+            from actors.alphazero import AlphaZeroCollector
+            from actors.labels import OracleLabeler
+            from search.evaluators import NetworkEvaluator
+
+            self.value_fn = NetworkEvaluator(self.game, network)
+            labeler = OracleLabeler(self.game, oracle, min_ply=label_min_ply) if algo == "azal" else None
+            self.collector = AlphaZeroCollector(self.game, num_envs, mcts=mcts, seed=seed, labeler=labeler)
         self.version = -1
         self.calls = 0  # rotates the replay shard this actor writes to
 
@@ -44,23 +61,33 @@ class SelfPlayWorker:
         if latest.version != self.version:
             self.value_fn.set_weights(ray.get(latest.ref), latest.version)
             self.version = latest.version
-        before = dict(self.collector.timings)
-        games_before, forward_before = self.collector.games_finished, self.collector.forward_samples
+        c = self.collector
+        before = dict(c.timings)
+        games_before, forward_before, positions_before = c.games_finished, self.value_fn.samples_forward, c.positions
+        labels_before = c.labeler.stats() if getattr(c, "labeler", None) else {}
         start = time.perf_counter()
-        rows = self.collector.collect(self.value_fn, steps, deadline)
+        rows = c.collect(self.value_fn, steps, deadline)
         collected = time.perf_counter()
-        rows["version"] = np.full(len(rows["target"]), self.version, np.int64)
-        # Actor i writes to shards i, i+1, ... in turn: every shard fills, deterministically.
-        ray.get(self.replay.add(rows, shard=self.index + self.calls))
-        self.calls += 1
+        n = len(rows["target"])
+        rows["version"] = np.full(n, self.version, np.int64)
+        if n:  # AlphaZero's rows come only with finished games
+            # Actor i writes to shards i, i+1, ... in turn: every shard fills, deterministically.
+            ray.get(self.replay.add(rows, shard=self.index + self.calls))
+            self.calls += 1
         end = time.perf_counter()
-        timings = {k: self.collector.timings[k] - before[k] for k in before}
+        timings = {k: c.timings[k] - before[k] for k in before}
         timings["transport"] = end - collected
         # Counts of this call only: an actor that restarts starts its totals again.
-        return {"index": self.index, "rows": len(rows["target"]), "version": self.version,
-                "games_finished": self.collector.games_finished - games_before, "seconds": end - start,
-                "forward_samples": self.collector.forward_samples - forward_before, "timings": timings,
-                "target_mean": float(rows["target"].mean()), "target_std": float(rows["target"].std())}
+        # forward_samples: network evaluations, symmetric images included (compute proxy).
+        out = {"index": self.index, "rows": n, "positions": c.positions - positions_before, "version": self.version,
+               "games_finished": c.games_finished - games_before, "seconds": end - start,
+               "forward_samples": self.value_fn.samples_forward - forward_before, "timings": timings,
+               "target_mean": float(rows["target"].mean()) if n else 0.0,
+               "target_std": float(rows["target"].std()) if n else 0.0}
+        if labels_before:
+            out.update({k: v - labels_before[k] for k, v in c.labeler.stats().items()})
+            out["labelled_rows"] = int((rows["aux_policy"].sum(1) > 0).sum())
+        return out
 
     def get_state(self) -> dict:
         return {"collector": self.collector.get_state(), "calls": self.calls}

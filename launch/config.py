@@ -4,6 +4,9 @@
 Presets (AVI paper, Appendix C): Table 3 for Connect Four and Hex, Table 5 for
 F-Games, C.2 for Othello and Go (Table 3 with epsilon 0.15). Tic-tac-toe and Chomp
 have no paper preset; theirs are small versions of Table 3 sized for a laptop.
+AlphaZero and AZAL (``--algo alphazero|azal``) start from the same preset with a policy
+head on the network and Table 4's search and schedule (Table 6 for F-Games); AZAL adds
+the auxiliary loss weight lambda_aux = 1.0 of the AZAL paper.
 """
 
 from __future__ import annotations
@@ -14,6 +17,10 @@ from dataclasses import dataclass, field, fields, replace
 
 import games
 from learner.networks import PRESET_NETWORKS, NetworkConfig
+from search.mcts import MCTSConfig
+
+ALGOS = ("avi", "alphazero", "azal")
+LABELLED_GAMES = ("connect4", "chomp")  # games with an oracle that labels AZAL's moves
 
 
 class ConfigError(ValueError):
@@ -24,7 +31,7 @@ class ConfigError(ValueError):
 class TrainConfig:
     """Everything one training run needs; written to ``config.json`` in the run directory."""
 
-    algo: str = "avi"  # avi (this issue); alphazero and azal arrive with their issue
+    algo: str = "avi"  # avi, alphazero or azal
     game: str = "connect4"  # a name of games.names()
     game_params: dict = field(default_factory=dict)  # keyword arguments of games.make
     preset: str = "paper"  # the name of the preset these values started from
@@ -37,6 +44,13 @@ class TrainConfig:
     gamma: float = 1.0  # discount of eq. 1 (the paper does not state it; 1 gives V* in {-1, 0, 1})
     num_actors: int = 1  # self-play actor processes (one CPU each)
     actor_threads: int = 1  # torch threads per actor
+
+    # AlphaZero and AZAL self-play (Table 4; Table 6 for F-Games; AZAL paper B.3).
+    mcts: MCTSConfig = field(default_factory=MCTSConfig)  # the self-play search (training values)
+    aux_weight: float = 1.0  # AZAL: lambda_aux of the oracle cross-entropy
+    label_min_ply: int = 0  # AZAL Connect Four: positions with fewer stones get no label (solving them is slow)
+    oracle_replicas: int = 1  # AZAL: oracle service actors answering the labels
+    oracle_store: str = ""  # AZAL: solved-position store, a path or redis:// URL ("" = the default file)
 
     # Optimisation.
     lr: float = 3e-4  # Adam learning rate
@@ -83,6 +97,8 @@ class TrainConfig:
             raise ConfigError(f"config has unknown fields: {', '.join(sorted(unknown))}")
         if isinstance(data.get("network"), dict):
             data["network"] = NetworkConfig(**data["network"])
+        if isinstance(data.get("mcts"), dict):
+            data["mcts"] = MCTSConfig(**data["mcts"])
         return cls(**data)
 
 
@@ -107,6 +123,33 @@ for (_game, _name), _cfg in list(PRESETS.items()):
     PRESETS[(_game, "small")] = replace(_cfg, preset="small", num_envs=min(_cfg.num_envs, 64),
                                         collect_steps=min(_cfg.collect_steps, 16),
                                         replay_capacity=min(_cfg.replay_capacity, 100_000))
+
+
+# AlphaZero's changes to a game's preset: Table 4 (Connect Four, Hex; used for every game
+# without a table of its own) keeps Table 3's schedule, 256 gradient steps per iteration
+# of 128 x 128 positions; Table 6 (F-Games): 4096 x 32 positions, batches of 1024, 200
+# steps per iteration, and the c_init / c_base schedule of PUCT.
+ALPHAZERO_CHANGES: dict[str, dict] = {
+    "fgame": dict(num_envs=4096, collect_steps=32, batch_size=1024, epochs_per_iteration=200 * 1024 / (4096 * 32),
+                  mcts=MCTSConfig(c_init=1.25, c_base=19652.0)),
+}
+# AZAL on Connect Four: the solver takes seconds to minutes per position in the first
+# ten plies; leave those unlabelled unless the user lowers this (after filling the
+# store with ``python -m oracle_service book``).
+AZAL_CHANGES: dict[str, dict] = {"connect4": dict(label_min_ply=10)}
+
+
+def for_algo(config: TrainConfig, algo: str) -> TrainConfig:
+    """A game's preset made for ``algo`` (see ALPHAZERO_CHANGES and AZAL_CHANGES)."""
+    config = replace(config, algo=algo)
+    if algo == "avi":
+        return config
+    changes = dict(ALPHAZERO_CHANGES.get(config.game, {}))
+    if config.preset == "small":  # keep the small preset small
+        changes = {k: v for k, v in changes.items() if k not in ("num_envs", "collect_steps")}
+    if algo == "azal":
+        changes.update(AZAL_CHANGES.get(config.game, {}))
+    return replace(config, network=replace(config.network, policy_head=True), **changes)
 
 
 def preset_names(game: str) -> list[str]:
@@ -173,7 +216,9 @@ def resolve(game: str, preset: str | None = None, overrides: list[str] = (), alg
         hint = f" (it exists for {', '.join(other)})" if other else ""
         raise ConfigError(f"no preset {preset!r} for game {game!r}{hint}; "
                           f"presets for {game}: {', '.join(preset_names(game))}")
-    config = replace(PRESETS[(game, preset)], algo=algo)
+    if algo not in ALGOS:
+        raise ConfigError(f"unknown algo {algo!r}; known: {', '.join(ALGOS)}")
+    config = for_algo(PRESETS[(game, preset)], algo)
     if seed is not None:
         config = replace(config, seed=seed)
     config = apply_overrides(config, list(overrides))
@@ -183,8 +228,15 @@ def resolve(game: str, preset: str | None = None, overrides: list[str] = (), alg
 
 def validate(config: TrainConfig) -> None:
     """Checks at start-up, so that nothing is discovered an hour into a run."""
-    if config.algo != "avi":
-        raise ConfigError(f"algo {config.algo!r} is not available yet; available: avi")
+    if config.algo not in ALGOS:
+        raise ConfigError(f"unknown algo {config.algo!r}; known: {', '.join(ALGOS)}")
+    if config.algo != "avi" and not config.network.policy_head:
+        raise ConfigError(f"algo {config.algo} trains a policy: network.policy_head must be true")
+    if config.algo == "azal" and config.game not in LABELLED_GAMES:
+        raise ConfigError(f"algo azal needs an oracle that labels optimal moves: games "
+                          f"{', '.join(LABELLED_GAMES)}, not {config.game!r}")
+    if config.label_min_ply < 0 or config.oracle_replicas < 1:
+        raise ConfigError("label_min_ply must be >= 0 and oracle_replicas >= 1")
     if config.game not in games.names():
         raise ConfigError(f"unknown game {config.game!r}; known games: {', '.join(games.names())}")
     try:

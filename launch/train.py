@@ -27,16 +27,22 @@ from actors.pool import SelfPlayActor
 from evaluation.exact import exact_labels, value_metrics
 from launch.config import ConfigError, TrainConfig, validate
 from launch.metrics import MetricsLogger, Progress
+from launch.placement import offered_resources, role_options, run_options
 from launch.safe_tree import from_safe, to_safe
 from learner.actor import LearnerActor
-from learner.checkpoint import checkpoint_path, latest_checkpoint, load_checkpoint, prune, save_checkpoint
+from learner.checkpoint import (
+    checkpoint_path,
+    latest_checkpoint,
+    load_checkpoint,
+    prune,
+    save_checkpoint,
+)
 from learner.learner import ValueFunction
-from learner.networks import forward_cost
 from learner.weights import WeightVersion
-from replay.rows import avi_schema
+from replay.rows import Column, alphazero_schema, avi_schema
 from replay.service import ReplayService
 
-COUNTERS = ("iteration", "updates", "rows", "games", "version", "elapsed", "actor_forward_samples",
+COUNTERS = ("iteration", "updates", "rows", "positions", "games", "version", "elapsed", "actor_forward_samples",
             "learner_forward_samples", "learner_backward_samples")
 
 
@@ -100,27 +106,53 @@ class Run:
         # Actor names carry the run's name: runs sharing a cluster do not collide, and
         # operators (and the fault-tolerance tests) can find an actor by name.
         name = self.run_dir.resolve().name
-        self.replay = ReplayService.create(avi_schema(self.game.obs_shape), config.replay_capacity,
+        # Where each role runs: plain CPU/GPU requests on the embedded Ray; on a cluster,
+        # confined to the nodes declaring its resource (launch/placement.py, deploy/).
+        offered = () if fixed_cluster else offered_resources()
+        self.placement = run_options(embedded=fixed_cluster, offered=offered, device="cuda" if use_gpu else "cpu")
+        # An oracle replica on the embedded Ray takes no CPU of its own: the actor that
+        # waits for its labels leaves its CPU to it.
+        self.placement["oracle"] = role_options("oracle", embedded=fixed_cluster, offered=offered,
+                                                cpus=0 if fixed_cluster else 1)
+        self.oracle = self._start_oracle() if config.algo == "azal" else None
+        self.replay = ReplayService.create(self.schema(), config.replay_capacity,
                                            config.replay_shards, seed=config.seed,
-                                           snapshot_dir=str(self.run_dir / "replay"), name=f"{name}-replay")
-        self.learner = LearnerActor.options(name=f"{name}-learner", num_gpus=1 if use_gpu else 0,
-                                            num_cpus=0 if use_gpu else 1).remote(
+                                           snapshot_dir=str(self.run_dir / "replay"), name=f"{name}-replay",
+                                           actor_options=self.placement["replay"])
+        self.learner = LearnerActor.options(name=f"{name}-learner", **self.placement["learner"]).remote(
             game=config.game, game_params=config.game_params, network=config.network, lr=config.lr,
             batch_size=config.batch_size, replay=self.replay, prefetch=config.prefetch, seed=config.seed,
-            device="cuda" if use_gpu else "cpu", augment=config.augment_symmetries)
+            device="cuda" if use_gpu else "cpu", augment=config.augment_symmetries, loss=config.algo,
+            aux_weight=config.aux_weight)
         per_actor = config.num_envs // config.num_actors
         self.actors = [
-            SelfPlayActor.options(name=f"{name}-selfplay-{i}").remote(
+            SelfPlayActor.options(name=f"{name}-selfplay-{i}", **self.placement["actor"]).remote(
                 game=config.game, game_params=config.game_params, network=config.network, num_envs=per_actor,
-                epsilon=config.epsilon, gamma=config.gamma, seed=config.seed, index=i, replay=self.replay,
-                threads=config.actor_threads)
+                seed=config.seed, index=i, replay=self.replay, threads=config.actor_threads, algo=config.algo,
+                epsilon=config.epsilon, gamma=config.gamma, mcts=config.mcts, oracle=self.oracle,
+                label_min_ply=config.label_min_ply)
             for i in range(config.num_actors)]
-        self.forward_cost = forward_cost(config.network)
         self.labels = exact_labels(self.game, config.gamma)
         self.eval_fn = ValueFunction(self.game, config.network) if self.labels is not None else None
         if resume:
             self._restore()
         self.weights = WeightVersion(self.counters["version"], self.learner.get_weights.remote())
+
+    def schema(self) -> dict:
+        """The replay rows of this algorithm (``replay/rows.py``); AZAL adds the oracle's
+        smoothed target, all zeros on unlabelled rows."""
+        if self.config.algo == "avi":
+            return avi_schema(self.game.obs_shape)
+        schema = alphazero_schema(self.game.obs_shape, self.game.num_actions)
+        if self.config.algo == "azal":
+            schema["aux_policy"] = Column((self.game.num_actions,), "float32")
+        return schema
+
+    def _start_oracle(self):
+        from oracle_service.service import OracleClient
+
+        return OracleClient(self.config.oracle_replicas, self.config.oracle_store or None,
+                            replica_options=self.placement["oracle"])
 
     # ------------------------------------------------------------ checkpoints
 
@@ -179,6 +211,8 @@ class Run:
             for record in records:
                 self.counters["elapsed"] = start_elapsed + time.time() - start
                 record.update(self.counters, compute=self.compute())
+                if self.oracle is not None:  # AZAL: the oracle service's totals so far
+                    record.update(self.oracle.stats_summary())
                 if self.labels is not None and self.counters["iteration"] % self.config.eval_every == 0:
                     record.update(self.evaluate())
                 self.logger.log(record)
@@ -203,8 +237,7 @@ class Run:
     def compute(self) -> float:
         """The paper's forward-equivalent proxy N_forward + 3 N_backward, in samples."""
         c = self.counters
-        return float(c["actor_forward_samples"] * self.forward_cost + c["learner_forward_samples"]
-                     + 3 * c["learner_backward_samples"])
+        return float(c["actor_forward_samples"] + c["learner_forward_samples"] + 3 * c["learner_backward_samples"])
 
     def evaluate(self) -> dict:
         self.eval_fn.set_weights(ray.get(self.weights.ref), self.weights.version)
@@ -218,6 +251,7 @@ class Run:
     def _count_collected(self, stats: list[dict]) -> None:
         c = self.counters
         c["rows"] += sum(s["rows"] for s in stats)
+        c["positions"] += sum(s["positions"] for s in stats)
         c["actor_forward_samples"] += sum(s["forward_samples"] for s in stats)
         c["games"] += sum(s["games_finished"] for s in stats)
 
@@ -225,18 +259,25 @@ class Run:
     def _collect_record(stats: list[dict]) -> dict:
         """Rates and where the actors' time went, over the collection calls ``stats``."""
         rows = sum(s["rows"] for s in stats)
+        positions = sum(s["positions"] for s in stats)
         timing = {k: sum(s["timings"][k] for s in stats) for k in stats[0]["timings"]}
         total = sum(timing.values()) or 1.0
         # Calls of different actors overlap: rows/s is per actor summed over actors.
         per_actor = {}
         for s in stats:
             got = per_actor.setdefault(s["index"], [0, 0.0])
-            got[0] += s["rows"]
+            got[0] += s["positions"]
             got[1] += s["seconds"]
-        return {"collect_rows": rows, "rows_per_s": sum(r / max(t, 1e-9) for r, t in per_actor.values()),
-                "target_mean": float(np.mean([s["target_mean"] for s in stats])),
-                "target_std": float(np.mean([s["target_std"] for s in stats])),
-                **{f"actor_time/{k}": v / total for k, v in timing.items()}}
+        with_rows = [s for s in stats if s["rows"]] or stats
+        record = {"collect_rows": rows, "collect_positions": positions,
+                  "positions_per_s": sum(r / max(t, 1e-9) for r, t in per_actor.values()),
+                  "target_mean": float(np.mean([s["target_mean"] for s in with_rows])),
+                  "target_std": float(np.mean([s["target_std"] for s in with_rows])),
+                  **{f"actor_time/{k}": v / total for k, v in timing.items()}}
+        if "oracle_queries" in stats[0]:  # AZAL: this iteration's labels and oracle queries
+            record.update({k: sum(s[k] for s in stats) for k in
+                           ("oracle_queries", "oracle_unique", "oracle_errors", "labelled_rows")})
+        return record
 
     def _replay_record(self) -> dict:
         """The replay size, and per shard its size and rows inserted and sampled so far."""
@@ -264,9 +305,14 @@ class Run:
             self._count_collected(stats)
             record = self._collect_record(stats)
             t1 = time.time()
-            # Epochs per iteration over the rows collected (fewer when time ran out).
-            steps = max(1, round(cfg.epochs_per_iteration * record["collect_rows"] / cfg.batch_size))
+            # Epochs per iteration over the positions played (fewer when time ran out);
+            # AlphaZero's rows arrive when games end, so the replay may still be short.
+            steps = max(1, round(cfg.epochs_per_iteration * record["collect_positions"] / cfg.batch_size))
             steps = steps if left is None else min(left, steps)
+            if self.counters["rows"] < cfg.batch_size:
+                self.counters["iteration"] += 1
+                yield {**record, **self._replay_record(), "collect_seconds": t1 - t0}
+                continue
             trained = ray.get(self.learner.train.remote(steps, self.counters["version"], deadline))
             steps = trained["updates"] - self.counters["updates"]
             record.update(self._absorb_train(trained))
@@ -298,6 +344,8 @@ class Run:
                 if (left is not None and left <= 0 and training is None) or out_of_time():
                     return
                 allowed = int(cfg.samples_per_insert * self.counters["rows"] / cfg.batch_size) - self.counters["updates"]
+                if self.counters["rows"] < cfg.batch_size:
+                    allowed = 0  # AlphaZero: no full batch in the replay yet
                 oldest = min(version for _, version in pending.values())
                 fresh_enough = self.counters["version"] - oldest < cfg.max_policy_lag
                 if training is None and allowed >= chunk and fresh_enough and (left is None or left > 0):
@@ -334,10 +382,12 @@ class Run:
             ray.kill(a)
         ray.kill(self.learner)
         self.replay.close()
+        if self.oracle is not None:
+            self.oracle.close()
 
 
 def _summary(record: dict) -> str:
-    parts = [f"loss {record.get('loss', float('nan')):.4f}", f"{record.get('rows_per_s', 0):,.0f} rows/s",
+    parts = [f"loss {record.get('loss', float('nan')):.4f}", f"{record.get('positions_per_s', 0):,.0f} positions/s",
              f"replay {record.get('replay_size', 0):,}"]
     if "eval/value_mae" in record:
         parts.append(f"MAE {record['eval/value_mae']:.3f}")

@@ -20,13 +20,15 @@ from replay.service import ReplaySampler
 
 class LearnerWorker:
     def __init__(self, *, game: str, game_params: dict, network, lr: float, batch_size: int, replay,
-                 prefetch: int, seed: int, device: str, augment: bool):
+                 prefetch: int, seed: int, device: str, augment: bool, loss: str = "avi",
+                 aux_weight: float = 1.0):
         import torch
 
         if device == "cpu":
             torch.set_num_threads(1)
         self.game = games.make(game, **game_params)
-        self.learner = Learner(self.game, network, lr=lr, device=device, seed=seed, augment=augment)
+        self.learner = Learner(self.game, network, lr=lr, device=device, seed=seed, augment=augment, loss=loss,
+                               aux_weight=aux_weight)
         self.sampler = ReplaySampler(replay, batch_size, prefetch=prefetch, seed=seed)
 
     def train(self, updates: int, version: int, deadline: float | None = None) -> dict:

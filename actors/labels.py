@@ -1,0 +1,75 @@
+"""AZAL's oracle labels (AZAL paper, Section 4 and Appendix B.3).
+
+A labelled state gets the smoothed target ``q(a|s) ∝ 1[a optimal] + 1e-3`` over its
+legal moves; an unlabelled one gets all zeros, which the learner reads as "no label"
+(``aux_policy`` rows that sum to 0 are left out of the auxiliary loss).
+
+- Connect Four: the optimal moves are the columns of maximal exact score in the
+  solver's analysis (quickest win, else draw, else slowest loss).
+- Chomp: the moves to a Grundy-0 position; a state of Grundy number 0 has none and
+  stays unlabelled.
+
+Queries go to the oracle service (``oracle_service.service.OracleClient``) in one batch
+per call, after removing duplicates, as the paper does once per iteration. Connect Four
+positions with fewer than ``min_ply`` stones are not queried: near the start a
+position takes the solver seconds to minutes, unless a book (``python -m
+oracle_service book``) has put it in the store; ``min_ply`` makes that a choice.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from games import Game
+
+SMOOTHING = 1e-3  # the AZAL paper's epsilon in q(a|s)
+LABELLED_GAMES = ("connect4", "chomp")
+
+
+class OracleLabeler:
+    """Smoothed oracle targets for batches of states, fetched from an oracle client."""
+
+    def __init__(self, game: Game, client, *, min_ply: int = 0):
+        if game.name not in LABELLED_GAMES:
+            raise ValueError(f"AZAL labels exist for {', '.join(LABELLED_GAMES)}, not for {game.name!r}")
+        self.game, self.client, self.min_ply = game, client, int(min_ply)
+        self.queries = 0  # items asked of the oracle, duplicates included
+        self.unique = 0  # distinct items asked
+        self.errors = 0
+
+    def label(self, states, histories: list[list[int]]) -> np.ndarray:
+        """float32[N, A] targets for the N ``states`` (reached by the action lists
+        ``histories`` from the start); zero rows for unlabelled states."""
+        legal = self.game.legal(states)  # [N, A]
+        optimal = np.zeros_like(legal)
+        if self.game.name == "connect4":
+            keys = ["".join(str(a + 1) for a in h) if len(h) >= self.min_ply else None for h in histories]
+        else:
+            keys = [",".join(map(str, row)) for row in np.asarray(states.profile).tolist()]
+        wanted = sorted({k for k in keys if k is not None})
+        self.queries += sum(k is not None for k in keys)
+        self.unique += len(wanted)
+        answers = dict(zip(wanted, self._ask(wanted))) if wanted else {}
+        for i, k in enumerate(keys):
+            moves = answers.get(k)
+            if moves:
+                optimal[i, moves] = True
+        labelled = optimal.any(axis=1)
+        q = np.where(legal, optimal + SMOOTHING, 0.0)
+        q[~labelled] = 0.0
+        q /= np.maximum(q.sum(axis=1, keepdims=True), 1e-12)
+        return q.astype(np.float32)
+
+    def _ask(self, keys: list[str]) -> list[list[int] | None]:
+        """The optimal moves of each key (None where the oracle refused the item)."""
+        if self.game.name == "connect4":
+            answers = self.client.connect4_best_moves(keys)
+        else:
+            rows, cols = self.game.params["rows"], self.game.params["cols"]
+            profiles = [[int(x) for x in k.split(",")] for k in keys]
+            answers = self.client.chomp_winning_moves(rows, cols, profiles)
+        self.errors += sum(not a.ok for a in answers)
+        return [a.value if a.ok else None for a in answers]
+
+    def stats(self) -> dict:
+        return {"oracle_queries": self.queries, "oracle_unique": self.unique, "oracle_errors": self.errors}

@@ -1,0 +1,207 @@
+"""Speed of the batched PUCT search (``search.mcts``) on Connect Four, beside OpenSpiel's.
+
+    NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 taskset -c 0 python -m benchmarks.mcts_speed \
+        [--batches 1 128] [--simulations 64] [--seconds 2] [--repeats 3]
+
+Reports simulations/s (B trees x S simulations per search / seconds per search), each
+the median of ``--repeats`` timed runs of ``--seconds`` on the same mid-game roots:
+- the search with a trivial evaluator (``UniformEvaluator``: zero logits, zero values),
+  i.e. the tree's own cost, at each batch size;
+- the search with the Connect Four preset network with a policy head (torch on one
+  thread, fresh weights) at the largest batch, and the tree's share of the search time
+  (time outside the evaluator / total): the part of a self-play step that is not inference;
+- OpenSpiel's Python ``MCTSBot`` (PUCT selection, exact terminal values, no solver) with
+  an evaluator doing the same trivial work (uniform priors, value 0), measured in the
+  same run, and our speed as a multiple of it.
+The process is pinned to one core and numba and torch to one thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import statistics
+import sys
+import time
+
+# One core, one thread, set before numpy, numba and torch load.
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+if hasattr(os, "sched_setaffinity"):
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import games  # noqa: E402
+from games import random_legal_actions, take  # noqa: E402
+from learner.learner import numpy_weights  # noqa: E402
+from learner.networks import PRESET_NETWORKS, build_network  # noqa: E402
+from search import MCTS, MCTSConfig, NetworkEvaluator, UniformEvaluator  # noqa: E402
+
+C_PUCT = 3.0  # Table 4, for both searches
+
+
+def mid_game_move_lists(count: int, rng: np.random.Generator) -> list[list[int]]:
+    """Move lists of live Connect Four positions after 0 to 14 random plies."""
+    game = games.make("connect4")
+    out = []
+    while len(out) < count:
+        state, moves = game.init(1), []
+        for _ in range(int(rng.integers(0, 15))):
+            a = int(random_legal_actions(game.legal(state), rng)[0])
+            nxt, _, done = game.step(state, np.array([a]))
+            if done[0]:
+                break
+            state = nxt
+            moves.append(a)
+        out.append(moves)
+    return out
+
+
+class TimedEvaluator:
+    """An evaluator that adds up the seconds spent inside the wrapped one."""
+
+    def __init__(self, inner):
+        self.inner, self.seconds = inner, 0.0
+
+    def __call__(self, states):
+        start = time.perf_counter()
+        out = self.inner(states)
+        self.seconds += time.perf_counter() - start
+        return out
+
+
+def ours(roots, evaluate, simulations: int):
+    """A function that runs one search from ``roots`` and returns (simulations, seconds,
+    seconds inside ``evaluate``)."""
+    game = games.make("connect4")
+    mcts = MCTS(game, MCTSConfig(simulations=simulations, c_puct=C_PUCT))
+    timed = TimedEvaluator(evaluate)
+    rng = np.random.default_rng(0)
+    B = len(roots[0])
+
+    def run():
+        timed.seconds = 0.0
+        start = time.perf_counter()
+        mcts.search(roots, timed, rng)
+        return B * simulations, time.perf_counter() - start, timed.seconds
+
+    return run
+
+
+def openspiel(move_lists, simulations: int):
+    """The same for OpenSpiel's MCTSBot, one root after the other."""
+    import pyspiel
+    from open_spiel.python.algorithms import mcts as os_mcts
+
+    class TrivialEvaluator(os_mcts.Evaluator):
+        """Uniform priors and value 0: the same work as our UniformEvaluator."""
+
+        def evaluate(self, state):
+            return np.zeros(2)
+
+        def prior(self, state):
+            legal = state.legal_actions(state.current_player())
+            return [(a, 1.0 / len(legal)) for a in legal]
+
+    game = pyspiel.load_game("connect_four")
+    bot = os_mcts.MCTSBot(game, C_PUCT, simulations, TrivialEvaluator(), solve=False,
+                          random_state=np.random.RandomState(0),
+                          child_selection_fn=os_mcts.SearchNode.puct_value)
+    roots = []
+    for moves in move_lists:
+        state = game.new_initial_state()
+        for a in moves:
+            state.apply_action(a)
+        roots.append(state)
+    searches = [0]
+
+    def run():
+        start = time.perf_counter()
+        bot.mcts_search(roots[searches[0] % len(roots)])
+        searches[0] += 1
+        return simulations, time.perf_counter() - start, 0.0
+
+    return run
+
+
+def timed_run(run, seconds: float) -> tuple[float, float]:
+    """(simulations/s, share of the time outside the evaluator) over calls of ``run``
+    for at least ``seconds``."""
+    sims = elapsed = inside = 0.0
+    while elapsed < seconds:
+        n, t, e = run()
+        sims, elapsed, inside = sims + n, elapsed + t, inside + e
+    return sims / elapsed, 1.0 - inside / elapsed
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--batches", type=int, nargs="+", default=[1, 128], help="trees per search (B)")
+    p.add_argument("--simulations", type=int, nargs="+", default=[64], help="simulations per search (S)")
+    p.add_argument("--seconds", type=float, default=2.0, help="length of one timed run")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--no-network", action="store_true", help="skip the preset network's run")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    torch.set_num_threads(1)
+    try:
+        import pyspiel  # noqa: F401
+        have_openspiel = True
+    except ImportError:
+        have_openspiel = False
+        print("OpenSpiel is not installed (pip install open_spiel): reporting our search only", file=sys.stderr)
+
+    game = games.make("connect4")
+    move_lists = mid_game_move_lists(max(args.batches), np.random.default_rng(0))
+    all_roots = game.from_moves(move_lists)
+    net_config = dataclasses.replace(PRESET_NETWORKS["connect4"], policy_head=True)
+    network = NetworkEvaluator(game, net_config)
+    torch.manual_seed(0)
+    network.set_weights(numpy_weights(build_network(game, net_config)), version=0)
+
+    # Cases: (search, evaluator, B, S, run). Their timed runs take turns, repeat by
+    # repeat, so that a change of load on a shared machine hits every case alike.
+    cases = []
+    for S in args.simulations:
+        for B in args.batches:
+            roots = take(all_roots, np.arange(B))
+            cases.append(("ours", "trivial", B, S, ours(roots, UniformEvaluator(game), S)))
+            if not args.no_network and B == max(args.batches):
+                cases.append(("ours", "network", B, S, ours(roots, network, S)))
+        if have_openspiel:
+            cases.append(("OpenSpiel", "trivial", 1, S, openspiel(move_lists, S)))
+    for *_, run in cases:
+        run()  # warm up: compile or load the cached kernels
+    measured = [[] for _ in cases]
+    for _ in range(args.repeats):
+        for case, out in zip(cases, measured):
+            out.append(timed_run(case[-1], args.seconds))
+    rows = []
+    for (who, evaluator, B, S, _), out in zip(cases, measured):
+        row = {"search": who, "evaluator": evaluator, "B": B, "S": S,
+               "sims_per_s": statistics.median(r for r, _ in out)}
+        if who == "ours":
+            row["tree_share"] = statistics.median(s for _, s in out)
+        rows.append(row)
+    reference = {r["S"]: r["sims_per_s"] for r in rows if r["search"] == "OpenSpiel"}
+    for r in rows:
+        if r["search"] == "ours" and r["evaluator"] == "trivial" and r["S"] in reference:
+            r["vs_openspiel"] = r["sims_per_s"] / reference[r["S"]]
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return
+    print("| search | evaluator | B | S | simulations/s | tree share of search time | x OpenSpiel |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for r in rows:
+        share = f"{r['tree_share']:.0%}" if "tree_share" in r else ""
+        ratio = f"{r['vs_openspiel']:.1f}" if "vs_openspiel" in r else ""
+        print(f"| {r['search']} | {r['evaluator']} | {r['B']} | {r['S']} | {r['sims_per_s']:,.0f} "
+              f"| {share} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,14 @@
+"""Search over a game with learned or exact evaluations: batched PUCT MCTS for AlphaZero
+self-play and evaluation (:mod:`search.mcts`), its leaf evaluators
+(:mod:`search.evaluators`), and depth-limited full-width negamax over a value function
+(:mod:`search.minimax`)."""
+
+from search.evaluators import (  # noqa: F401  (re-exported: the package's public API)
+    CrossEvaluator,
+    Evaluator,
+    NetworkEvaluator,
+    RolloutEvaluator,
+    UniformEvaluator,
+)
+from search.mcts import MCTS, MCTSConfig, SearchResult  # noqa: F401
+from search.minimax import minimax, minimax_actions  # noqa: F401

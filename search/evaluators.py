@@ -1,0 +1,146 @@
+"""Leaf evaluators for the search: ``evaluate(states) -> (logits, values)``.
+
+An evaluator takes a game state of batch N (none of them over) and returns
+``logits float32[N, A]`` (the search takes a softmax over the legal actions; logits of
+illegal actions are ignored) and ``values float32[N]`` in [-1, 1] for the player to
+move in each state. The search calls it once per simulation for all its trees.
+
+- :class:`NetworkEvaluator`: a policy-value network (AlphaZero), with the same weight
+  versions and compute-proxy counter as the AVI actors' ``learner.learner.ValueFunction``;
+- :class:`UniformEvaluator`: uniform priors, values from any function of the states
+  (zero by default): the search's own cost, or a search over exact values in tests;
+- :class:`RolloutEvaluator`: uniform priors, values by random playouts (classic MCTS);
+- :class:`CrossEvaluator`: priors of one evaluator and values of another, the AVI
+  paper's cross-inference (Sections 4.3 and 5.2: MiniZero's prior, AVI's value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from games import Game, random_legal_actions, repeat, take
+from games.base import State, batch_size
+from learner.learner import _read_only_tensor, load_numpy_weights
+from learner.networks import NetworkConfig, build_network, forward_cost
+
+Evaluator = Callable[[State], tuple[np.ndarray, np.ndarray]]
+
+
+def check_evaluation(out, n: int, num_actions: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(logits float32[n, A], values float32[n])`` from an evaluator's answer, or a
+    ValueError that says what is wrong with it."""
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise ValueError(f"evaluator must return a tuple (logits [N, A], values [N]), got {type(out).__name__}")
+    logits, values = np.asarray(out[0]), np.asarray(out[1])
+    if logits.shape != (n, num_actions):
+        raise ValueError(f"evaluator returned logits of shape {logits.shape} for {n} states; "
+                         f"expected ({n}, {num_actions})")
+    if values.shape != (n,):
+        raise ValueError(f"evaluator returned values of shape {values.shape} for {n} states; expected ({n},)")
+    values = values.astype(np.float32, copy=False)
+    if not np.isfinite(values).all():
+        raise ValueError(f"evaluator returned non-finite values (first at row "
+                         f"{int(np.flatnonzero(~np.isfinite(values))[0])})")
+    return logits.astype(np.float32, copy=False), values
+
+
+class NetworkEvaluator:
+    """A policy-value network (``build_network`` of a ``NetworkConfig`` with
+    ``policy_head=True``) in eval mode without autograd, on ``device``, evaluated in
+    chunks of at most ``max_batch`` states. Its values are clipped to [-1, 1] (the value
+    head is a plain regression output). ``torch.set_num_threads`` is the caller's choice."""
+
+    def __init__(self, game: Game, net_config: NetworkConfig, *, device="cpu", max_batch: int = 65536):
+        if not net_config.policy_head:
+            raise ValueError("NetworkEvaluator: net_config.policy_head must be True (the search needs priors); "
+                             "use dataclasses.replace(config, policy_head=True)")
+        if max_batch < 1:
+            raise ValueError(f"NetworkEvaluator: max_batch must be >= 1, got {max_batch}")
+        self.game, self.net_config, self.max_batch = game, net_config, int(max_batch)
+        self.device = torch.device(device)
+        self.net = build_network(game, net_config).to(self.device).eval()
+        self._cost = forward_cost(self.net)
+        self.version: int | None = None  # of the weights in use; None until set_weights
+        self.samples_forward = 0  # network evaluations, symmetric images counted
+
+    def set_weights(self, weights: dict[str, np.ndarray], version: int) -> None:
+        load_numpy_weights(self.net, weights)
+        self.version = int(version)
+
+    def __call__(self, states: State) -> tuple[np.ndarray, np.ndarray]:
+        if self.version is None:
+            raise RuntimeError("NetworkEvaluator called before set_weights: its network is untrained")
+        obs = self.game.encode(states)  # float32[N, *obs_shape]
+        n, A = obs.shape[0], self.game.num_actions
+        logits, values = np.empty((n, A), np.float32), np.empty(n, np.float32)
+        with torch.inference_mode():
+            for start in range(0, n, self.max_batch):
+                chunk = _read_only_tensor(obs[start:start + self.max_batch]).to(self.device)
+                out = self.net(chunk)
+                logits[start:start + len(chunk)] = out.logits.cpu().numpy()
+                values[start:start + len(chunk)] = out.value.cpu().numpy()
+        self.samples_forward += n * self._cost
+        return logits, np.clip(values, -1.0, 1.0, out=values)
+
+
+class UniformEvaluator:
+    """Zero logits (a uniform prior over the legal moves) and values from
+    ``value_of(states) -> float32[N]`` for the player to move, or zeros without it."""
+
+    def __init__(self, game: Game, value_of: Callable[[State], np.ndarray] | None = None):
+        self.game, self.value_of = game, value_of
+
+    def __call__(self, states: State) -> tuple[np.ndarray, np.ndarray]:
+        n = batch_size(states)
+        logits = np.zeros((n, self.game.num_actions), np.float32)
+        if self.value_of is None:
+            return logits, np.zeros(n, np.float32)
+        return logits, np.asarray(self.value_of(states), np.float32)
+
+
+class RolloutEvaluator:
+    """Zero logits, and as value the mean outcome of ``rollouts`` uniformly random
+    playouts from each state, for its player to move. All N * rollouts playouts advance
+    together, one batched ``step`` per ply; the draws come from ``np.random.default_rng(seed)``."""
+
+    def __init__(self, game: Game, rollouts: int = 1, seed: int = 0):
+        if rollouts < 1:
+            raise ValueError(f"RolloutEvaluator: rollouts must be >= 1, got {rollouts}")
+        self.game, self.rollouts = game, int(rollouts)
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, states: State) -> tuple[np.ndarray, np.ndarray]:
+        game, R = self.game, self.rollouts
+        n = batch_size(states)
+        play = repeat(states, R)  # rows i*R .. i*R+R-1 play out state i
+        outcome = np.zeros(n * R, np.float32)  # for the player to move in the start state
+        sign = np.ones(n * R, np.float32)  # +1 while that player is the one to move
+        live = np.flatnonzero(~np.asarray(game.terminal(play), bool))
+        while live.size:
+            sub = take(play, live)
+            sub, reward, done = game.step(sub, random_legal_actions(game.legal(sub), self.rng), check=False)
+            outcome[live] += sign[live] * np.asarray(reward, np.float32)
+            sign[live] = -sign[live]
+            for f, r in zip(play, sub):
+                f[live] = r
+            live = live[~np.asarray(done, bool)]
+        return (np.zeros((n, game.num_actions), np.float32),
+                outcome.reshape(n, R).mean(axis=1).astype(np.float32))
+
+
+class CrossEvaluator:
+    """The logits of ``prior`` with the values of ``value`` (both evaluators, both called
+    on every batch). Cross-inference with an AVI value function ``vf`` (a
+    ``learner.learner.ValueFunction``, which reads encodings):
+    ``CrossEvaluator(network, UniformEvaluator(game, lambda s: vf(game.encode(s))))``."""
+
+    def __init__(self, prior: Evaluator, value: Evaluator):
+        self.prior, self.value = prior, value
+
+    def __call__(self, states: State) -> tuple[np.ndarray, np.ndarray]:
+        logits, _ = self.prior(states)
+        _, values = self.value(states)
+        return logits, values

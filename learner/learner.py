@@ -25,7 +25,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from games import Game
-from learner.networks import NetworkConfig, build_network, forward_cost, torch_symmetries
+from learner.networks import (
+    NetworkConfig,
+    build_network,
+    forward_cost,
+    torch_symmetries,
+)
 
 LOSSES = ("avi", "alphazero", "azal")
 

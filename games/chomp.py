@@ -32,12 +32,22 @@ from numba import njit
 from games.base import Expansion, Game, Symmetry, identity_symmetry
 
 MAX_SIDE = 16
+MAX_FRAMES = 8
 
 
 class ChompState(NamedTuple):
     profile: np.ndarray  # int8[B, rows], squares left per row
     moves: np.ndarray  # int16[B], plies played
     over: np.ndarray  # bool[B], only the poisoned square is left
+
+
+class ChompFramesState(NamedTuple):
+    """The state of ``frames=k > 1``: :class:`ChompState` and the k-1 earlier profiles."""
+
+    profile: np.ndarray  # int8[B, rows], squares left per row
+    moves: np.ndarray  # int16[B], plies played
+    over: np.ndarray  # bool[B], only the poisoned square is left
+    history: np.ndarray  # int8[B, k-1, rows], [:, j-1] = the profile j plies ago, 0 = none
 
 
 # --------------------------------------------------------------------- kernels
@@ -109,13 +119,33 @@ def _expand_kernel(profile, moves, over, cols):
 
 
 @njit(cache=True)
-def _encode_kernel(profile, cols):
-    B, rows = profile.shape
-    out = np.zeros((B, 1, rows, cols), np.float32)  # [B, 1, rows, cols]
+def _expand_history_kernel(profile, history, legal):
+    """Children's histories: the parent's profile, then its history less the oldest
+    frame; illegal rows keep the parent's history (as ``_expand_kernel`` keeps its state)."""
+    B, A = legal.shape
+    K = history.shape[1]
+    out = np.empty((B * A, K, history.shape[2]), np.int8)  # [B*A, k-1, rows]
     for b in range(B):
-        for r in range(rows):
-            for c in range(profile[b, r]):
-                out[b, 0, r, c] = 1.0
+        for a in range(A):
+            row = b * A + a
+            if legal[b, a]:
+                out[row, 0] = profile[b]
+                out[row, 1:] = history[b, :K - 1]
+            else:
+                out[row] = history[b]
+    return out
+
+
+@njit(cache=True)
+def _encode_kernel(frames, cols):
+    """Planes of profiles ``frames`` int8[B, k, rows]: 1 where a square is left."""
+    B, K, rows = frames.shape
+    out = np.zeros((B, K, rows, cols), np.float32)  # [B, k, rows, cols]
+    for b in range(B):
+        for k in range(K):
+            for r in range(rows):
+                for c in range(frames[b, k, r]):
+                    out[b, k, r, c] = 1.0
     return out
 
 
@@ -123,29 +153,41 @@ def _encode_kernel(profile, cols):
 
 
 class Chomp(Game):
-    """Chomp on ``rows x cols`` (each 1..16, at least 2 squares; default 9 x 10).
+    """Chomp on ``rows x cols`` (each 1..16, at least 2 squares; default 9 x 10),
+    seen through the last ``frames`` boards (1..8, default 1).
 
-    ``obs_shape = (1, rows, cols)``: 1 where a square is left. ``max_length =
-    rows * cols - 1``: every move takes at least one square and P is never taken.
+    ``obs_shape = (frames, rows, cols)``: 1 where a square is left, plane j the
+    board j plies ago. ``max_length = rows * cols - 1``: every move takes at least
+    one square and P is never taken. ``params`` names ``frames`` only when it is not
+    1, so single-frame games keep the identity (checkpoints, run configs) they had.
     """
 
-    def __init__(self, rows: int = 9, cols: int = 10):
-        for pname, v in (("rows", rows), ("cols", cols)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= MAX_SIDE:
-                raise ValueError(f"chomp: parameter {pname} must be an integer in 1..{MAX_SIDE}, got {v!r}")
+    def __init__(self, rows: int = 9, cols: int = 10, frames: int = 1):
+        for pname, v, top in (("rows", rows, MAX_SIDE), ("cols", cols, MAX_SIDE), ("frames", frames, MAX_FRAMES)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= top:
+                raise ValueError(f"chomp: parameter {pname} must be an integer in 1..{top}, got {v!r}")
         if rows * cols < 2:
             raise ValueError("chomp: parameters rows x cols must give at least 2 squares "
                              "(on 1 x 1 the game is over before it starts)")
-        self.rows, self.cols = int(rows), int(cols)
+        self.rows, self.cols, self.frames = int(rows), int(cols), int(frames)
         self.name = "chomp"
         self.params = {"rows": self.rows, "cols": self.cols}
+        if self.frames != 1:
+            self.params["frames"] = self.frames
         self.num_actions = self.rows * self.cols
-        self.obs_shape = (1, self.rows, self.cols)
+        self.obs_shape = (self.frames, self.rows, self.cols)
         self.max_length = self.rows * self.cols - 1
 
-    def _init(self, batch: int) -> ChompState:
-        return ChompState(np.full((batch, self.rows), self.cols, np.int8),
-                          np.zeros(batch, np.int16), np.zeros(batch, bool))
+    def _init(self, batch: int) -> ChompState | ChompFramesState:
+        return self._with_history(np.full((batch, self.rows), self.cols, np.int8),
+                                  np.zeros(batch, np.int16), np.zeros(batch, bool))
+
+    def _with_history(self, profile, moves, over):
+        """A state with no past: every earlier frame empty (see the module docstring)."""
+        if self.frames == 1:
+            return ChompState(profile, moves, over)
+        return ChompFramesState(profile, moves, over,
+                                np.zeros((len(profile), self.frames - 1, self.rows), np.int8))
 
     def terminal(self, state: ChompState) -> np.ndarray:
         return state.over.copy()
@@ -153,24 +195,35 @@ class Chomp(Game):
     def _legal(self, state: ChompState) -> np.ndarray:
         return _legal_kernel(state.profile, self.cols)
 
-    def _step(self, state: ChompState, actions: np.ndarray):
+    def _step(self, state: ChompState | ChompFramesState, actions: np.ndarray):
         profile, moves, over, reward = _step_kernel(state.profile, state.moves, actions, self.cols)
-        return ChompState(profile, moves, over), reward, over.copy()
+        if self.frames == 1:
+            return ChompState(profile, moves, over), reward, over.copy()
+        # The board just left becomes frame 1; the oldest frame drops out.
+        history = np.concatenate([state.profile[:, None], state.history[:, :-1]], axis=1)  # [B, k-1, rows]
+        return ChompFramesState(profile, moves, over, history), reward, over.copy()
 
-    def _expand(self, state: ChompState) -> Expansion:
+    def _expand(self, state: ChompState | ChompFramesState) -> Expansion:
         profile, moves, over, reward, done, legal = _expand_kernel(
             state.profile, state.moves, state.over, self.cols)
-        return Expansion(ChompState(profile, moves, over), reward, done, legal)
+        if self.frames == 1:
+            return Expansion(ChompState(profile, moves, over), reward, done, legal)
+        history = _expand_history_kernel(state.profile, state.history, legal)
+        return Expansion(ChompFramesState(profile, moves, over, history), reward, done, legal)
 
-    def _encode(self, state: ChompState) -> np.ndarray:
-        return _encode_kernel(state.profile, self.cols)
+    def _encode(self, state: ChompState | ChompFramesState) -> np.ndarray:
+        if self.frames == 1:
+            return _encode_kernel(state.profile[:, None], self.cols)
+        return _encode_kernel(np.concatenate([state.profile[:, None], state.history], axis=1), self.cols)
 
     # ---- profiles (the oracle's keys) -----------------------------------------
 
-    def from_profiles(self, profiles: Sequence[Sequence[int]]) -> ChompState:
+    def from_profiles(self, profiles: Sequence[Sequence[int]]) -> ChompState | ChompFramesState:
         """States for row-length profiles (row 0 first), each checked: ``rows``
         integers, non-increasing, within 0..cols, row 0 at least 1 (P is never
-        taken). ``moves`` starts at 0; ``[1, 0, ...]`` gives a finished state."""
+        taken). ``moves`` starts at 0; ``[1, 0, ...]`` gives a finished state. With
+        ``frames > 1`` the earlier frames are empty: a profile carries no past (use
+        ``from_moves`` for states with their history)."""
         profiles = list(profiles)
         if not profiles:
             raise ValueError("chomp: from_profiles needs at least one profile")
@@ -178,9 +231,9 @@ class Chomp(Game):
         for i, p in enumerate(profiles):
             out[i] = self._check_profile(i, p)
         over = (out[:, 0] == 1) & ((out[:, 1] == 0) if self.rows > 1 else True)
-        return ChompState(out, np.zeros(len(profiles), np.int16), over)
+        return self._with_history(out, np.zeros(len(profiles), np.int16), over)
 
-    def profile_to_state(self, profile: Sequence[int]) -> ChompState:
+    def profile_to_state(self, profile: Sequence[int]) -> ChompState | ChompFramesState:
         """The state (batch 1) of one profile; see :meth:`from_profiles`."""
         return self.from_profiles([profile])
 
@@ -204,8 +257,8 @@ class Chomp(Game):
 
     def symmetries(self) -> list[Symmetry]:
         """Identity, plus the transpose (r, c) -> (c, r) on square boards, which
-        fixes P and maps the game to itself. Rectangles have no other symmetry
-        fixing P."""
+        fixes P and maps the game to itself; it transposes every frame (the last
+        two axes). Rectangles have no other symmetry fixing P."""
         syms = [identity_symmetry(self.num_actions)]
         if self.rows == self.cols:
             r, c = np.divmod(np.arange(self.num_actions, dtype=np.int64), self.cols)
@@ -218,8 +271,9 @@ class Chomp(Game):
         r, c = divmod(int(action), self.cols)
         return f"r{r}c{c}"
 
-    def render_one(self, state: ChompState, i: int) -> str:
-        """P = the poisoned square, # = a square left, . = a square taken."""
+    def render_one(self, state: ChompState | ChompFramesState, i: int) -> str:
+        """P = the poisoned square, # = a square left, . = a square taken; with
+        ``frames > 1`` a last line lists the earlier profiles (``-`` = none)."""
         profile = state.profile[i]
         lines = ["     " + " ".join(f"{c:>2}" for c in range(self.cols))]
         for r in range(self.rows):
@@ -227,4 +281,7 @@ class Chomp(Game):
             lines.append(f"r{r:<2}  " + " ".join(f"{x:>2}" for x in cells))
         status = "over: the player to move has only P left and lost" if state.over[i] else "running"
         lines.append(f"profile {','.join(map(str, profile))}; ply {int(state.moves[i])}, {status}")
+        if self.frames > 1:
+            earlier = [",".join(map(str, p)) if p[0] else "-" for p in state.history[i].tolist()]
+            lines.append(f"earlier profiles (1..{self.frames - 1} plies ago): {' | '.join(earlier)}")
         return "\n".join(lines)

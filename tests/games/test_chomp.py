@@ -1,7 +1,9 @@
 """Chomp engine: move effects on profiles by hand, the end of the game, known winners
 (strategy stealing on rectangles, 2-row and L-shaped P-positions) from an exhaustive
 solver over the engine and an independent one, expand == stepping, from_profiles
-errors, the transpose symmetry, names, drawing and parameter errors."""
+errors, the transpose symmetry, names, drawing and parameter errors; the multi-frame
+input (``frames``): stacked planes against a reference built on squares, rules that
+do not depend on it, expand == stepping and the transpose of every frame."""
 
 import itertools
 from functools import lru_cache
@@ -10,8 +12,8 @@ import numpy as np
 import pytest
 
 import games
-from games.testing import assert_expand_matches_step, random_playout, symmetric_play
 from games.base import IllegalMoveError, random_legal_actions, take
+from games.testing import assert_expand_matches_step, random_playout, symmetric_play
 
 
 def game_of(rows, cols):
@@ -257,3 +259,174 @@ def test_symmetries():
         # The transposed profile is the conjugate partition.
         conj = [sum(1 for n in s.profile[0] if n > c) for c in range(5)]
         assert image.profile[0].tolist() == conj
+
+
+# ------------------------------------------------------------ multi-frame input
+
+
+def ref_planes(rows, cols, frames, moves):
+    """float32[frames, rows, cols] after playing ``moves`` from the full board, from the
+    rule on squares: plane j is the board j plies ago, empty before the first ply."""
+    squares = {(r, c) for r in range(rows) for c in range(cols)}
+    boards = [squares]
+    for a in moves:
+        r, c = divmod(a, cols)
+        squares = {(rr, cc) for rr, cc in squares if not (rr >= r and cc >= c)}
+        boards.append(squares)
+    out = np.zeros((frames, rows, cols), np.float32)
+    for j in range(min(frames, len(boards))):
+        for r, c in boards[len(moves) - j]:
+            out[j, r, c] = 1.0
+    return out
+
+
+def random_move_lists(game, count, rng):
+    """Move lists of ``count`` whole random games (each ends with only P left)."""
+    out = [[] for _ in range(count)]
+    state = game.init(count)
+    while not game.terminal(state).all():
+        live = ~game.terminal(state)
+        actions = random_legal_actions(game.legal(state), rng)
+        for b in np.flatnonzero(live):
+            out[b].append(int(actions[b]))
+        nxt, _, _ = game.step(take(state, live), actions[live])
+        state = games.put(state, live, nxt)
+    return out
+
+
+def test_frames_parameter():
+    g = games.make("chomp", rows=5, cols=6, frames=3)
+    assert (g.obs_shape, g.num_actions, g.max_length) == ((3, 5, 6), 30, 29)
+    assert g.params == {"rows": 5, "cols": 6, "frames": 3}
+    assert repr(g) == "games.make('chomp', rows=5, cols=6, frames=3)"
+    assert games.make("chomp", **g.params).obs_shape == (3, 5, 6)
+    # One frame is the default, with the parameters single-frame games always had.
+    one = games.make("chomp", rows=5, cols=6, frames=1)
+    assert one.params == {"rows": 5, "cols": 6} and one.obs_shape == (1, 5, 6)
+    assert games.make("chomp", frames=8).obs_shape == (8, 9, 10)
+    for bad in (0, 9, -1, 2.0, True, "3", None):
+        with pytest.raises(ValueError, match=r"chomp: parameter frames must be an integer in 1\.\.8"):
+            games.make("chomp", rows=3, cols=4, frames=bad)
+
+
+def test_stacked_planes_by_hand():
+    g = games.make("chomp", rows=3, cols=4, frames=3)
+    # Take (1, 2), then (0, 3), then (2, 0): profiles [4,2,2], [3,2,2], [3,2,0].
+    state = g.init(1)
+    state, _, _ = g.step(state, np.array([1 * 4 + 2]))
+    np.testing.assert_array_equal(g.encode(state)[0], [
+        [[1, 1, 1, 1], [1, 1, 0, 0], [1, 1, 0, 0]],  # now
+        [[1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]],  # the start
+        [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],  # before the start: empty
+    ])
+    for a in (0 * 4 + 3, 2 * 4 + 0):
+        state, _, _ = g.step(state, np.array([a]))
+    np.testing.assert_array_equal(g.encode(state)[0], [
+        [[1, 1, 1, 0], [1, 1, 0, 0], [0, 0, 0, 0]],
+        [[1, 1, 1, 0], [1, 1, 0, 0], [1, 1, 0, 0]],
+        [[1, 1, 1, 1], [1, 1, 0, 0], [1, 1, 0, 0]],
+    ])
+    assert state.history.tolist() == [[[3, 2, 2], [4, 2, 2]]]
+    assert g.from_moves([[6, 3, 8]]).history.tolist() == [[[3, 2, 2], [4, 2, 2]]]
+    assert "earlier profiles (1..2 plies ago): 3,2,2 | 4,2,2" in g.render(state, 0)
+    assert "earlier profiles (1..2 plies ago): 4,4,4 | -" in g.render(g.from_moves([[6]]), 0)
+
+
+@pytest.mark.parametrize("rows,cols,frames", [(3, 4, 3), (4, 4, 2), (1, 5, 3), (5, 3, 5)])
+def test_stacked_planes_match_reference(rows, cols, frames):
+    """Every prefix of random games, stepped one move at a time and rebuilt by
+    ``from_moves``, encodes as the reference's stack of the last boards."""
+    g = games.make("chomp", rows=rows, cols=cols, frames=frames)
+    rng = np.random.default_rng(rows * 10 + frames)
+    for moves in random_move_lists(g, 6, rng):
+        state = g.init(1)
+        prefixes = [moves[:t] for t in range(len(moves) + 1)]
+        rebuilt = g.encode(g.from_moves(prefixes))
+        for t, prefix in enumerate(prefixes):
+            expected = ref_planes(rows, cols, frames, prefix)
+            np.testing.assert_array_equal(g.encode(state)[0], expected, err_msg=f"{prefix} stepped")
+            np.testing.assert_array_equal(rebuilt[t], expected, err_msg=f"{prefix} from_moves")
+            if t < len(moves):
+                state, _, _ = g.step(state, np.array([moves[t]]))
+
+
+def test_one_frame_encodes_as_before():
+    g, g3 = game_of(4, 5), games.make("chomp", rows=4, cols=5, frames=3)
+    moves = random_move_lists(g, 8, np.random.default_rng(3))
+    prefixes = [m[: len(m) // 2] for m in moves]
+    state = g.from_moves(prefixes)
+    assert type(state).__name__ == "ChompState" and state._fields == ("profile", "moves", "over")
+    obs = g.encode(state)
+    assert obs.shape == (8, 1, 4, 5) and obs.dtype == np.float32
+    for b, prefix in enumerate(prefixes):
+        np.testing.assert_array_equal(obs[b], ref_planes(4, 5, 1, prefix))
+    np.testing.assert_array_equal(g3.encode(g3.from_moves(prefixes))[:, :1], obs)
+
+
+def test_rules_do_not_depend_on_frames():
+    """The same random moves through 1, 2, 3 and 8 frames: the same legal masks,
+    rewards, done flags, positions and expansions at every ply."""
+    variants = [games.make("chomp", rows=4, cols=5, frames=k) for k in (1, 2, 3, 8)]
+    assert {v.num_actions for v in variants} == {20}
+    assert {v.max_length for v in variants} == {19}
+    rng = np.random.default_rng(4)
+    states = [v.init(32) for v in variants]
+    while not variants[0].terminal(states[0]).all():
+        base = variants[0]
+        legal = base.legal(states[0])
+        live = legal.any(axis=1)
+        actions = random_legal_actions(legal, rng)[live]
+        exp = base.expand(states[0])
+        out = [v.step(take(s, live), actions) for v, s in zip(variants, states)]
+        for v, s, (nxt, reward, done) in zip(variants[1:], states[1:], out[1:]):
+            np.testing.assert_array_equal(v.legal(s), legal)
+            np.testing.assert_array_equal(reward, out[0][1])
+            np.testing.assert_array_equal(done, out[0][2])
+            np.testing.assert_array_equal(nxt.profile, out[0][0].profile)
+            e = v.expand(s)
+            for x, y in ((e.legal, exp.legal), (e.reward, exp.reward), (e.done, exp.done),
+                         (e.children.profile, exp.children.profile)):
+                np.testing.assert_array_equal(x, y)
+        states = [games.put(s, live, o[0]) for s, o in zip(states, out)]
+    for v, s in zip(variants, states):
+        assert v.terminal(s).all() and not v.legal(s).any()
+
+
+@pytest.mark.parametrize("rows,cols,frames", [(3, 4, 3), (4, 4, 3), (1, 5, 2), (9, 10, 3)])
+def test_expand_equals_stepping_with_frames(rows, cols, frames):
+    g = games.make("chomp", rows=rows, cols=cols, frames=frames)
+    A = g.num_actions
+    for ply, state in enumerate(random_playout(g, 6, np.random.default_rng(6))):
+        assert_expand_matches_step(g, state, f"ply {ply}")
+        # Each child's frame 1 is its parent's board; older frames shift by one.
+        exp = g.expand(state)
+        b, a = np.nonzero(exp.legal)
+        children = exp.children.history[b * A + a]  # [n, k-1, rows]
+        np.testing.assert_array_equal(children[:, 0], state.profile[b])
+        np.testing.assert_array_equal(children[:, 1:], state.history[b, :-1])
+    assert g.terminal(state).all()
+
+
+def test_from_profiles_with_frames_have_no_past():
+    g = games.make("chomp", rows=3, cols=4, frames=3)
+    state = g.from_profiles([[4, 2, 1], [1, 0, 0]])
+    assert state.history.shape == (2, 2, 3) and not state.history.any()
+    obs = g.encode(state)
+    np.testing.assert_array_equal(obs[0, 0], [[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]])
+    assert not obs[:, 1:].any()
+    np.testing.assert_array_equal(state.over, [False, True])
+    nxt, _, _ = g.step(take(state, [0]), np.array([1 * 4 + 1]))
+    assert nxt.history.tolist() == [[[4, 2, 1], [0, 0, 0]]]
+
+
+def test_transpose_acts_on_every_frame():
+    g = games.make("chomp", rows=5, cols=5, frames=3)
+    _, tr = g.symmetries()
+    obs = g.encode(g.from_moves([[7, 3, 16]]))
+    np.testing.assert_array_equal(tr.obs(obs), obs.transpose(0, 1, 3, 2))
+    rng = np.random.default_rng(7)
+    for s, image in symmetric_play(g, tr, rng, 20, 8):
+        # Each earlier board of the image is the conjugate partition (empty stays empty).
+        for j in range(2):
+            conj = [sum(1 for n in s.history[0, j] if n > c) for c in range(5)]
+            assert image.history[0, j].tolist() == conj

@@ -25,6 +25,7 @@ CONFIGS = [
     ("go", {}),
     ("chomp", {"rows": 4, "cols": 5}),
     ("chomp", {"rows": 4, "cols": 4}),
+    ("chomp", {"rows": 4, "cols": 4, "frames": 3}),
     ("fgame", {"depth": 6, "branching": 3, "seed": 1}),
     ("fgame", {"depth": 20, "branching": 2, "seed": 2}),
 ]

@@ -11,15 +11,17 @@ legal moves; an unlabelled one gets all zeros, which the learner reads as "no la
 
 Queries go to the oracle service (``oracle_service.service.OracleClient``) in one batch
 per call, after removing duplicates, as the paper does once per iteration. Connect Four
-positions with fewer than ``min_ply`` stones are not queried: near the start a
-position takes the solver seconds to minutes, unless a book (``python -m
-oracle_service book``) has put it in the store; ``min_ply`` makes that a choice.
+positions with fewer than ``min_ply`` stones are not sent to the solver: near the start
+a position takes it seconds to minutes. They are looked up in the solved-position store
+instead (``store``: its path or URL), and labelled when a book (``python -m
+oracle_service book``) or an earlier analysis has put them there.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+import games
 from games import Game
 
 SMOOTHING = 1e-3  # the AZAL paper's epsilon in q(a|s)
@@ -29,13 +31,15 @@ LABELLED_GAMES = ("connect4", "chomp")
 class OracleLabeler:
     """Smoothed oracle targets for batches of states, fetched from an oracle client."""
 
-    def __init__(self, game: Game, client, *, min_ply: int = 0):
+    def __init__(self, game: Game, client, *, min_ply: int = 0, store: str | None = None):
         if game.name not in LABELLED_GAMES:
             raise ValueError(f"AZAL labels exist for {', '.join(LABELLED_GAMES)}, not for {game.name!r}")
         self.game, self.client, self.min_ply = game, client, int(min_ply)
+        self._store_location, self._store = store, None
         self.queries = 0  # items asked of the oracle, duplicates included
         self.unique = 0  # distinct items asked
         self.errors = 0
+        self.store_labels = 0  # early Connect Four positions labelled from the store alone
 
     def label(self, states, histories: list[list[int]]) -> np.ndarray:
         """float32[N, A] targets for the N ``states`` (reached by the action lists
@@ -54,6 +58,9 @@ class OracleLabeler:
             moves = answers.get(k)
             if moves:
                 optimal[i, moves] = True
+        early = [i for i, k in enumerate(keys) if k is None]
+        if early and self.min_ply > 0:
+            optimal[early] = self._stored_optimal(games.take(states, early))
         labelled = optimal.any(axis=1)
         q = np.where(legal, optimal + SMOOTHING, 0.0)
         q[~labelled] = 0.0
@@ -71,5 +78,23 @@ class OracleLabeler:
         self.errors += sum(not a.ok for a in answers)
         return [a.value if a.ok else None for a in answers]
 
+    def _stored_optimal(self, states) -> np.ndarray:
+        """bool[N, 7]: the best columns of the positions whose analysis is stored; rows
+        of positions not in the store (or stored without an analysis) stay False."""
+        from oracle_service.store import connect4_keys, open_store
+
+        if self._store is None:
+            self._store = open_store(self._store_location)
+        keys, mirrored = connect4_keys(states.current, states.mask)
+        out = np.zeros((len(keys), self.game.num_actions), bool)
+        for i, record in enumerate(self._store.get_many([int(k) for k in keys])):
+            if record is not None and record.analysis is not None:
+                analysis = record.oriented(bool(mirrored[i])).analysis
+                best = max(v for v in analysis if v is not None)
+                out[i] = [v == best for v in analysis]
+        self.store_labels += int(out.any(axis=1).sum())
+        return out
+
     def stats(self) -> dict:
-        return {"oracle_queries": self.queries, "oracle_unique": self.unique, "oracle_errors": self.errors}
+        return {"oracle_queries": self.queries, "oracle_unique": self.unique, "oracle_errors": self.errors,
+                "store_labels": self.store_labels}

@@ -1,8 +1,9 @@
 """Argument parsing for ``python -m launch`` (the command line of DESIGN.md).
 
 ``python -m launch --algo ALGO --game GAME ...`` trains; the first word may instead
-name a subcommand: ``demo`` (random play on an engine, with its speed),
-``evaluate`` and ``report`` (arrive with the evaluation issue).
+name a subcommand: ``demo`` (random play on an engine, with its speed), ``evaluate``
+(a checkpoint's exact metrics: ``evaluation/runner.py``) and ``report`` (plots and a
+summary table of run directories: ``evaluation/report.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 import games
 
 ALGOS = ("avi", "alphazero", "azal")
-SUBCOMMANDS = ("demo",)
+SUBCOMMANDS = ("demo", "evaluate", "report")
 
 
 def parse_game_params(pairs: list[str]) -> dict:
@@ -79,6 +80,14 @@ def main(argv: list[str] | None = None) -> int:
 
         args = demo_parser().parse_args(argv[1:])
         return run_demo(args.game, parse_game_params(args.param), args.games, args.seed)
+    if argv and argv[0] == "evaluate":
+        from evaluation.runner import evaluate_main
+
+        return evaluate_main(argv[1:])
+    if argv and argv[0] == "report":
+        from evaluation.report import report_main
+
+        return report_main(argv[1:])
     parser = train_parser()
     args = parser.parse_args(argv)
     return run_training(parser, args)

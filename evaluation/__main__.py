@@ -1,0 +1,26 @@
+"""``python -m evaluation build|evaluate|report ...`` (see ``evaluation.datasets``,
+``evaluation.runner`` and ``evaluation.report``)."""
+
+import sys
+
+
+def main(argv: list[str]) -> int:
+    commands = ("build", "evaluate", "report")
+    if not argv or argv[0] not in commands:
+        print(f"usage: python -m evaluation {{{','.join(commands)}}} ...", file=sys.stderr)
+        return 2
+    if argv[0] == "build":
+        from evaluation.datasets import build_main
+
+        return build_main(argv[1:])
+    if argv[0] == "evaluate":
+        from evaluation.runner import evaluate_main
+
+        return evaluate_main(argv[1:])
+    from evaluation.report import report_main
+
+    return report_main(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,187 @@
+"""Exact oracles behind one batched interface, for play and trace evaluation.
+
+An oracle answers, for a batch of live states, an :class:`Analysis`: the exact value
+of every move (``q``, undiscounted: +1 win, 0 draw, -1 loss for the mover), a finer
+``score`` that ranks moves of equal outcome (how the oracle plays), and the
+oracle-best move set. It also plays: :meth:`Oracle.choose` picks the first best move
+in a fixed preference order, so games against an oracle are deterministic.
+
+- :class:`Connect4Oracle` (strong): Pons scores from ``Connect4Solver`` (quickest win,
+  slowest loss), optionally read from and written back to the shared solved-position
+  store (``oracle_service.store``), since early positions take seconds to minutes.
+- :class:`ChompOracle`: Grundy numbers; a winning move (to a Grundy-0 child) when one
+  exists, else the move that takes fewest squares (delays the loss). Only states with
+  a nonzero Grundy number have a best move set (AZAL: ``labelled``).
+- :class:`FGameOracle`: values by construction; ties broken by action index.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from games import Game, take
+
+
+class Analysis(NamedTuple):
+    value: np.ndarray  # float32[B], V*(s) for the mover in {-1, 0, 1}
+    q: np.ndarray  # float32[B, A], r(s, a) - V*(f(s, a)); -inf where illegal
+    score: np.ndarray  # float32[B, A], finer ranking of moves (oracle's play); -inf where illegal
+    best: np.ndarray  # bool[B, A], the oracle-best move set (moves of maximal score)
+    labelled: np.ndarray  # bool[B], the best move set is defined (AZAL's labelled plies)
+
+
+def _first_best(best: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """int64[B]: the first action of ``order`` that is in ``best[B, A]``."""
+    ranked = best[:, order]  # [B, A] in preference order
+    return order[ranked.argmax(axis=1)].astype(np.int64)
+
+
+class Oracle:
+    game: Game
+    strong: bool  # ranks moves of equal outcome (Connect Four), else only outcomes
+    order: np.ndarray  # int64[A], preference among equally good moves
+
+    def analyze(self, states) -> Analysis:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def choose(self, states) -> np.ndarray:
+        """int64[B]: the oracle's move in each live state."""
+        a = self.analyze(states)
+        return _first_best(a.score == a.score.max(axis=1, keepdims=True), self.order)
+
+
+def _best_of(score: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    top = np.where(legal, score, -np.inf).max(axis=1, keepdims=True)  # [B, 1]
+    return legal & (score == top)
+
+
+class Connect4Oracle(Oracle):
+    """Strong Connect Four oracle. ``store``: None (solve everything), a store object,
+    or a path / URL for ``oracle_service.store.open_store`` ("default" = its default)."""
+
+    strong = True
+
+    def __init__(self, game: Game, *, store=None, tt_log2_size: int = 24):
+        from oracle_service.connect4_solver import Connect4Solver
+
+        if game.name != "connect4":
+            raise ValueError(f"Connect4Oracle needs the connect4 game, got {game!r}")
+        self.game = game
+        self.solver = Connect4Solver(tt_log2_size=tt_log2_size)
+        if isinstance(store, str):
+            from oracle_service.store import open_store
+
+            store = open_store(None if store == "default" else store)
+        self.store = store
+        self.order = np.array([3, 2, 4, 1, 5, 0, 6], np.int64)  # centre first
+        self.solves = 0  # positions sent to the solver (store misses)
+
+    def child_scores(self, states) -> np.ndarray:
+        """int16[B, 7]: the Pons score of each move for the mover (``win_score`` for an
+        immediate win, 0 for filling the board, minus the child's score otherwise);
+        -128 for a full column."""
+        from oracle_service.connect4_solver import win_score
+
+        exp = self.game.expand(states)
+        B, A = exp.legal.shape
+        out = np.full((B, A), -128, np.int16)
+        wins = exp.legal & exp.done & (exp.reward > 0)
+        out = np.where(wins, win_score(np.asarray(states.moves, np.int64))[:, None], out).astype(np.int16)
+        out[exp.legal & exp.done & (exp.reward <= 0)] = 0  # the 42nd stone, no four: a draw
+        live = (exp.legal & ~exp.done).reshape(-1)  # [B * A]
+        if live.any():
+            children = take(exp.children, live)
+            out.reshape(-1)[live] = -self.solve_states(children)
+        return out
+
+    def solve_states(self, states) -> np.ndarray:
+        """int64[N]: Pons scores of live states, through the store when there is one."""
+        n = len(states.moves)
+        if self.store is None:
+            self.solves += n
+            return self.solver.solve_states(states.current, states.mask, states.moves)
+        from oracle_service.store import Solved, connect4_keys
+
+        keys, _ = connect4_keys(states.current, states.mask)
+        found = self.store.get_many(keys.tolist())
+        out = np.array([s.score if s is not None else 0 for s in found], np.int64)
+        miss = np.array([s is None for s in found], bool)
+        if miss.any():
+            self.solves += int(miss.sum())
+            out[miss] = self.solver.solve_states(states.current[miss], states.mask[miss], states.moves[miss])
+            self.store.put_many((int(k), Solved(int(s))) for k, s in zip(keys[miss], out[miss]))
+        return out
+
+    def analyze(self, states) -> Analysis:
+        scores = self.child_scores(states).astype(np.float32)  # [B, A]
+        legal = scores > -128
+        score = np.where(legal, scores, -np.inf).astype(np.float32)
+        q = np.where(legal, np.sign(scores), -np.inf).astype(np.float32)
+        return Analysis(q.max(axis=1), q, score, _best_of(score, legal), np.ones(len(q), bool))
+
+
+class ChompOracle(Oracle):
+    """Grundy-number oracle of one Chomp board (tables from ``ChompTable``)."""
+
+    strong = False
+
+    def __init__(self, game: Game, table=None):
+        from oracle_service.chomp_grundy import ChompTable
+
+        if game.name != "chomp":
+            raise ValueError(f"ChompOracle needs a chomp game, got {game!r}")
+        self.game = game
+        self.table = table or ChompTable(game.params["rows"], game.params["cols"])
+        self.order = np.arange(game.num_actions, dtype=np.int64)
+
+    def grundy(self, states) -> np.ndarray:
+        return self.table.grundy_batch(states.profile).astype(np.int64)
+
+    def analyze(self, states) -> Analysis:
+        exp = self.game.expand(states)
+        B, A = exp.legal.shape
+        live = (exp.legal & ~exp.done).reshape(-1)
+        child_g = np.ones(B * A, np.int64)
+        if live.any():
+            child_g[live] = self.grundy(take(exp.children, live))
+        # Taking the last square besides P wins at once (done, reward +1).
+        win = exp.legal & (exp.done | (child_g.reshape(B, A) == 0))
+        q = np.where(exp.legal, np.where(win, 1.0, -1.0), -np.inf).astype(np.float32)
+        # Losing anyway: prefer the move that leaves the most squares (the longest game).
+        left = exp.children.profile.reshape(B, A, -1).sum(axis=2, dtype=np.int64)  # [B, A]
+        score = np.where(win, 1.0, -1.0 + left / (2.0 * A))
+        score = np.where(exp.legal, score, -np.inf).astype(np.float32)
+        value = q.max(axis=1)
+        best = np.where(value[:, None] > 0, win, False)  # only winning moves are "best"
+        return Analysis(value, q, score, best, value > 0)
+
+
+class FGameOracle(Oracle):
+    """F-Game oracle: exact child values from the engine."""
+
+    strong = False
+
+    def __init__(self, game: Game):
+        if game.name != "fgame":
+            raise ValueError(f"FGameOracle needs an fgame, got {game!r}")
+        self.game = game
+        self.order = np.arange(game.num_actions, dtype=np.int64)
+
+    def analyze(self, states) -> Analysis:
+        legal = self.game.legal(states)
+        q = np.where(legal, -self.game.child_values(states).astype(np.float32), -np.inf).astype(np.float32)
+        return Analysis(q.max(axis=1), q, q, _best_of(q, legal), legal.any(axis=1))
+
+
+def make_oracle(game: Game, *, store=None) -> Oracle:
+    """The exact oracle of ``game``; ValueError for games without one (Hex, Othello, Go)."""
+    if game.name == "connect4":
+        return Connect4Oracle(game, store=store)
+    if game.name == "chomp":
+        return ChompOracle(game)
+    if game.name == "fgame":
+        return FGameOracle(game)
+    raise ValueError(f"no exact oracle for {game.name!r} here (oracles: connect4, chomp, fgame); "
+                     f"use match-based evaluation (head-to-head) instead")

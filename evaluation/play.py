@@ -1,0 +1,151 @@
+"""Complete games: against an exact oracle, self-play traces, and head-to-head matches.
+
+All games of a suite run in lockstep: each ply, every live game whose mover is player
+``p`` is answered by one batched call of player ``p``'s ``choose(states) -> int64[B]``.
+
+- :func:`play_vs_oracle` (AVI paper 4.2): the agent plays every opening from both
+  sides against a perfect oracle. error rate: games whose outcome for the agent is
+  worse than the opening's theoretical value for it; blunder rate: games in which
+  the agent made at least one move from a won position (V* = 1) to a lost one
+  (q* = -1). Also the per-move oracle-match and outcome-error rates.
+- :func:`self_play_traces` (AZAL 4): the agent plays itself from each start, every ply
+  annotated by the oracle (:class:`evaluation.metrics.Trace`).
+- :func:`head_to_head` (AVI 4.3): mean score in [-1, 1] of A against B over every
+  opening played twice with the roles exchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+import games
+from evaluation.metrics import Trace, trace_metrics
+from games import Game, take
+
+
+class Games(NamedTuple):
+    outcome: np.ndarray  # float32[G], for player 0: 1 win, 0 draw, -1 loss
+    actions: list  # per game, the moves played from its start
+
+
+def play(game: Game, starts, players, first: np.ndarray, *, hook: Callable | None = None,
+         names=("player 0", "player 1")) -> Games:
+    """Play every start to the end. ``players[p](states) -> int64[B]``; ``first[G]`` is the
+    player to move at each start. ``hook(rows, states, movers, actions)`` sees every ply
+    before it is played (rows: game indices). An illegal move raises naming the player."""
+    G = len(first)
+    state = starts
+    mover = np.asarray(first, np.int64).copy()
+    alive = ~game.terminal(state)
+    outcome = np.zeros(G, np.float32)
+    history = [[] for _ in range(G)]
+    while alive.any():
+        rows = np.flatnonzero(alive)
+        sub = take(state, rows)
+        actions = np.zeros(rows.size, np.int64)
+        for p in (0, 1):
+            m = mover[rows] == p
+            if m.any():
+                chosen = np.asarray(players[p](take(sub, m)))
+                game.check_actions(take(sub, m), chosen.astype(np.int64),
+                                   label=lambda i, r=rows[m]: f"{int(r[i])}", what=f"{names[p]}: game")
+                actions[m] = chosen
+        if hook is not None:
+            hook(rows, sub, mover[rows], actions)
+        nxt, reward, done = game.step(sub, actions, check=False)
+        state = games.put(state, rows, nxt)
+        for i, a in zip(rows, actions):
+            history[i].append(int(a))
+        ended = rows[done]
+        outcome[ended] = np.where(mover[ended] == 0, reward[done], -reward[done])
+        alive[ended] = False
+        mover[rows] = 1 - mover[rows]
+    return Games(outcome, history)
+
+
+def play_vs_oracle(game: Game, agent, oracle, openings) -> dict:
+    """The agent (player 0) against ``oracle`` from every opening, agent first then oracle
+    first. Returns error_rate, blunder_rate, score (mean outcome for the agent),
+    move_match_rate (oracle-best moves over labelled agent moves), move_error_rate
+    (moves that give up outcome, q* < V*) and counts."""
+    n = len(np.asarray(openings[0]))
+    starts = games.concat([openings, openings])
+    first = np.repeat([0, 1], n)
+    opening_value = oracle.analyze(openings).value  # [n] for the mover at the opening
+    theory = np.concatenate([opening_value, -opening_value])  # [2n] for the agent
+    blunders = np.zeros(2 * n, np.int64)
+    counts = {"moves": 0, "labelled": 0, "matched": 0, "outcome_errors": 0}
+
+    def hook(rows, states, movers, actions):
+        mine = movers == 0
+        if not mine.any():
+            return
+        a = oracle.analyze(take(states, mine))
+        chosen = actions[mine]
+        q = a.q[np.arange(chosen.size), chosen]
+        np.add.at(blunders, rows[mine], ((a.value > 0) & (q < 0)).astype(np.int64))
+        counts["moves"] += int(chosen.size)
+        counts["labelled"] += int(a.labelled.sum())
+        counts["matched"] += int((a.best[np.arange(chosen.size), chosen] & a.labelled).sum())
+        counts["outcome_errors"] += int((q < a.value).sum())
+
+    result = play(game, starts, (agent, oracle.choose), first, hook=hook, names=("agent", "oracle"))
+    errors = result.outcome < theory
+    moves = max(counts["moves"], 1)
+    return {"error_rate": float(errors.mean()), "blunder_rate": float((blunders > 0).mean()),
+            "score": float(result.outcome.mean()), "games": int(2 * n),
+            "move_match_rate": counts["matched"] / max(counts["labelled"], 1), "move_error_rate": counts["outcome_errors"] / moves,
+            "agent_moves": counts["moves"]}
+
+
+def self_play_traces(game: Game, agent, oracle, starts) -> list[Trace]:
+    """The agent against itself from each start, every ply annotated by the oracle."""
+    G = len(np.asarray(starts[0]))
+    per = [{"seat": [], "labelled": [], "matched": [], "losing": []} for _ in range(G)]
+    first = np.zeros(G, np.int64)
+
+    def hook(rows, states, movers, actions):
+        a = oracle.analyze(states)
+        idx = np.arange(actions.size)
+        losing = a.value < 0
+        for j, i in enumerate(rows):
+            per[i]["seat"].append(int(movers[j]))
+            per[i]["labelled"].append(bool(a.labelled[j]))
+            per[i]["matched"].append(bool(a.best[idx[j], actions[j]]))
+            per[i]["losing"].append(bool(losing[j]))
+
+    result = play(game, starts, (agent, agent), first, hook=hook, names=("agent", "agent"))
+    out = []
+    for g, rec in enumerate(per):
+        winner = 0 if result.outcome[g] > 0 else 1 if result.outcome[g] < 0 else -1
+        out.append(Trace(np.array(rec["seat"], np.int8), np.array(rec["labelled"], bool),
+                         np.array(rec["matched"], bool), np.array(rec["losing"], bool), winner))
+    return out
+
+
+def trace_suite(game: Game, agent, oracle, starts) -> dict:
+    return trace_metrics(self_play_traces(game, agent, oracle, starts))
+
+
+def head_to_head(game: Game, a, b, openings) -> dict:
+    """Score of ``a`` against ``b`` in [-1, 1]: every opening twice, ``a`` moving first in
+    one game and second in the other."""
+    n = len(np.asarray(openings[0]))
+    result = play(game, games.concat([openings, openings]), (a, b), np.repeat([0, 1], n), names=("A", "B"))
+    o = result.outcome
+    return {"score": float(o.mean()), "wins": int((o > 0).sum()), "draws": int((o == 0).sum()),
+            "losses": int((o < 0).sum()), "games": int(o.size)}
+
+
+def head_to_head_seeds(game: Game, pairs, openings) -> dict:
+    """Head-to-head over several seeds: ``pairs`` is a list of (a, b) policies, one pair
+    per seed (e.g. the paired final checkpoints of two methods). Returns the mean score
+    and the half-width of its 95% Student-t interval across seeds, and the per-seed scores."""
+    from evaluation.metrics import mean_ci
+
+    scores = [head_to_head(game, a, b, openings)["score"] for a, b in pairs]
+    mean, half = mean_ci(scores)
+    return {"score": mean, "score_ci95": half, "seeds": len(scores), "per_seed": scores}

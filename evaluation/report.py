@@ -1,0 +1,145 @@
+"""Plots and a summary table of finished runs, from their ``metrics.jsonl``.
+
+``write_report(run_dirs, out_dir)`` groups runs by label (``algo game`` from each
+run's ``config.json``, else the directory name): runs of one label are seeds. For each
+evaluation metric (records' ``eval/...`` keys) it draws one PNG with the metric
+against updates and one against the compute proxy (``compute``), a line per label:
+the mean over seeds, with a 95% Student-t band where there are several (as Figures 1
+and 7 of the AVI paper). Seeds are put on a common x grid by linear interpolation
+within the range every seed covers (log-spaced for compute, drawn on a log axis, so
+the untrained point at compute 0 is left out there). ``summary.md`` lists, per label and metric, the
+final value's mean and 95% half-width over seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from evaluation.metrics import mean_ci
+
+KEY_METRICS = ("value_mae", "policy_regret", "error_rate", "blunder_rate", "score", "match")
+
+
+def _read_metrics(run_dir: Path) -> list[dict]:
+    path = Path(run_dir) / "metrics.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"run {run_dir}: no metrics.jsonl")
+    out = []
+    for i, line in enumerate(path.read_text().splitlines()):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise ValueError(f"run {run_dir}: metrics.jsonl line {i + 1} is not JSON ({e})") from e
+    return out
+
+
+def _label(run_dir: Path) -> str:
+    config = Path(run_dir) / "config.json"
+    if config.is_file():
+        c = json.loads(config.read_text())
+        params = ",".join(f"{k}={v}" for k, v in sorted((c.get("game_params") or {}).items()))
+        return f"{c.get('algo', '?')} {c.get('game', '?')}{'(' + params + ')' if params else ''}"
+    return Path(run_dir).name
+
+
+def _series(records: list[dict], metric: str, x_key: str) -> tuple[np.ndarray, np.ndarray]:
+    pts = sorted((float(r[x_key]), float(r[metric])) for r in records
+                 if metric in r and x_key in r and isinstance(r[metric], (int, float)) and np.isfinite(r[metric]))
+    if not pts:
+        return np.zeros(0), np.zeros(0)
+    x, y = np.array(pts).T
+    return x, y
+
+
+def band(curves: list[tuple[np.ndarray, np.ndarray]], points: int = 100, log: bool = False):
+    """(x grid, mean, 95% half-width) of several (x, y) curves over the x range they all
+    cover; ``log``: a log-spaced grid over the points with x > 0."""
+    if log:
+        curves = [(x[x > 0], y[x > 0]) for x, y in curves]
+    curves = [(x, y) for x, y in curves if x.size]
+    if not curves:
+        return np.zeros(0), np.zeros(0), np.zeros(0)
+    lo, hi = max(x.min() for x, _ in curves), min(x.max() for x, _ in curves)
+    if len(curves) == 1:
+        x, y = curves[0]
+        return x, y, np.zeros_like(y)
+    grid = (np.geomspace if log else np.linspace)(lo, hi, points) if hi > lo else np.array([lo])
+    ys = np.stack([np.interp(grid, x, y) for x, y in curves])  # [seeds, points]
+    stats = [mean_ci(ys[:, j]) for j in range(grid.size)]
+    return grid, np.array([m for m, _ in stats]), np.array([h for _, h in stats])
+
+
+def _slug(metric: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", metric.removeprefix("eval/"))
+
+
+def write_report(run_dirs, out_dir) -> Path:
+    """Write PNG plots and ``summary.md`` for ``run_dirs`` into ``out_dir``; returns the
+    summary's path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs: dict[str, list[list[dict]]] = {}
+    for d in run_dirs:
+        runs.setdefault(_label(Path(d)), []).append(_read_metrics(Path(d)))
+    metrics = sorted({k for seeds in runs.values() for recs in seeds for r in recs for k in r
+                      if k.startswith("eval/") and k.rsplit("/", 1)[-1] in KEY_METRICS})
+    for metric in metrics:
+        for x_key, x_label in (("updates", "gradient updates"), ("compute", "compute (N_forward + 3 N_backward)")):
+            fig, ax = plt.subplots(figsize=(6, 4))
+            drawn = False
+            for label, seeds in sorted(runs.items()):
+                x, mean, half = band([_series(recs, metric, x_key) for recs in seeds], log=x_key == "compute")
+                if not x.size:
+                    continue
+                line, = ax.plot(x, mean, label=f"{label} ({len(seeds)} seed{'s' * (len(seeds) > 1)})")
+                ax.fill_between(x, mean - half, mean + half, color=line.get_color(), alpha=0.2)
+                drawn = True
+            if drawn:
+                ax.set_xlabel(x_label)
+                ax.set_ylabel(metric.removeprefix("eval/"))
+                if x_key == "compute":
+                    ax.set_xscale("log")
+                ax.grid(alpha=0.3)
+                ax.legend(fontsize=7)
+                fig.tight_layout()
+                fig.savefig(out_dir / f"{_slug(metric)}_vs_{x_key}.png", dpi=100)
+            plt.close(fig)
+    lines = ["| run (seeds) | metric | final value (mean ± 95% CI) |", "| --- | --- | --- |"]
+    for label, seeds in sorted(runs.items()):
+        for metric in metrics:
+            finals = [r[metric] for recs in seeds for r in [next((r for r in reversed(recs) if metric in r), None)]
+                      if r is not None]
+            if finals:
+                m, h = mean_ci(finals)
+                lines.append(f"| {label} ({len(finals)}) | {metric.removeprefix('eval/')} | {m:.4f} ± {h:.4f} |")
+    summary = out_dir / "summary.md"
+    summary.write_text("# Evaluation summary\n\n" + "\n".join(lines) + "\n")
+    return summary
+
+
+def report_main(argv: list[str] | None = None) -> int:
+    """``report RUN_DIR... [--out DIR]`` (default: ``plots/`` of the first run)."""
+    parser = argparse.ArgumentParser(prog="python -m launch report",
+                                     description="Plots and a summary table of runs' evaluation metrics.")
+    parser.add_argument("run_dirs", nargs="+", type=Path)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        path = write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots")
+    except (FileNotFoundError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0

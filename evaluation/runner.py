@@ -1,0 +1,334 @@
+"""Evaluation of a network on a game's suites: from a checkpoint file, or inside training.
+
+A suite is one measurement on one fixed set (see :func:`suites_for`):
+  states  value MAE and policy regret on oracle-labelled states (by group and phase)
+  play    games against the exact oracle from every opening, both sides
+  traces  the agent's self-play from every opening, annotated by the oracle (AZAL)
+  random  head-to-head score against a uniformly random player (games without oracle)
+  h2h     head-to-head score against an opponent policy (``opponent=``)
+Metrics come back flat, ``eval/<suite>/<metric>`` (``eval/connect4-uniform/value_mae``,
+``eval/connect4-uniform/easy-opening/policy_regret``), each suite with the network
+evaluations its policy spent (``inference_evals``, the compute proxy at inference)
+and its wall time.
+
+:class:`Evaluator` holds the game, the network and the loaded suites, and evaluates
+numpy weights (``Learner.get_weights``); :func:`evaluate_checkpoint` builds one from a
+``launch`` checkpoint and checks that the checkpoint is of the game (and algorithm)
+asked for. :func:`evaluate_main` is the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import games
+from evaluation.datasets import CHOMP_BOARDS, DatasetError, load_dataset
+from games import Game, take
+
+POLICIES = ("auto", "greedy", "policy-head", "mcts", "minimax")
+
+
+class CheckpointMismatchError(ValueError):
+    """A checkpoint of another game, algorithm or network than asked for."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    kind: str  # states | play | traces | random | h2h
+    dataset: str | None  # a dataset name, or None for labels built in (exact_labels / starts)
+    default: bool = True
+
+
+def suites_for(game: Game) -> list[Suite]:
+    """Every suite of ``game``; those with ``default`` run when none are named."""
+    name = game.name
+    if name == "connect4":
+        # Play and traces meet early positions that take the solver seconds each; opt-in.
+        return [Suite("connect4-uniform", "states", "connect4-uniform"),
+                Suite("connect4-eps-optimal", "states", "connect4-eps-optimal"),
+                Suite("connect4-play", "play", "connect4-openings", default=False),
+                Suite("connect4-traces", "traces", "connect4-openings", default=False),
+                Suite("connect4-h2h", "h2h", "connect4-openings", default=False)]
+    if name == "chomp":
+        board = f"chomp-{game.params['rows']}x{game.params['cols']}"
+        if (game.params["rows"], game.params["cols"]) in CHOMP_BOARDS:
+            states = Suite(board, "states", board)
+        else:
+            states = Suite(f"{board}-states", "states", None)
+        return [states, Suite(f"{board}-play", "play", None), Suite(f"{board}-traces", "traces", None),
+                Suite(f"{board}-h2h", "h2h", None, default=False)]
+    if name == "fgame":
+        from evaluation.datasets import FGAME_BETA, FGAME_SEEDS, FGAME_SHAPES
+
+        named = [f"fgame-{shape}-{game.params['seed']}" for shape, (h, b) in FGAME_SHAPES.items()
+                 if (h, b, FGAME_BETA) == (game.params["depth"], game.params["branching"], game.params["beta"])
+                 and game.params["seed"] in FGAME_SEEDS]
+        states = Suite(named[0], "states", named[0]) if named else Suite("fgame-states", "states", None)
+        return [states, Suite("fgame-play", "play", None),
+                Suite("fgame-traces", "traces", None), Suite("fgame-h2h", "h2h", None, default=False)]
+    if name == "tictactoe":
+        return [Suite("tictactoe-states", "states", None)]
+    if name in ("hex", "othello", "go"):
+        return [Suite(f"{name}-random", "random", f"{name}-openings"),
+                Suite(f"{name}-h2h", "h2h", f"{name}-openings", default=False)]
+    raise ValueError(f"no evaluation suites for game {name!r}")
+
+
+def _first_ply_starts(game: Game):
+    """Every live position one ply from the start (openings of the small games)."""
+    root = game.init(1)
+    exp = game.expand(root)
+    kids = take(exp.children, np.flatnonzero((exp.legal & ~exp.done)[0]))
+    return kids
+
+
+def _random_player(game: Game, seed: int):
+    rng = np.random.default_rng(seed)
+    return lambda states: games.random_legal_actions(game.legal(states), rng)
+
+
+class Evaluator:
+    """Evaluates weights of ``net_config`` for ``game`` on ``suites`` (names; None: the
+    defaults). ``policy``: auto (greedy for value networks, policy-head argmax for
+    policy-value ones), greedy, policy-head, mcts (``simulations``) or minimax
+    (``depth``). ``oracle_store``: where Connect Four play keeps solved positions
+    ("default": the shared store; None: solve without one). ``max_openings``: play,
+    trace and match suites use only the first openings (Connect Four play from all 568
+    four-ply openings costs hours of solver time on a cold store)."""
+
+    def __init__(self, game: Game | str, net_config, *, suites=None, policy: str = "auto", gamma: float = 1.0,
+                 simulations: int = 64, depth: int = 2, oracle_store="default", cache_dir=None, seed: int = 0,
+                 opponent=None, max_openings: int | None = None):
+        from evaluation.policies import NetworkModel
+
+        self.game = games.make(game) if isinstance(game, str) else game
+        if isinstance(net_config, dict):
+            from learner.networks import NetworkConfig
+
+            net_config = NetworkConfig(**net_config)
+        if policy not in POLICIES:
+            raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+        if policy == "auto":
+            policy = "policy-head" if net_config.policy_head else "greedy"
+        if policy == "policy-head" and not net_config.policy_head:
+            raise CheckpointMismatchError("policy 'policy-head' needs a network with a policy head "
+                                          "(an AlphaZero checkpoint); this one is a value network")
+        self.policy, self.gamma, self.simulations, self.depth, self.seed = policy, gamma, simulations, depth, seed
+        self.model = NetworkModel(self.game, net_config)
+        self.opponent = opponent
+        known = {s.name: s for s in suites_for(self.game)}
+        if suites is None:
+            chosen = [s for s in known.values() if s.default]
+        else:
+            unknown = [s for s in suites if s not in known]
+            if unknown:
+                raise DatasetError(f"unknown suite(s) {unknown} for {self.game!r}; available: {', '.join(known)}")
+            chosen = [known[s] for s in suites]
+        if any(s.kind == "h2h" for s in chosen) and opponent is None:
+            raise ValueError("a head-to-head suite needs an opponent (opponent= / --opponent CHECKPOINT)")
+        self.suites = chosen
+        self._cache_dir = cache_dir
+        self._oracle = None
+        self._oracle_store = oracle_store
+        self._data = {s.name: self._load(s) for s in chosen}
+        if max_openings is not None:  # game suites on the first openings only (a cheaper check)
+            for s in chosen:
+                if s.kind != "states":
+                    n = len(np.asarray(self._data[s.name][0]))
+                    self._data[s.name] = take(self._data[s.name], np.arange(min(max_openings, n)))
+
+    # ---- suite data ---------------------------------------------------------------
+
+    def _load(self, suite: Suite):
+        from evaluation.exact import exact_labels
+
+        if suite.kind == "states":
+            if suite.dataset is None:
+                labels = exact_labels(self.game, self.gamma)
+                if labels is None:
+                    raise DatasetError(f"{suite.name}: no exact labels for {self.game!r} at gamma {self.gamma}")
+                return labels, None
+            data = load_dataset(suite.dataset, cache_dir=self._cache_dir)
+            self._check_game(data.game, suite.dataset)
+            return data.labels_at(self.gamma), data.groups
+        if suite.dataset is None:
+            if self.game.name == "chomp":
+                return load_dataset(f"{suite.name.rsplit('-', 1)[0]}-openings", cache_dir=self._cache_dir).states \
+                    if (self.game.params["rows"], self.game.params["cols"]) in CHOMP_BOARDS \
+                    else _first_ply_starts(self.game)
+            return _first_ply_starts(self.game)
+        data = load_dataset(suite.dataset, cache_dir=self._cache_dir)
+        self._check_game(data.game, suite.dataset)
+        return data.states
+
+    def _check_game(self, other: Game, what: str) -> None:
+        if other.name != self.game.name or other.params != self.game.params:
+            raise DatasetError(f"dataset {what!r} is for {other!r}, not {self.game!r}")
+
+    @property
+    def oracle(self):
+        if self._oracle is None:
+            from evaluation.oracles import make_oracle
+
+            self._oracle = make_oracle(self.game, store=self._oracle_store)
+        return self._oracle
+
+    # ---- policies -----------------------------------------------------------------
+
+    def choose(self):
+        from evaluation import policies as P
+
+        m = self.model
+        if self.policy == "greedy":
+            return P.greedy_policy(self.game, m.value_obs, self.gamma)
+        if self.policy == "policy-head":
+            return P.policy_head_policy(self.game, m)
+        if self.policy == "mcts":
+            return P.mcts_policy(self.game, m.evaluate, simulations=self.simulations, seed=self.seed)
+        return P.minimax_policy(self.game, m.value_obs, depth=self.depth, gamma=self.gamma, seed=self.seed)
+
+    # ---- evaluation ---------------------------------------------------------------
+
+    def evaluate(self, weights: dict[str, np.ndarray] | None = None) -> dict:
+        """Flat ``eval/<suite>/<metric>`` metrics of ``weights`` (None: the weights set last)."""
+        from evaluation.metrics import state_metrics
+        from evaluation.play import head_to_head, play_vs_oracle, trace_suite
+        from evaluation.policies import state_value
+
+        if weights is not None:
+            self.model.set_weights(weights)
+        out = {}
+        for suite in self.suites:
+            data = self._data[suite.name]
+            choose = self.choose()
+            start, evals = time.perf_counter(), self.model.evaluations
+            if suite.kind == "states":
+                labels, groups = data
+                m = state_metrics(labels, choose=choose, value=state_value(self.game, self.model.value_obs),
+                                  groups=groups)
+                decisions = m["states"]
+            elif suite.kind == "play":
+                m = play_vs_oracle(self.game, choose, self.oracle, data)
+                decisions = m["agent_moves"]
+            elif suite.kind == "traces":
+                m = trace_suite(self.game, choose, self.oracle, data)
+                decisions = m["plies"]
+            else:
+                if suite.kind == "random":
+                    opponent = _random_player(self.game, self.seed)
+                else:
+                    opponent = self.opponent
+                m = head_to_head(self.game, choose, opponent, data)
+                decisions = None
+            spent = self.model.evaluations - evals
+            m["inference_evals"] = spent
+            # The value MAE's own pass is not a decision's cost: count the policy's only.
+            if suite.kind == "states":
+                m["inference_evals"] = spent - m["states"] * self.model.cost
+            if decisions:
+                m["inference_evals_per_decision"] = m["inference_evals"] / decisions
+            m["seconds"] = time.perf_counter() - start
+            out.update({f"eval/{suite.name}/{k}": v for k, v in m.items()})
+        return out
+
+
+# ------------------------------------------------------------------ checkpoints
+
+
+def read_checkpoint(path, game: str, algo: str | None = None) -> tuple[Game, dict, dict, dict]:
+    """(game, net_config dict, numpy weights, run config) of a ``launch`` checkpoint,
+    checked against ``game`` (a name) and ``algo`` when given."""
+    from learner.checkpoint import load_checkpoint
+
+    payload = load_checkpoint(path)  # CorruptCheckpointError names the file
+    # A run's checkpoint (launch/train.py) holds the learner actor's state: the
+    # Learner's own state dict under "learner", beside its sampler's random state.
+    learner = payload.get("learner") if isinstance(payload, dict) else None
+    if isinstance(learner, dict) and isinstance(learner.get("learner"), dict):
+        learner = learner["learner"]
+    if not isinstance(learner, dict) or "net" not in learner or "net_config" not in learner:
+        raise CheckpointMismatchError(f"checkpoint {path}: holds no learner state (keys "
+                                      f"{sorted(payload)[:6] if isinstance(payload, dict) else '?'}); "
+                                      f"is it a `python -m launch` training checkpoint?")
+    config = json.loads(payload["config"]) if isinstance(payload.get("config"), str) else {}
+    saved_game, params = learner.get("game"), dict(learner.get("game_params") or {})
+    if saved_game != game:
+        raise CheckpointMismatchError(f"checkpoint {path} is of game {saved_game!r} {params or ''}, "
+                                      f"not {game!r}; pass --game {saved_game}")
+    saved_algo = config.get("algo", learner.get("loss"))
+    if algo is not None and saved_algo != algo:
+        raise CheckpointMismatchError(f"checkpoint {path} was trained with algorithm {saved_algo!r}, "
+                                      f"not {algo!r}")
+    weights = {k: v.detach().cpu().numpy() for k, v in learner["net"].items()}
+    return games.make(saved_game, **params), dict(learner["net_config"]), weights, config
+
+
+def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None, policy: str = "auto",
+                        gamma: float | None = None, opponent_checkpoint=None, **kwargs) -> dict:
+    """Flat metrics of the checkpoint at ``path`` on ``game``'s suites (see :class:`Evaluator`).
+    ``gamma``: default the run's own (its config), else 1."""
+    g, net_config, weights, config = read_checkpoint(path, game, algo)
+    gamma = float(config.get("gamma", 1.0)) if gamma is None else gamma
+    opponent = None
+    if opponent_checkpoint is not None:
+        from evaluation.policies import NetworkModel, greedy_policy, policy_head_policy
+
+        og, oconf, ow, oc = read_checkpoint(opponent_checkpoint, game)
+        if og.params != g.params:
+            raise CheckpointMismatchError(f"opponent checkpoint {opponent_checkpoint} is of {og!r}, "
+                                          f"the checkpoint of {g!r}")
+        from learner.networks import NetworkConfig
+
+        om = NetworkModel(og, NetworkConfig(**oconf), ow)
+        opponent = policy_head_policy(og, om) if om.has_policy else greedy_policy(
+            og, om.value_obs, float(oc.get("gamma", 1.0)))
+    ev = Evaluator(g, net_config, suites=suites, policy=policy, gamma=gamma, opponent=opponent, **kwargs)
+    return ev.evaluate(weights)
+
+
+def evaluate_main(argv: list[str] | None = None) -> int:
+    """``evaluate --checkpoint PATH --game NAME [--suite S ...] [--policy P] [--json]``."""
+    parser = argparse.ArgumentParser(prog="python -m launch evaluate",
+                                     description="Exact (oracle) and match metrics of a checkpoint.")
+    parser.add_argument("--checkpoint", required=True, type=Path)
+    parser.add_argument("--game", required=True, choices=games.names())
+    parser.add_argument("--suite", action="append", help="a suite name (repeatable); default: the game's defaults")
+    parser.add_argument("--policy", default="auto", choices=POLICIES)
+    parser.add_argument("--algo", help="fail unless the checkpoint was trained with this algorithm")
+    parser.add_argument("--simulations", type=int, default=64, help="MCTS simulations per move")
+    parser.add_argument("--depth", type=int, default=2, help="minimax depth")
+    parser.add_argument("--opponent", type=Path, help="checkpoint of the head-to-head opponent")
+    parser.add_argument("--oracle-store", default="default",
+                        help="solved-position store for Connect Four play (path or redis:// URL; 'none')")
+    parser.add_argument("--max-openings", type=int, help="play/trace/match suites on the first N openings only")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    from learner.checkpoint import CorruptCheckpointError
+
+    try:
+        metrics = evaluate_checkpoint(
+            args.checkpoint, args.game, args.suite, algo=args.algo, policy=args.policy,
+            simulations=args.simulations, depth=args.depth, opponent_checkpoint=args.opponent,
+            oracle_store=None if args.oracle_store == "none" else args.oracle_store, max_openings=args.max_openings)
+    except (CorruptCheckpointError, DatasetError, CheckpointMismatchError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(metrics, sort_keys=True))
+    else:
+        width = max(map(len, metrics), default=0)
+        for k, v in metrics.items():
+            print(f"{k:<{width}}  {v:.4g}" if isinstance(v, float) else f"{k:<{width}}  {v}")
+    return 0
+
+
+__all__ = ["CheckpointMismatchError", "Evaluator", "Suite", "evaluate_checkpoint", "evaluate_main",
+           "read_checkpoint", "suites_for"]

@@ -1,0 +1,156 @@
+"""Checkpoint evaluation end to end (real checkpoints, real datasets), the policy
+adapters, the compute count, the report, and bad input named in the errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+import games
+from evaluation import policies as P
+from evaluation.datasets import DatasetError
+from evaluation.exact import enumerate_and_solve
+from evaluation.metrics import state_metrics
+from evaluation.report import report_main, write_report
+from evaluation.runner import CheckpointMismatchError, Evaluator, evaluate_checkpoint, evaluate_main
+from learner.checkpoint import CorruptCheckpointError, save_checkpoint
+from learner.learner import Learner
+from learner.networks import NetworkConfig
+
+SMALL = NetworkConfig("mlp", width=32, blocks=1, layers_per_block=1, head_width=32)
+
+
+def _checkpoint(tmp_path, game, config=SMALL, algo="avi"):
+    learner = Learner(game, config, device="cpu")
+    path = tmp_path / "checkpoints" / "ckpt-000000007.pt"
+    # As launch/train.py's Run.checkpoint writes it: the learner actor's state.
+    save_checkpoint(path, {"learner": {"learner": learner.state_dict(), "sampler_rng": {}}, "counters": {"updates": 7},
+                           "config": json.dumps({"algo": algo, "game": game.name, "gamma": 1.0})})
+    return path, learner.get_weights()
+
+
+def test_evaluate_checkpoint_chomp(tmp_path):
+    game = games.make("chomp", rows=4, cols=5)
+    path, weights = _checkpoint(tmp_path, game)
+    m = evaluate_checkpoint(path, "chomp")
+    assert m["eval/chomp-4x5-play/games"] == 2 * 19 and m["eval/chomp-4x5-traces/traces"] == 19
+    few = evaluate_checkpoint(path, "chomp", ["chomp-4x5-play"], max_openings=3)
+    assert few["eval/chomp-4x5-play/games"] == 6
+    for key in ("eval/chomp-4x5-states/value_mae", "eval/chomp-4x5-states/policy_regret",
+                "eval/chomp-4x5-play/error_rate", "eval/chomp-4x5-play/blunder_rate",
+                "eval/chomp-4x5-traces/match_p1", "eval/chomp-4x5-traces/losing_but_won"):
+        assert key in m
+    # The same numbers as the metric functions applied by hand to the same network.
+    model = P.NetworkModel(game, SMALL, weights)
+    labels = enumerate_and_solve(game)
+    by_hand = state_metrics(labels, choose=P.greedy_policy(game, model.value_obs),
+                            value=P.state_value(game, model.value_obs))
+    assert m["eval/chomp-4x5-states/policy_regret"] == pytest.approx(by_hand["policy_regret"])
+    assert m["eval/chomp-4x5-states/value_mae"] == pytest.approx(by_hand["value_mae"], abs=1e-6)
+    # Compute: the greedy policy evaluates every live child of every state once.
+    exp = game.expand(labels.states)
+    assert m["eval/chomp-4x5-states/inference_evals"] == int((exp.legal & ~exp.done).sum())
+
+
+def test_symmetrized_network_counts_both_images():
+    game = games.make("connect4")
+    config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, symmetrize=True)
+    model = P.NetworkModel(game, config, Learner(game, config, device="cpu").get_weights())
+    states = game.from_moves([[3, 3, 2], [0]])
+    P.greedy_policy(game, model.value_obs)(states)
+    assert model.evaluations == 2 * 14  # 7 children each, two images per child
+
+
+def test_checkpoint_errors_name_the_problem(tmp_path, capsys):
+    game = games.make("chomp", rows=4, cols=5)
+    path, _ = _checkpoint(tmp_path, game)
+    with pytest.raises(CheckpointMismatchError, match=r"is of game 'chomp'.*not 'connect4'"):
+        evaluate_checkpoint(path, "connect4")
+    with pytest.raises(CheckpointMismatchError, match=r"algorithm 'avi', not 'alphazero'"):
+        evaluate_checkpoint(path, "chomp", algo="alphazero")
+    with pytest.raises(CheckpointMismatchError, match="policy head"):
+        evaluate_checkpoint(path, "chomp", policy="policy-head")
+    with pytest.raises(DatasetError, match="unknown suite"):
+        evaluate_checkpoint(path, "chomp", ["connect4-uniform"])
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptCheckpointError, match="ckpt-000000007.pt"):
+        evaluate_checkpoint(path, "chomp")
+    assert evaluate_main(["--checkpoint", str(path), "--game", "chomp"]) == 2
+    assert "ckpt-000000007.pt" in capsys.readouterr().err
+    save_checkpoint(tmp_path / "other.pt", {"weights": {"x": 1}})
+    assert evaluate_main(["--checkpoint", str(tmp_path / "other.pt"), "--game", "chomp"]) == 2
+    assert "holds no learner state" in capsys.readouterr().err
+
+
+def test_evaluate_main_json(tmp_path, capsys):
+    game = games.make("fgame", depth=5, branching=3, beta=0.0, seed=1)
+    path, _ = _checkpoint(tmp_path, game)
+    assert evaluate_main(["--checkpoint", str(path), "--game", "fgame", "--suite", "fgame-states", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["eval/fgame-states/states"] == 1 + 3 + 9 + 27 + 81  # every inner node of the tree
+
+
+def test_evaluator_inside_training_and_match_suites():
+    game = games.make("hex", size=7)
+    config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16)
+    ev = Evaluator(game, config)
+    m = ev.evaluate(Learner(game, config, device="cpu").get_weights())
+    assert m["eval/hex-random/games"] == 256 and -1 <= m["eval/hex-random/score"] <= 1
+    with pytest.raises(ValueError, match="needs an opponent"):
+        Evaluator(game, config, suites=["hex-h2h"])
+
+
+def test_policy_adapters_on_exact_values():
+    game = games.make("chomp", rows=3, cols=4)
+    labels = enumerate_and_solve(game)
+    exact = {bytes(o): v for o, v in zip(game.encode(labels.states).astype(np.uint8), labels.v_star)}
+    value_obs = lambda obs: np.array([exact.get(bytes(o.astype(np.uint8)), 0.0) for o in obs], np.float32)
+    for choose in (P.greedy_policy(game, value_obs), P.minimax_policy(game, value_obs, depth=1)
+                   if _has_search() else P.greedy_policy(game, value_obs)):
+        assert state_metrics(labels, choose=choose)["policy_regret"] == 0.0
+    config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, policy_head=True)
+    model = P.NetworkModel(game, config, Learner(game, config, device="cpu").get_weights())
+    head = P.policy_head_policy(game, model)
+    actions = head(labels.states)
+    assert game.legal(labels.states)[np.arange(len(actions)), actions].all()
+    with pytest.raises(ValueError, match="no policy head"):
+        P.policy_head_policy(game, P.NetworkModel(game, SMALL))
+    if _has_search():
+        before = model.evaluations
+        mcts = P.mcts_policy(game, model.evaluate, simulations=8)
+        few = games.take(labels.states, np.arange(5))
+        actions = mcts(few)
+        assert game.legal(few)[np.arange(5), actions].all() and model.evaluations > before
+
+
+def _has_search():
+    try:
+        import search.mcts
+        import search.minimax  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_report(tmp_path, capsys):
+    runs = []
+    for seed, final in ((0, 0.2), (1, 0.4)):
+        d = tmp_path / f"run{seed}"
+        d.mkdir()
+        (d / "config.json").write_text(json.dumps({"algo": "avi", "game": "chomp", "game_params": {}}))
+        recs = [{"updates": u, "compute": 100.0 * u, "eval/chomp-9x10/value_mae": v,
+                 "eval/chomp-9x10-play/error_rate": v / 2}
+                for u, v in ((0, 1.0), (10, 0.6), (20, final))]
+        (d / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+        runs.append(d)
+    summary = write_report(runs, tmp_path / "out")
+    text = summary.read_text()
+    # Two seeds: mean 0.3, half-width t(0.975, 1) * sd / sqrt(2) = 12.7062 * 0.1414 / 1.4142.
+    assert "| avi chomp (2) | chomp-9x10/value_mae | 0.3000 ± 1.2706 |" in text
+    for name in ("chomp-9x10_value_mae_vs_updates.png", "chomp-9x10_value_mae_vs_compute.png",
+                 "chomp-9x10-play_error_rate_vs_updates.png"):
+        assert (tmp_path / "out" / name).read_bytes()[:4] == b"\x89PNG"
+    assert report_main([str(tmp_path / "missing")]) == 2
+    assert "no metrics.jsonl" in capsys.readouterr().err

@@ -5,7 +5,11 @@ Each actor owns ``num_envs`` environments and a CPU copy of the network. It
 takes new weights only at the start of a collection call (the paper's frozen
 parameters during collection), pushes its rows straight into its replay shard and
 returns small statistics. Actors restart when their process or node dies
-(``max_restarts=-1``) and the interrupted call is retried, so a run goes on.
+(``max_restarts=-1``) and the interrupted call is retried, so a run goes on; the first
+call of a restarted actor says so (``restarted``), for the launcher's fault metrics.
+A restarted actor starts its environments afresh (its state is not restored).
+Rows go in with ``ReplayService.put``, which sends them again while their shard
+restarts, so a shard crash costs no rows of the call in flight.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import games
 from actors.avi import AviCollector
 from learner.learner import ValueFunction
 from learner.weights import WeightVersion
+from replay.service import was_restarted
 
 ALGOS = ("avi", "alphazero", "azal")
 
@@ -52,6 +57,7 @@ class SelfPlayWorker:
             self.collector = AlphaZeroCollector(self.game, num_envs, mcts=mcts, seed=seed, labeler=labeler)
         self.version = -1
         self.calls = 0  # rotates the replay shard this actor writes to
+        self.restarted = was_restarted()  # reported by the next collect call
 
     def collect(self, weights: list[WeightVersion], steps: int, deadline: float | None = None) -> dict:
         """``steps`` steps of every environment with the weights of ``weights[0]``
@@ -70,9 +76,10 @@ class SelfPlayWorker:
         collected = time.perf_counter()
         n = len(rows["target"])
         rows["version"] = np.full(n, self.version, np.int64)
+        stored, add_failures = {"shard": -1, "total_added": 0, "incarnation": ""}, 0
         if n:  # AlphaZero's rows come only with finished games
             # Actor i writes to shards i, i+1, ... in turn: every shard fills, deterministically.
-            ray.get(self.replay.add(rows, shard=self.index + self.calls))
+            stored, add_failures = self.replay.put(rows, shard=self.index + self.calls)
             self.calls += 1
         end = time.perf_counter()
         timings = {k: c.timings[k] - before[k] for k in before}
@@ -83,7 +90,14 @@ class SelfPlayWorker:
                "games_finished": c.games_finished - games_before, "seconds": end - start,
                "forward_samples": self.value_fn.samples_forward - forward_before, "timings": timings,
                "target_mean": float(rows["target"].mean()) if n else 0.0,
-               "target_std": float(rows["target"].std()) if n else 0.0}
+               "target_std": float(rows["target"].std()) if n else 0.0,
+               # Fault accounting: a restart of this actor, failed sends to a restarting
+               # shard, and that shard's total_added and incarnation once it took these rows
+               # (shard -1: no rows).
+               "restarted": self.restarted, "replay_add_failures": add_failures,
+               "replay_shard": stored["shard"], "replay_total_added": stored["total_added"],
+               "replay_incarnation": stored["incarnation"]}
+        self.restarted = False
         if labels_before:
             out.update({k: v - labels_before[k] for k, v in c.labeler.stats().items()})
             out["labelled_rows"] = int((rows["aux_policy"].sum(1) > 0).sum())
@@ -98,6 +112,10 @@ class SelfPlayWorker:
 
     def ping(self) -> int:
         return self.index
+
+    def node_id(self) -> str:
+        """The Ray node this actor runs on (it changes when a restart moves it)."""
+        return ray.get_runtime_context().get_node_id()
 
 
 SelfPlayActor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1)(SelfPlayWorker)

@@ -10,6 +10,23 @@ newest weights at each call, while a rate limiter lets the learner run only as f
 A checkpoint (learner, optimizer, counters, environments and random states of every
 actor) is written every ``checkpoint_every`` iterations, right after the replay
 snapshot, so ``--resume`` continues the run where the checkpoint left it.
+
+Faults (a process or a whole node dying) do not end a run:
+
+- a self-play actor restarts on a node with a free CPU and its interrupted call is
+  retried by Ray (``actors/pool.py``);
+- a replay shard restarts from its last Parquet snapshot; rows on their way to it are
+  sent again once it is back (``ReplayService.put``), the learner's sampler redraws its
+  batch, and the run counts the rows stored since the snapshot, now lost;
+- the learner restarts from the newest good checkpoint by itself
+  (``learner/actor.py``); the driver waits for it, takes its update counter (the
+  checkpoint's) and redoes the interrupted call. Weights are published from the
+  driver's object store, so they do not die with the learner's node.
+
+Each iteration logs what happened in the ``faults/...`` metrics (this iteration and
+``_total``): restarts of actors, shards and the learner, failed replay sends, replay
+rows and learner updates lost, and seconds lost waiting for restarts; each restart
+also prints one line.
 """
 
 from __future__ import annotations
@@ -21,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import ray
+from ray.exceptions import GetTimeoutError, RayActorError
 
 import games
 from actors.pool import SelfPlayActor
@@ -44,6 +62,10 @@ from replay.service import ReplayService
 
 COUNTERS = ("iteration", "updates", "rows", "positions", "games", "version", "elapsed", "actor_forward_samples",
             "learner_forward_samples", "learner_backward_samples")
+# Logged per iteration as faults/<name> and faults/<name>_total (see the module doc).
+FAULTS = ("actor_restarts", "replay_restarts", "learner_restarts", "replay_add_failures", "replay_rows_lost",
+          "learner_updates_lost", "seconds_lost")
+RESTART_TIMEOUT = 180.0  # seconds to wait for a restarted learner or replay shard to answer
 
 
 def prepare_run_dir(config: TrainConfig, run_dir: Path | None, resume: Path | None) -> tuple[TrainConfig, Path]:
@@ -123,7 +145,13 @@ class Run:
             game=config.game, game_params=config.game_params, network=config.network, lr=config.lr,
             batch_size=config.batch_size, replay=self.replay, prefetch=config.prefetch, seed=config.seed,
             device="cuda" if use_gpu else "cpu", augment=config.augment_symmetries, loss=config.algo,
-            aux_weight=config.aux_weight)
+            aux_weight=config.aux_weight, checkpoint_dir=str(self.run_dir / "checkpoints"))
+        self.faults = {k: 0 for k in FAULTS}  # totals of this driver's life
+        self._faults_logged = dict(self.faults)
+        # Per shard: its incarnation, and the highest total_added seen per incarnation
+        # (from the actors' replies), to count the rows a restart lost.
+        self._shard_incarnation = [r["incarnation"] for r in self.replay.recoveries()]
+        self._shard_seen: list[dict[str, int]] = [{} for _ in range(self.replay.num_shards)]
         per_actor = config.num_envs // config.num_actors
         self.actors = [
             SelfPlayActor.options(name=f"{name}-selfplay-{i}", **self.placement["actor"]).remote(
@@ -132,11 +160,12 @@ class Run:
                 epsilon=config.epsilon, gamma=config.gamma, mcts=config.mcts, oracle=self.oracle,
                 label_min_ply=config.label_min_ply)
             for i in range(config.num_actors)]
+        self._learner_incarnation = ray.get(self.learner.status.remote())["incarnation"]
         self.labels = exact_labels(self.game, config.gamma)
         self.eval_fn = ValueFunction(self.game, config.network) if self.labels is not None else None
         if resume:
             self._restore()
-        self.weights = WeightVersion(self.counters["version"], self.learner.get_weights.remote())
+        self.weights = WeightVersion(self.counters["version"], ray.put(self._learner_call("get_weights")))
 
     def schema(self) -> dict:
         """The replay rows of this algorithm (``replay/rows.py``); AZAL adds the oracle's
@@ -173,10 +202,11 @@ class Run:
               f"{self.counters['updates']} updates, {restored} replay rows")
 
     def checkpoint(self) -> Path:
-        self.replay.snapshot(str(self.run_dir / "replay"))
+        self._replay_call(lambda: self.replay.snapshot(str(self.run_dir / "replay")))
+        learner = self._learner_call("state_dict")
         payload = {
-            "counters": dict(self.counters),
-            "learner": ray.get(self.learner.state_dict.remote()),
+            "counters": dict(self.counters),  # after _learner_call: those of the learner's state
+            "learner": learner,
             "actors": to_safe(ray.get([a.get_state.remote() for a in self.actors])),
             "config": self.config.to_json(),
         }
@@ -211,6 +241,7 @@ class Run:
             for record in records:
                 self.counters["elapsed"] = start_elapsed + time.time() - start
                 record.update(self.counters, compute=self.compute())
+                record.update(self._fault_record())
                 if self.oracle is not None:  # AZAL: the oracle service's totals so far
                     record.update(self.oracle.stats_summary())
                 if self.labels is not None and self.counters["iteration"] % self.config.eval_every == 0:
@@ -245,8 +276,106 @@ class Run:
                                                           self.config.gamma).items()}
 
     def _publish(self) -> None:
+        # Fetched and put by the driver: the weights then live in its object store, and
+        # actors can still read them after the learner's node is gone.
+        weights = ray.put(self._learner_call("get_weights"))
         self.counters["version"] += 1
-        self.weights = WeightVersion(self.counters["version"], self.learner.get_weights.remote())
+        self.weights = WeightVersion(self.counters["version"], weights)
+
+    # ------------------------------------------------------------ faults
+
+    def _learner_call(self, method: str, *args):
+        """``ray.get`` of a learner method. If the learner dies meanwhile, or has restarted
+        since the last call, wait for it (it reloads its newest checkpoint itself), take
+        its counters and, unless the answer came from the restored learner (``train``
+        names its incarnation; other calls are simply made again), call again."""
+        while True:
+            start = time.time()
+            ref, status_ref = getattr(self.learner, method).remote(*args), self.learner.status.remote()
+            try:
+                result, status = ray.get([ref, status_ref])
+            except RayActorError as error:
+                result, status = None, self._await_learner(error)
+            restarted = status["incarnation"] != self._learner_incarnation
+            if restarted:
+                self._learner_restarted(status, time.time() - start)
+            if result is None:
+                continue
+            if not restarted or (method == "train" and result["incarnation"] == status["incarnation"]):
+                return result
+
+    def _await_learner(self, error: Exception) -> dict:
+        deadline = time.monotonic() + RESTART_TIMEOUT
+        while True:
+            try:
+                return ray.get(self.learner.status.remote(), timeout=10)
+            except (RayActorError, GetTimeoutError):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the learner did not come back within {RESTART_TIMEOUT:.0f} s "
+                                       f"after it failed: {error}") from error
+                time.sleep(0.5)
+
+    def _learner_restarted(self, status: dict, seconds: float) -> None:
+        """The learner came back as ``status`` says: its counters (a checkpoint's) are the run's now."""
+        started = status["started"]
+        lost = self.counters["updates"] - started["updates"]
+        self.counters.update(updates=started["updates"], learner_forward_samples=started["samples_forward"],
+                             learner_backward_samples=started["samples_backward"])
+        self._learner_incarnation = status["incarnation"]
+        self.faults["learner_restarts"] += 1
+        self.faults["learner_updates_lost"] += lost
+        self.faults["seconds_lost"] += seconds
+        print(f"learner restarted from {status['restored_from'] or 'nothing (no checkpoint yet)'} with "
+              f"{started['updates']} updates ({lost} updates lost, {seconds:.1f} s)", flush=True)
+
+    def _replay_call(self, call):
+        """``call()`` (a replay service request), asked again while a shard restarts."""
+        deadline = time.monotonic() + RESTART_TIMEOUT
+        while True:
+            try:
+                return call()
+            except RayActorError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
+    def _count_call_faults(self, s: dict, wall: float) -> None:
+        """Faults seen by one collection call of ``wall`` seconds (submit to result)."""
+        if s["restarted"]:
+            lost = max(0.0, wall - s["seconds"])
+            self.faults["actor_restarts"] += 1
+            self.faults["seconds_lost"] += lost
+            print(f"self-play actor {s['index']} restarted; its call took {wall:.1f} s ({lost:.1f} s lost)",
+                  flush=True)
+        self.faults["replay_add_failures"] += s["replay_add_failures"]
+        if s["replay_shard"] >= 0:
+            seen = self._shard_seen[s["replay_shard"]]
+            seen[s["replay_incarnation"]] = max(seen.get(s["replay_incarnation"], 0), s["replay_total_added"])
+
+    def _check_shards(self) -> None:
+        """Notice replay shards that restarted, and count the rows each lost: those it had
+        taken (as its replies said) beyond the snapshot it came back with."""
+        for i, r in enumerate(self._replay_call(self.replay.recoveries)):
+            if r["incarnation"] == self._shard_incarnation[i]:
+                continue
+            seen = self._shard_seen[i]
+            lost = max(0, max((v for k, v in seen.items() if k != r["incarnation"]), default=0) - r["total_added"])
+            self._shard_incarnation[i] = r["incarnation"]
+            self._shard_seen[i] = {k: v for k, v in seen.items() if k == r["incarnation"]}
+            self.faults["replay_restarts"] += 1
+            self.faults["replay_rows_lost"] += lost
+            print(f"replay shard {i} restarted from {r['restored_from'] or 'nothing (no snapshot yet)'} with "
+                  f"{r['size']} rows: {lost} rows lost (stored since that snapshot)", flush=True)
+
+    def _fault_record(self) -> dict:
+        """``faults/<name>`` since the last record and ``faults/<name>_total``."""
+        self._check_shards()
+        record = {}
+        for k, total in self.faults.items():
+            record[f"faults/{k}"] = total - self._faults_logged[k]
+            record[f"faults/{k}_total"] = total
+        self._faults_logged = dict(self.faults)
+        return record
 
     def _count_collected(self, stats: list[dict]) -> None:
         c = self.counters
@@ -281,7 +410,7 @@ class Run:
 
     def _replay_record(self) -> dict:
         """The replay size, and per shard its size and rows inserted and sampled so far."""
-        shards = self.replay.stats()
+        shards = self._replay_call(self.replay.stats)
         record = {"replay_size": sum(s["size"] for s in shards)}
         for i, s in enumerate(shards):
             record.update({f"replay/shard{i}_{k}": s[k] for k in ("size", "total_added", "total_sampled")})
@@ -292,7 +421,8 @@ class Run:
         c["updates"] = result["updates"]
         c["learner_forward_samples"] = result["samples_forward"]
         c["learner_backward_samples"] = result["samples_backward"]
-        return {k: v for k, v in result.items() if k not in ("updates", "samples_forward", "samples_backward")}
+        return {k: v for k, v in result.items()
+                if k not in ("updates", "samples_forward", "samples_backward", "incarnation")}
 
     def _iterate_sync(self, budget_left, out_of_time, deadline):
         cfg = self.config
@@ -301,7 +431,7 @@ class Run:
             if (left is not None and left <= 0) or out_of_time():
                 return
             t0 = time.time()
-            stats = ray.get([a.collect.remote([self.weights], cfg.collect_steps, deadline) for a in self.actors])
+            stats = self._collect_all(cfg.collect_steps, deadline)
             self._count_collected(stats)
             record = self._collect_record(stats)
             t1 = time.time()
@@ -313,7 +443,7 @@ class Run:
                 self.counters["iteration"] += 1
                 yield {**record, **self._replay_record(), "collect_seconds": t1 - t0}
                 continue
-            trained = ray.get(self.learner.train.remote(steps, self.counters["version"], deadline))
+            trained = self._learner_call("train", steps, self.counters["version"], deadline)
             steps = trained["updates"] - self.counters["updates"]
             record.update(self._absorb_train(trained))
             t2 = time.time()
@@ -325,6 +455,19 @@ class Run:
                           updates_per_s=steps / max(t2 - t1, 1e-9))
             yield record
 
+    def _collect_all(self, steps: int, deadline: float | None) -> list[dict]:
+        """One collection call of every actor; a call whose actor died is retried by Ray."""
+        start = time.time()
+        refs = [a.collect.remote([self.weights], steps, deadline) for a in self.actors]
+        done_at, waiting = {}, list(refs)
+        while waiting:
+            ready, waiting = ray.wait(waiting, num_returns=1)
+            done_at[ready[0]] = time.time()
+        stats = ray.get(refs)
+        for ref, s in zip(refs, stats):
+            self._count_call_faults(s, done_at[ref] - start)
+        return stats
+
     def _iterate_async(self, budget_left, out_of_time, deadline):
         """Actors collect all the time, each call with the newest weights. The learner
         trains in chunks of a quarter iteration when the rate limiter allows it: its
@@ -334,7 +477,7 @@ class Run:
         cfg = self.config
         steps = max(1, cfg.collect_steps // 4)  # shorter calls: fresher weights per call
         chunk = max(1, cfg.updates_per_iteration // 4)
-        pending = {a.collect.remote([self.weights], steps, deadline): (a, self.weights.version)
+        pending = {a.collect.remote([self.weights], steps, deadline): (a, self.weights.version, time.time())
                    for a in self.actors}
         training = None
         stats_since, lag_max, limited = [], 0, 0.0
@@ -346,7 +489,7 @@ class Run:
                 allowed = int(cfg.samples_per_insert * self.counters["rows"] / cfg.batch_size) - self.counters["updates"]
                 if self.counters["rows"] < cfg.batch_size:
                     allowed = 0  # AlphaZero: no full batch in the replay yet
-                oldest = min(version for _, version in pending.values())
+                oldest = min(version for _, version, _ in pending.values())
                 fresh_enough = self.counters["version"] - oldest < cfg.max_policy_lag
                 if training is None and allowed >= chunk and fresh_enough and (left is None or left > 0):
                     n = chunk if left is None else min(chunk, left)
@@ -357,8 +500,17 @@ class Run:
                     limited += time.perf_counter() - waited  # the learner idles: held by the limiter
                 ref = ready[0]
                 if ref is training:
-                    t_record = self._absorb_train(ray.get(ref))
                     training = None
+                    try:
+                        trained = ray.get(ref)
+                        status = ray.get(self.learner.status.remote())
+                    except RayActorError as error:
+                        trained, status = None, self._await_learner(error)
+                    if status["incarnation"] != self._learner_incarnation:
+                        self._learner_restarted(status, 0.0)
+                    if trained is None or trained["incarnation"] != status["incarnation"]:
+                        continue  # the chunk died with its learner: the limiter issues it again
+                    t_record = self._absorb_train(trained)
                     self._publish()
                     self.counters["iteration"] += 1
                     record = self._collect_record(stats_since) if stats_since else {}
@@ -367,14 +519,19 @@ class Run:
                     stats_since, lag_max, limited = [], 0, 0.0
                     yield record
                     continue
-                actor, _ = pending.pop(ref)
+                actor, _, submitted = pending.pop(ref)
                 s = ray.get(ref)
+                self._count_call_faults(s, time.time() - submitted)
                 self._count_collected([s])
                 stats_since.append(s)
                 lag_max = max(lag_max, self.counters["version"] - s["version"])
-                pending[actor.collect.remote([self.weights], steps, deadline)] = (actor, self.weights.version)
+                pending[actor.collect.remote([self.weights], steps, deadline)] = (
+                    actor, self.weights.version, time.time())
         finally:
-            ray.get(list(pending) + ([training] if training else []))
+            # Wait for the calls in flight (their failures, if any, no longer matter).
+            in_flight = list(pending) + ([training] if training else [])
+            if in_flight:
+                ray.wait(in_flight, num_returns=len(in_flight))
 
     def close(self) -> None:
         self.logger.close()

@@ -4,24 +4,40 @@ It runs on a GPU when the launcher gives it one, draws prefetched batches from t
 replay shards, and answers with metrics averaged over the updates of one call.
 Weights leave it as the return value of ``get_weights`` (an object reference owned
 by the caller, which hands it to the actors: no files in between).
+
+When its process or node dies, Ray restarts it (``max_restarts=-1``) and it reloads
+the newest good checkpoint of ``checkpoint_dir`` by itself (learner, optimizer,
+update counters, sampler generator), whatever the driver is doing meanwhile. The
+call in flight fails (``max_task_retries=0``: the driver decides what to redo) and
+``status()`` tells the driver where the learner came back from, and its
+``incarnation``, new at each start: the driver asks after every call, so it notices
+a restart that no call saw failing too. ``train`` answers with the incarnation that
+trained, so the driver knows whether those updates survived.
 """
 
 from __future__ import annotations
 
+import logging
 import time
+import uuid
 
 import numpy as np
 import ray
 
 import games
+from learner.checkpoint import latest_checkpoint, load_checkpoint
 from learner.learner import Learner
-from replay.service import ReplaySampler
+from replay.service import ReplaySampler, was_restarted
+
+log = logging.getLogger(__name__)
 
 
 class LearnerWorker:
     def __init__(self, *, game: str, game_params: dict, network, lr: float, batch_size: int, replay,
                  prefetch: int, seed: int, device: str, augment: bool, loss: str = "avi",
-                 aux_weight: float = 1.0):
+                 aux_weight: float = 1.0, checkpoint_dir: str | None = None):
+        """``checkpoint_dir``: where the run writes its checkpoints (payload key ``learner``
+        holds :meth:`state_dict`); a restarted learner reloads the newest good one."""
         import torch
 
         if device == "cpu":
@@ -30,6 +46,18 @@ class LearnerWorker:
         self.learner = Learner(self.game, network, lr=lr, device=device, seed=seed, augment=augment, loss=loss,
                                aux_weight=aux_weight)
         self.sampler = ReplaySampler(replay, batch_size, prefetch=prefetch, seed=seed)
+        self.incarnation = uuid.uuid4().hex
+        self.restarted = was_restarted()
+        self.restored_from = None
+        if self.restarted and checkpoint_dir is not None:
+            path = latest_checkpoint(checkpoint_dir)  # skips corrupt ones, with a warning
+            if path is not None:
+                self.load_state_dict(load_checkpoint(path)["learner"])
+                self.restored_from = str(path)
+            log.warning("learner restarted with %d updates from %s", self.learner.updates,
+                        self.restored_from or f"nothing (no checkpoint in {checkpoint_dir}): fresh weights")
+        self.started = {"updates": self.learner.updates, "samples_forward": self.learner.samples_forward,
+                        "samples_backward": self.learner.samples_backward}
 
     def train(self, updates: int, version: int, deadline: float | None = None) -> dict:
         """``updates`` gradient steps, fewer when the run's time budget ends at ``deadline``
@@ -52,8 +80,15 @@ class LearnerWorker:
         metrics.update(updates=self.learner.updates, samples_forward=self.learner.samples_forward,
                        samples_backward=self.learner.samples_backward, sample_age=age / done,
                        learner_wait_fraction=(self.sampler.wait_seconds - wait_before) / max(seconds, 1e-9),
-                       learner_device=str(self.learner.device))
+                       learner_device=str(self.learner.device), incarnation=self.incarnation)
         return metrics
+
+    def status(self) -> dict:
+        """How this learner started: ``incarnation`` (new at each start), ``restarted`` (by
+        Ray after a crash), ``restored_from`` (a checkpoint path or None), ``started`` (the
+        counters it started with) and ``updates`` (now)."""
+        return {"incarnation": self.incarnation, "restarted": self.restarted, "restored_from": self.restored_from,
+                "started": dict(self.started), "updates": self.learner.updates}
 
     def get_weights(self) -> dict[str, np.ndarray]:
         return self.learner.get_weights()
@@ -66,5 +101,5 @@ class LearnerWorker:
         self.sampler.set_rng_state(state["sampler_rng"])
 
 
-# A restarted learner comes back with fresh weights; the launcher reloads its checkpoint.
+# A restarted learner reloads the newest checkpoint of ``checkpoint_dir`` (see the module doc).
 LearnerActor = ray.remote(max_restarts=-1, max_task_retries=0)(LearnerWorker)

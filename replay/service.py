@@ -7,11 +7,14 @@ a prefetching sampler for the learner.
 Shards are I/O actors: they hold memory and copy rows, they do no compute, so they are
 created with ``num_cpus=0`` and never take a CPU slot that a self-play actor could use.
 They restart forever (``max_restarts=-1``) and do not retry calls (``max_task_retries=0``):
-a call in flight when a shard dies fails (its rows are lost; self-play makes more), and
-the restarted shard reloads its last snapshot from ``snapshot_dir`` if there is one.
-What it lost cannot be known by the shard itself (the dead process's counters died with
-it), so it reports the counters it came back with (``ReplayService.recoveries()``) and
-the caller, which saw the live counters in ``stats()``, compares.
+a call in flight when a shard dies fails, and the restarted shard reloads its last
+snapshot from ``snapshot_dir`` if there is one. ``ReplayService.put`` (what self-play
+actors use) sends the rows again once the shard is back, so a crash loses only the rows
+stored since the snapshot, never those of the call in flight. What was lost cannot be
+known by the shard itself (the dead process's counters died with it), so it reports the
+counters it came back with (``ReplayService.recoveries()``, with an ``incarnation`` that
+changes at each restart) and the caller, which saw the live counters in ``stats()`` and
+in the replies of ``put``, compares.
 
 Snapshots are written by the shard processes, so on a multi-node cluster the snapshot
 directory must be storage that every node sees.
@@ -23,18 +26,32 @@ import logging
 import os
 import random
 import time
+import uuid
 import warnings
 from collections import deque
 from typing import Mapping
 
 import numpy as np
 import ray
-from ray.exceptions import ActorUnavailableError, RayActorError
+from ray.exceptions import RayActorError
 
 from replay.buffer import RingBuffer, SnapshotError
 from replay.rows import Column, check_rows
 
 log = logging.getLogger(__name__)
+
+
+def was_restarted() -> bool:
+    """Whether the calling process is an actor that Ray restarted after its process or
+    node died; False outside an actor (and without starting Ray)."""
+    if not ray.is_initialized():
+        return False
+    context = ray.get_runtime_context()
+    if context.get_actor_id() is None:
+        return False
+    with warnings.catch_warnings():  # Ray reads its own deprecated actor_id in here
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return context.was_current_actor_reconstructed
 
 
 @ray.remote
@@ -45,9 +62,7 @@ class ReplayShard:
                  snapshot_path: str | None = None):  # fmt: skip
         self._schema = dict(schema)
         self._snapshot_path = snapshot_path
-        with warnings.catch_warnings():  # Ray reads its own deprecated actor_id in here
-            warnings.simplefilter("ignore", DeprecationWarning)
-            restarted = ray.get_runtime_context().was_current_actor_reconstructed
+        restarted = was_restarted()
         restored_from = None
         if snapshot_path is not None and os.path.exists(snapshot_path):
             self._buffer = self._load(snapshot_path, capacity)
@@ -56,7 +71,8 @@ class ReplayShard:
             self._buffer = RingBuffer(self._schema, capacity, seed)
         # The counters this shard (re)started with: after a crash, the caller subtracts
         # them from the last live counters it saw to count the rows lost.
-        self._recovery = {"restarted": restarted, "restored_from": restored_from, **self._buffer.stats()}
+        self._recovery = {"restarted": restarted, "restored_from": restored_from, "incarnation": uuid.uuid4().hex,
+                          "node_id": ray.get_runtime_context().get_node_id(), **self._buffer.stats()}
         if restarted or restored_from:
             log.warning(
                 "replay shard %s with %d rows (total_added %d) from %s",
@@ -74,7 +90,8 @@ class ReplayShard:
 
     def add(self, rows: Mapping[str, np.ndarray]) -> dict:
         written = self._buffer.add(rows)
-        return {"written": written, "size": self._buffer.size, "total_added": self._buffer.total_added}
+        return {"written": written, "size": self._buffer.size, "total_added": self._buffer.total_added,
+                "incarnation": self._recovery["incarnation"]}
 
     def sample(self, n: int) -> tuple[dict, int]:
         """``(rows, size)``: ``n`` rows, or none at all while the shard is empty (a shard can
@@ -89,7 +106,8 @@ class ReplayShard:
 
     def recovery(self) -> dict:
         """How this shard started: ``restarted`` (after a crash), ``restored_from`` (a path or
-        None) and the counters it started with."""
+        None), ``incarnation`` (new at each start), ``node_id`` (where it runs) and the
+        counters it started with."""
         return dict(self._recovery)
 
     def snapshot(self, path: str | None = None) -> str:
@@ -170,6 +188,27 @@ class ReplayService:
             self._cursor += 1
         return self.shards[shard % len(self.shards)].add.remote(rows)
 
+    def put(self, rows: Mapping[str, np.ndarray], shard: int, timeout: float = 180.0) -> tuple[dict, int]:
+        """Store ``rows`` in shard ``shard % num_shards`` and wait for it, sending them again
+        while the shard is dead or restarting (a hard-killed node is noticed after some
+        15 s, and the shard then restarts elsewhere). Safe: a shard that died with the
+        rows in flight lost them along with everything since its snapshot. Returns the
+        shard's reply (``written``, ``size``, ``total_added``, ``incarnation``, plus ``shard``) and the
+        number of failed attempts; raises the last ``RayActorError`` after ``timeout`` s."""
+        check_rows(self.schema, rows)
+        shard %= len(self.shards)
+        deadline = time.monotonic() + timeout
+        failures = 0
+        while True:
+            try:
+                reply = ray.get(self.shards[shard].add.remote(rows))
+                return {**reply, "shard": shard}, failures
+            except RayActorError:
+                failures += 1
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
     def sizes(self) -> list[int]:
         return ray.get([s.size.remote() for s in self.shards])
 
@@ -214,8 +253,8 @@ class ReplayService:
         while True:
             try:
                 size = self.size()
-            except ActorUnavailableError:
-                pass  # a shard is restarting; ask again
+            except RayActorError:
+                pass  # a shard died or is restarting; ask again
             if size >= min_rows:
                 return size
             if time.monotonic() > deadline:
@@ -298,7 +337,10 @@ class ReplaySampler:
         flight afterwards (a checkpoint then captures the shards' and this sampler's
         generators at a quiet point, and a resumed run draws the same batches)."""
         if self._pending:
-            ray.get([ref for request in self._pending for ref in request])
+            try:
+                ray.get([ref for request in self._pending for ref in request])
+            except RayActorError:
+                pass  # a shard died with a request in flight; the request was not needed
             self._pending.clear()
         self._allowed = int(batches)
         # Rows were inserted since the last reply: split requests by the sizes of now.
@@ -371,8 +413,8 @@ class ReplaySampler:
             while True:
                 try:
                     self._sizes[:] = self.service.sizes()
-                except ActorUnavailableError:
-                    pass  # a shard is restarting; ask again
+                except RayActorError:
+                    pass  # a shard died or is restarting; ask again
                 else:
                     if self._sizes.sum():
                         return

@@ -91,15 +91,38 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "TrainConfig":
+        if not isinstance(data, dict):
+            raise ConfigError(f"a config must be a JSON object, got {type(data).__name__}")
         data = dict(data)
         unknown = set(data) - {f.name for f in fields(cls)}
         if unknown:
             raise ConfigError(f"config has unknown fields: {', '.join(sorted(unknown))}")
-        if isinstance(data.get("network"), dict):
-            data["network"] = NetworkConfig(**data["network"])
-        if isinstance(data.get("mcts"), dict):
-            data["mcts"] = MCTSConfig(**data["mcts"])
+        nested = {"network": NetworkConfig, "mcts": MCTSConfig}
+        for f in fields(cls):
+            if f.name not in data:
+                continue
+            value = data[f.name]
+            if f.name in nested:
+                if not isinstance(value, dict):
+                    raise ConfigError(f"config field {f.name!r} must be an object, got {value!r}")
+                try:
+                    data[f.name] = nested[f.name](**value)
+                except (TypeError, ValueError) as err:
+                    raise ConfigError(f"config field {f.name!r}: {err}") from None
+            elif not _has_type(value, f.type):
+                raise ConfigError(f"config field {f.name!r} must be of type {f.type}, got {value!r}")
         return cls(**data)
+
+
+def _has_type(value, type_name: str) -> bool:
+    """Whether a JSON value fits a field annotated ``type_name`` (int, float, str, bool, dict)."""
+    if type_name == "bool":
+        return isinstance(value, bool)
+    if type_name == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if type_name == "float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, {"str": str, "dict": dict}[type_name])
 
 
 def _table3(game: str, **changes) -> TrainConfig:

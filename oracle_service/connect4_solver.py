@@ -319,7 +319,14 @@ def parse_moves(moves: str | Sequence[int]) -> tuple[int, int, int]:
             moves_from_digits(moves)  # raises, naming the bad character
         actions = digits.astype(np.int64) - ord("1")
     else:
-        actions = np.asarray([int(a) for a in moves], dtype=np.int64)
+        moves = list(moves)
+        for i, a in enumerate(moves):
+            # Integers only (a float column or a bool is a mistake, not a column), and in
+            # range before numpy sees them (a huge int would overflow the conversion).
+            if not isinstance(a, (int, np.integer)) or isinstance(a, (bool, np.bool_)) or not 0 <= a < WIDTH:
+                raise ValueError(f"connect4 actions {moves!r:.80}: action {a!r:.30} at position {i} is out of "
+                                 f"range: not an integer in 0..{WIDTH - 1}")
+        actions = np.asarray(moves, dtype=np.int64)
         name = f"actions {actions.tolist()}"
     cur, mask, code, i = _parse_kernel(actions)
     if code == _BAD_ACTION:

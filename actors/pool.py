@@ -33,9 +33,9 @@ class SelfPlayWorker:
 
     def __init__(self, *, game: str, game_params: dict, network, num_envs: int, seed: int, index: int,
                  replay, threads: int = 1, algo: str = "avi", epsilon: float = 0.0, gamma: float = 1.0,
-                 mcts=None, oracle=None, label_min_ply: int = 0):
+                 mcts=None, oracle=None, label_min_ply: int = 0, oracle_store: str | None = None):
         """``epsilon``, ``gamma``: AVI; ``mcts`` (an ``MCTSConfig``): AlphaZero and AZAL;
-        ``oracle`` (an ``OracleClient``) and ``label_min_ply``: AZAL's labels."""
+        ``oracle`` (an ``OracleClient``), ``label_min_ply`` and ``oracle_store``: AZAL's labels."""
         import torch
 
         if algo not in ALGOS:
@@ -53,7 +53,8 @@ class SelfPlayWorker:
             from search.evaluators import NetworkEvaluator
 
             self.value_fn = NetworkEvaluator(self.game, network)
-            labeler = OracleLabeler(self.game, oracle, min_ply=label_min_ply) if algo == "azal" else None
+            labeler = (OracleLabeler(self.game, oracle, min_ply=label_min_ply, store=oracle_store)
+                       if algo == "azal" else None)
             self.collector = AlphaZeroCollector(self.game, num_envs, mcts=mcts, seed=seed, labeler=labeler)
         self.version = -1
         self.calls = 0  # rotates the replay shard this actor writes to

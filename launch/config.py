@@ -74,7 +74,11 @@ class TrainConfig:
     # Bookkeeping.
     checkpoint_every: int = 1  # iterations between checkpoints (and replay snapshots)
     keep_checkpoints: int = 3
-    eval_every: int = 1  # iterations between exact evaluations where an oracle is built in
+    eval_every: int = 1  # iterations between evaluations (built-in exact labels and the evaluator's suites)
+    eval_suites: str = "auto"  # the evaluator actor's suites: auto, default, none or a comma list (launch/evaluator.py)
+    eval_policy: str = "auto"  # its policy: auto (greedy or policy head), greedy, policy-head, mcts, minimax
+    eval_simulations: int = 64  # its MCTS budget (eval_policy=mcts)
+    eval_max_openings: int = 0  # play and trace suites from the first N openings only (0: all)
     device: str = "auto"  # learner device: auto (cuda when Ray offers a GPU), cpu or cuda
 
     @property
@@ -258,6 +262,12 @@ def validate(config: TrainConfig) -> None:
     if config.algo == "azal" and config.game not in LABELLED_GAMES:
         raise ConfigError(f"algo azal needs an oracle that labels optimal moves: games "
                           f"{', '.join(LABELLED_GAMES)}, not {config.game!r}")
+    from evaluation.runner import POLICIES
+
+    if config.eval_policy not in POLICIES:
+        raise ConfigError(f"eval_policy must be one of {', '.join(POLICIES)}, got {config.eval_policy!r}")
+    if config.eval_simulations < 1 or config.eval_max_openings < 0:
+        raise ConfigError("eval_simulations must be >= 1 and eval_max_openings >= 0")
     if config.label_min_ply < 0 or config.oracle_replicas < 1:
         raise ConfigError("label_min_ply must be >= 0 and oracle_replicas >= 1")
     if config.game not in games.names():

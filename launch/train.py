@@ -136,6 +136,8 @@ class Run:
         # waits for its labels leaves its CPU to it.
         self.placement["oracle"] = role_options("oracle", embedded=fixed_cluster, offered=offered,
                                                 cpus=0 if fixed_cluster else 1)
+        # First: a missing dataset or unknown suite stops the run before anything else runs.
+        self.evaluator = self._start_evaluator(name)
         self.oracle = self._start_oracle() if config.algo == "azal" else None
         self.replay = ReplayService.create(self.schema(), config.replay_capacity,
                                            config.replay_shards, seed=config.seed,
@@ -158,7 +160,7 @@ class Run:
                 game=config.game, game_params=config.game_params, network=config.network, num_envs=per_actor,
                 seed=config.seed, index=i, replay=self.replay, threads=config.actor_threads, algo=config.algo,
                 epsilon=config.epsilon, gamma=config.gamma, mcts=config.mcts, oracle=self.oracle,
-                label_min_ply=config.label_min_ply)
+                label_min_ply=config.label_min_ply, oracle_store=config.oracle_store or None)
             for i in range(config.num_actors)]
         self._learner_incarnation = ray.get(self.learner.status.remote())["incarnation"]
         self.labels = exact_labels(self.game, config.gamma)
@@ -176,6 +178,29 @@ class Run:
         if self.config.algo == "azal":
             schema["aux_policy"] = Column((self.game.num_actions,), "float32")
         return schema
+
+    def _start_evaluator(self, name: str):
+        """The evaluator actor on the game's datasets (launch/evaluator.py), or None."""
+        from launch.evaluator import EvaluatorActor, chosen_suites
+
+        cfg = self.config
+        suites = chosen_suites(cfg.game, cfg.eval_suites)
+        if suites is False:
+            return None
+        evaluator = EvaluatorActor.options(name=f"{name}-evaluator").remote(
+            game=cfg.game, game_params=cfg.game_params, network=cfg.network, suites=suites, policy=cfg.eval_policy,
+            gamma=cfg.gamma, simulations=cfg.eval_simulations, max_openings=cfg.eval_max_openings or None,
+            oracle_store=cfg.oracle_store or None)
+        try:
+            ray.get(evaluator.suites.remote())  # a missing dataset or unknown suite stops the run now
+        except ray.exceptions.RayActorError:
+            ray.kill(evaluator)
+            raise
+        return evaluator
+
+    @property
+    def evaluates(self) -> bool:
+        return self.labels is not None or self.evaluator is not None
 
     def _start_oracle(self):
         from oracle_service.service import OracleClient
@@ -232,7 +257,7 @@ class Run:
                 return updates - self.counters["updates"]
             return None
 
-        if self.labels is not None and self.counters["iteration"] == 0:
+        if self.evaluates and self.counters["iteration"] == 0:
             # The untrained network's errors: the first point of every learning curve.
             self.logger.log({**self.counters, "compute": 0.0, **self.evaluate()})
         deadline = None if minutes is None else start + minutes * 60
@@ -244,7 +269,7 @@ class Run:
                 record.update(self._fault_record())
                 if self.oracle is not None:  # AZAL: the oracle service's totals so far
                     record.update(self.oracle.stats_summary())
-                if self.labels is not None and self.counters["iteration"] % self.config.eval_every == 0:
+                if self.evaluates and self.counters["iteration"] % self.config.eval_every == 0:
                     record.update(self.evaluate())
                 self.logger.log(record)
                 last = record
@@ -257,7 +282,7 @@ class Run:
         finally:
             records.close()  # an async schedule waits for its calls in flight
             progress.close()
-        if self.labels is not None and last and "eval/value_mae" not in last:
+        if self.evaluates and last and not any(k.startswith("eval/") for k in last):
             last.update(self.evaluate())  # the final weights are always evaluated
             self.logger.log({**self.counters, "compute": self.compute(),
                              **{k: v for k, v in last.items() if k.startswith("eval/")}})
@@ -271,9 +296,18 @@ class Run:
         return float(c["actor_forward_samples"] + c["learner_forward_samples"] + 3 * c["learner_backward_samples"])
 
     def evaluate(self) -> dict:
-        self.eval_fn.set_weights(ray.get(self.weights.ref), self.weights.version)
-        return {f"eval/{k}": v for k, v in value_metrics(self.game, self.labels, self.eval_fn,
-                                                          self.config.gamma).items()}
+        """Exact metrics of the newest weights: the built-in labels' (``eval/value_mae``
+        ...) and the evaluator actor's suites (``eval/<suite>/...``)."""
+        out = {}
+        if self.evaluator is not None:
+            pending = self.evaluator.evaluate.remote([self.weights])  # in its own process, meanwhile
+        if self.labels is not None:
+            self.eval_fn.set_weights(ray.get(self.weights.ref), self.weights.version)
+            out.update({f"eval/{k}": v for k, v in value_metrics(self.game, self.labels, self.eval_fn,
+                                                                  self.config.gamma).items()})
+        if self.evaluator is not None:
+            out.update(ray.get(pending))
+        return out
 
     def _publish(self) -> None:
         # Fetched and put by the driver: the weights then live in its object store, and
@@ -405,7 +439,7 @@ class Run:
                   **{f"actor_time/{k}": v / total for k, v in timing.items()}}
         if "oracle_queries" in stats[0]:  # AZAL: this iteration's labels and oracle queries
             record.update({k: sum(s[k] for s in stats) for k in
-                           ("oracle_queries", "oracle_unique", "oracle_errors", "labelled_rows")})
+                           ("oracle_queries", "oracle_unique", "oracle_errors", "labelled_rows", "store_labels")})
         return record
 
     def _replay_record(self) -> dict:
@@ -541,6 +575,8 @@ class Run:
         self.replay.close()
         if self.oracle is not None:
             self.oracle.close()
+        if self.evaluator is not None:
+            ray.kill(self.evaluator)
 
 
 def _summary(record: dict) -> str:

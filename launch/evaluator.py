@@ -1,0 +1,54 @@
+"""The evaluator of a training run: a Ray actor around ``evaluation.runner.Evaluator``.
+
+Every ``eval_every`` iterations the run hands it the newest weights (a versioned object
+reference, as the self-play actors get them) and logs the metrics it returns under
+``eval/<suite>/...`` in ``metrics.jsonl`` and W&B, beside the built-in exact metrics
+(``eval/value_mae`` ...). It works in its own process, on the game's fixed datasets
+(``evaluation/datasets.py``), and keeps its suites loaded between calls; it takes no
+CPU of its own because the synchronous schedule leaves the actors idle while it runs.
+
+Which suites (``TrainConfig.eval_suites``): ``auto`` runs the default suites of the games
+with an oracle dataset (Connect Four, Chomp, F-Games); Hex, Othello and Go have only
+match suites, slow on CPUs, so ``auto`` runs none there. ``default`` runs the game's
+defaults whatever the game, ``none`` none, and a comma-separated list those suites.
+"""
+
+from __future__ import annotations
+
+import ray
+
+AUTO_GAMES = ("connect4", "chomp", "fgame")
+
+
+def chosen_suites(game: str, eval_suites: str) -> list[str] | None | bool:
+    """The suites to pass to ``Evaluator`` (None: the game's defaults), or False: none."""
+    value = eval_suites.strip()
+    if value == "none" or (value == "auto" and game not in AUTO_GAMES):
+        return False
+    if value in ("auto", "default"):
+        return None
+    return [s.strip() for s in value.split(",") if s.strip()]
+
+
+class EvaluatorWorker:
+    def __init__(self, *, game: str, game_params: dict, network, suites, policy: str, gamma: float,
+                 simulations: int, max_openings: int | None, oracle_store: str | None):
+        import torch
+
+        import games
+        from evaluation.runner import Evaluator
+
+        torch.set_num_threads(1)
+        self.evaluator = Evaluator(games.make(game, **game_params), network, suites=suites, policy=policy,
+                                   gamma=gamma, simulations=simulations, max_openings=max_openings,
+                                   oracle_store=oracle_store or "default")
+
+    def evaluate(self, weights: list) -> dict:
+        """Metrics of ``weights[0]`` (a ``WeightVersion``, in a list so Ray passes the reference)."""
+        return self.evaluator.evaluate(ray.get(weights[0].ref))
+
+    def suites(self) -> list[str]:
+        return [s.name for s in self.evaluator.suites]
+
+
+EvaluatorActor = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(EvaluatorWorker)

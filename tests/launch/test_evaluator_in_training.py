@@ -1,0 +1,38 @@
+"""The evaluator actor inside a real training run: its suites' curves reach
+``metrics.jsonl`` and the offline W&B run file, from the untrained network on."""
+
+from __future__ import annotations
+
+import pytest
+
+from launch.config import ConfigError, resolve
+from launch.metrics import read_metrics
+from launch.train import train
+
+TINY = ['game_params={"rows": 4, "cols": 5}', "network.width=32", "num_envs=32", "collect_steps=4",
+        "epochs_per_iteration=2", "replay_capacity=4096", "batch_size=64", "eval_every=2", "checkpoint_every=2"]
+
+
+def test_evaluator_curves_reach_metrics_and_wandb(ray_session, tmp_path):
+    config = resolve("chomp", "small", TINY, algo="avi")
+    run_dir, _ = train(config, run_dir=tmp_path / "run", updates=6 * config.updates_per_iteration,
+                       wandb_mode="offline")
+    records = read_metrics(run_dir)
+    key = "eval/chomp-4x5-states/value_mae"
+    evaluated = [r["iteration"] for r in records if key in r]
+    assert evaluated[:1] == [0] and len(evaluated) >= 3, evaluated  # untrained, then every 2 iterations
+    last = [r for r in records if key in r][-1]
+    for suite_key in ("eval/chomp-4x5-play/error_rate", "eval/chomp-4x5-traces/match",
+                      "eval/chomp-4x5-states/policy_regret", "eval/chomp-4x5-states/inference_evals"):
+        assert suite_key in last
+    assert 0 <= last["eval/chomp-4x5-play/error_rate"] <= 1
+    wandb_files = list((run_dir / "wandb").glob("offline-run-*/run-*.wandb"))
+    assert wandb_files and b"eval/chomp-4x5-traces/match" in wandb_files[0].read_bytes()
+
+
+def test_an_unknown_suite_stops_the_run_at_start(ray_session, tmp_path):
+    config = resolve("chomp", "small", TINY + ["eval_suites=chomp-4x5-states,no-such-suite"])
+    with pytest.raises(Exception, match="no-such-suite"):
+        train(config, run_dir=tmp_path / "run", updates=1, wandb_mode="disabled")
+    with pytest.raises(ConfigError, match="eval_policy"):
+        resolve("chomp", "small", TINY + ["eval_policy=telepathy"])

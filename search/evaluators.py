@@ -23,8 +23,8 @@ import torch
 
 from games import Game, random_legal_actions, repeat, take
 from games.base import State, batch_size
-from learner.learner import _read_only_tensor, load_numpy_weights
-from learner.networks import NetworkConfig, build_network, forward_cost
+from learner.learner import ValueFunction, _read_only_tensor
+from learner.networks import NetworkConfig
 
 Evaluator = Callable[[State], tuple[np.ndarray, np.ndarray]]
 
@@ -47,28 +47,21 @@ def check_evaluation(out, n: int, num_actions: int) -> tuple[np.ndarray, np.ndar
     return logits.astype(np.float32, copy=False), values
 
 
-class NetworkEvaluator:
+class NetworkEvaluator(ValueFunction):
     """A policy-value network (``build_network`` of a ``NetworkConfig`` with
     ``policy_head=True``) in eval mode without autograd, on ``device``, evaluated in
     chunks of at most ``max_batch`` states. Its values are clipped to [-1, 1] (the value
-    head is a plain regression output). ``torch.set_num_threads`` is the caller's choice."""
+    head is a plain regression output). ``torch.set_num_threads`` is the caller's choice.
+
+    It keeps the actors' value-network handling (weights, version, the compute counter
+    ``samples_forward``) of ``learner.learner.ValueFunction``, but is called on game
+    states and answers priors too."""
 
     def __init__(self, game: Game, net_config: NetworkConfig, *, device="cpu", max_batch: int = 65536):
         if not net_config.policy_head:
             raise ValueError("NetworkEvaluator: net_config.policy_head must be True (the search needs priors); "
                              "use dataclasses.replace(config, policy_head=True)")
-        if max_batch < 1:
-            raise ValueError(f"NetworkEvaluator: max_batch must be >= 1, got {max_batch}")
-        self.game, self.net_config, self.max_batch = game, net_config, int(max_batch)
-        self.device = torch.device(device)
-        self.net = build_network(game, net_config).to(self.device).eval()
-        self._cost = forward_cost(self.net)
-        self.version: int | None = None  # of the weights in use; None until set_weights
-        self.samples_forward = 0  # network evaluations, symmetric images counted
-
-    def set_weights(self, weights: dict[str, np.ndarray], version: int) -> None:
-        load_numpy_weights(self.net, weights)
-        self.version = int(version)
+        super().__init__(game, net_config, max_batch=max_batch, device=device)
 
     def __call__(self, states: State) -> tuple[np.ndarray, np.ndarray]:
         if self.version is None:

@@ -78,8 +78,13 @@ def test_replay_node_killed_shards_restore_their_snapshots(tmp_path):
     # lost, whole calls of them, and no more than were stored since that snapshot.
     lost = last["faults/replay_rows_lost_total"]
     detected = next(r for r in records if r["faults/replay_restarts"] > 0)
-    assert detected["iteration"] == 4
-    assert 0 < lost <= detected["rows"] - 2 * PER_ROWS and lost % PER_ROWS == 0
+    # Noticed at iteration 4, or at 5 when the killed node's shard process still answered
+    # for a moment (then it may also have written iteration 4's snapshot, so that fewer
+    # rows, or none, are lost).
+    assert detected["iteration"] in (4, 5)
+    assert lost % PER_ROWS == 0 and lost <= detected["rows"] - 2 * PER_ROWS
+    if detected["iteration"] == 4:
+        assert lost > 0
     # Counted against what the buffer holds (nothing is evicted at this capacity).
     for r in records[records.index(detected):]:
         assert r["replay_size"] == r["rows"] - lost

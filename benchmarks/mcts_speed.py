@@ -36,7 +36,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import games  # noqa: E402
-from games import random_legal_actions, take  # noqa: E402
+from games import take  # noqa: E402
+from games.testing import random_move_lists  # noqa: E402
 from learner.learner import numpy_weights  # noqa: E402
 from learner.networks import PRESET_NETWORKS, build_network  # noqa: E402
 from search import MCTS, MCTSConfig, NetworkEvaluator, UniformEvaluator  # noqa: E402
@@ -46,19 +47,7 @@ C_PUCT = 3.0  # Table 4, for both searches
 
 def mid_game_move_lists(count: int, rng: np.random.Generator) -> list[list[int]]:
     """Move lists of live Connect Four positions after 0 to 14 random plies."""
-    game = games.make("connect4")
-    out = []
-    while len(out) < count:
-        state, moves = game.init(1), []
-        for _ in range(int(rng.integers(0, 15))):
-            a = int(random_legal_actions(game.legal(state), rng)[0])
-            nxt, _, done = game.step(state, np.array([a]))
-            if done[0]:
-                break
-            state = nxt
-            moves.append(a)
-        out.append(moves)
-    return out
+    return random_move_lists(games.make("connect4"), count, rng, max_plies=14)
 
 
 class TimedEvaluator:

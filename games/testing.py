@@ -47,6 +47,25 @@ def random_playout(game: Game, batch: int, rng: np.random.Generator):
     raise AssertionError(f"{game!r}: random games outlived max_length={game.max_length}")
 
 
+def random_move_lists(game: Game, count: int, rng: np.random.Generator, max_plies: int,
+                      min_plies: int = 0) -> list[list[int]]:
+    """``count`` move lists of live positions: random games cut after a number of plies
+    drawn uniformly in ``[min_plies, max_plies]``; a game that ends earlier is cut
+    before its last move (too short ones are drawn again)."""
+    out = []
+    while len(out) < count:
+        state, moves = game.init(1), []
+        for _ in range(int(rng.integers(min_plies, max_plies + 1))):
+            a = int(random_legal_actions(game.legal(state), rng)[0])
+            nxt, _, done = game.step(state, np.array([a]))
+            if done[0]:
+                break
+            state, moves = nxt, moves + [a]
+        if len(moves) >= min_plies:
+            out.append(moves)
+    return out
+
+
 def symmetric_play(game: Game, sym, rng: np.random.Generator, count: int, max_plies: int):
     """``count`` random games of up to ``max_plies`` moves, each replayed with its moves
     mapped by the symmetry ``sym``; asserts that the image's encoding and legal mask are

@@ -8,6 +8,7 @@ import pytest
 
 import games
 from actors.labels import SMOOTHING, OracleLabeler
+from games.testing import random_move_lists
 from oracle_service.chomp_grundy import ChompTable
 from oracle_service.connect4_solver import Connect4Solver
 from oracle_service.service import OracleWorker
@@ -24,18 +25,7 @@ def test_connect4_labels_are_the_solver_best_moves(tmp_path):
     game = games.make("connect4")
     worker = OracleWorker(store=str(tmp_path / "store.sqlite"), tt_log2_size=20)
     labeler = OracleLabeler(game, worker, min_ply=12)
-    rng = np.random.default_rng(0)
-    histories = []
-    while len(histories) < 12:
-        state, moves = game.init(1), []
-        for _ in range(int(rng.integers(12, 30))):
-            a = int(games.random_legal_actions(game.legal(state), rng)[0])
-            nxt, _, done = game.step(state, np.array([a]))
-            if done[0]:
-                break
-            state, moves = nxt, moves + [a]
-        if len(moves) >= 12:
-            histories.append(moves)
+    histories = random_move_lists(game, 12, np.random.default_rng(0), max_plies=29, min_plies=12)
     histories.append(histories[0])  # a duplicate: asked once
     states = game.from_moves(histories)
     q = labeler.label(states, histories)
@@ -70,17 +60,7 @@ def test_early_connect4_positions_come_from_the_store_only(tmp_path):
 def test_chomp_labels_are_the_moves_to_grundy_zero(tmp_path):
     game = games.make("chomp", rows=4, cols=5)
     labeler = OracleLabeler(game, OracleWorker(store=str(tmp_path / "s.sqlite"), chomp_cache_dir=str(tmp_path)))
-    rng = np.random.default_rng(1)
-    histories = []
-    for _ in range(40):
-        state, moves = game.init(1), []
-        for _ in range(int(rng.integers(0, 6))):
-            a = int(games.random_legal_actions(game.legal(state), rng)[0])
-            nxt, _, done = game.step(state, np.array([a]))
-            if done[0]:
-                break
-            state, moves = nxt, moves + [a]
-        histories.append(moves)
+    histories = random_move_lists(game, 40, np.random.default_rng(1), max_plies=5)
     states = game.from_moves(histories)
     q = labeler.label(states, histories)
     table = ChompTable(4, 5, cache_dir=str(tmp_path))

@@ -8,6 +8,7 @@ import pytest
 
 import games
 from evaluation.exact import enumerate_and_solve
+from games.testing import random_move_lists
 from search import minimax, minimax_actions
 
 TTT = games.make("tictactoe")
@@ -43,19 +44,7 @@ def slow_negamax(game, state, value_fn, depth, gamma):
 
 
 def random_positions(game, count, max_plies, seed):
-    rng = np.random.default_rng(seed)
-    out = []
-    while len(out) < count:
-        moves, state = [], game.init(1)
-        for _ in range(int(rng.integers(0, max_plies + 1))):
-            a = int(games.random_legal_actions(game.legal(state), rng)[0])
-            nxt, _, done = game.step(state, np.array([a]))
-            if done[0]:
-                break
-            state = nxt
-            moves.append(a)
-        out.append(moves)
-    return game.from_moves(out)
+    return game.from_moves(random_move_lists(game, count, np.random.default_rng(seed), max_plies))
 
 
 @pytest.mark.parametrize("game, count, max_plies", [(TTT, 12, 6), (C4, 6, 30)], ids=["tictactoe", "connect4"])

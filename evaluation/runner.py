@@ -33,6 +33,7 @@ from evaluation.datasets import CHOMP_BOARDS, DatasetError, load_dataset
 from games import Game, take
 
 POLICIES = ("auto", "greedy", "policy-head", "mcts", "minimax")
+INPUT_PARAMS = ("frames",)  # game parameters of the network's input, not of the rules
 
 
 class CheckpointMismatchError(ValueError):
@@ -156,22 +157,30 @@ class Evaluator:
                 if labels is None:
                     raise DatasetError(f"{suite.name}: no exact labels for {self.game!r} at gamma {self.gamma}")
                 return labels, None
-            data = load_dataset(suite.dataset, cache_dir=self._cache_dir)
-            self._check_game(data.game, suite.dataset)
-            return data.labels_at(self.gamma), data.groups
+            data = self._dataset(suite.dataset)
+            labels = data.labels_at(self.gamma)
+            return labels._replace(states=self._states(data)), data.groups
         if suite.dataset is None:
-            if self.game.name == "chomp":
-                return load_dataset(f"{suite.name.rsplit('-', 1)[0]}-openings", cache_dir=self._cache_dir).states \
-                    if (self.game.params["rows"], self.game.params["cols"]) in CHOMP_BOARDS \
-                    else _first_ply_starts(self.game)
+            if self.game.name == "chomp" and (self.game.params["rows"], self.game.params["cols"]) in CHOMP_BOARDS:
+                return self._states(self._dataset(f"{suite.name.rsplit('-', 1)[0]}-openings"))
             return _first_ply_starts(self.game)
-        data = load_dataset(suite.dataset, cache_dir=self._cache_dir)
-        self._check_game(data.game, suite.dataset)
-        return data.states
+        return self._states(self._dataset(suite.dataset))
 
-    def _check_game(self, other: Game, what: str) -> None:
-        if other.name != self.game.name or other.params != self.game.params:
-            raise DatasetError(f"dataset {what!r} is for {other!r}, not {self.game!r}")
+    def _dataset(self, name: str):
+        """The dataset ``name``, checked to be of this game. Input options that leave the
+        rules alone (Chomp's ``frames``) may differ: see :meth:`_states`."""
+        data = load_dataset(name, cache_dir=self._cache_dir)
+        ours = {k: v for k, v in self.game.params.items() if k not in INPUT_PARAMS}
+        if data.game.name != self.game.name or data.game.params != ours:
+            raise DatasetError(f"dataset {name!r} is for {data.game!r}, not {self.game!r}")
+        return data
+
+    def _states(self, data):
+        """The dataset's states as this game's: replayed from their moves when the game
+        keeps more than the dataset's (a multi-frame Chomp keeps earlier boards)."""
+        if data.game.params == self.game.params:
+            return data.states
+        return self.game.from_moves(data.moves)
 
     @property
     def oracle(self):

@@ -12,10 +12,15 @@ from evaluation.datasets import DatasetError
 from evaluation.exact import enumerate_and_solve
 from evaluation.metrics import state_metrics
 from evaluation.report import report_main, write_report
-from evaluation.runner import CheckpointMismatchError, Evaluator, evaluate_checkpoint, evaluate_main
+from evaluation.runner import (
+    CheckpointMismatchError,
+    Evaluator,
+    evaluate_checkpoint,
+    evaluate_main,
+)
 from learner.checkpoint import CorruptCheckpointError, save_checkpoint
-from learner.learner import Learner
-from learner.networks import NetworkConfig
+from learner.learner import Learner, numpy_weights
+from learner.networks import NetworkConfig, build_network
 
 SMALL = NetworkConfig("mlp", width=32, blocks=1, layers_per_block=1, head_width=32)
 
@@ -154,3 +159,20 @@ def test_report(tmp_path, capsys):
         assert (tmp_path / "out" / name).read_bytes()[:4] == b"\x89PNG"
     assert report_main([str(tmp_path / "missing")]) == 2
     assert "no metrics.jsonl" in capsys.readouterr().err
+
+
+def test_multi_frame_chomp_uses_the_single_frame_datasets():
+    """Chomp's ``frames`` changes the network's input, not the rules: the 9x10 datasets
+    serve it, with states replayed from their moves so that they carry earlier boards."""
+    config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, policy_head=True)
+    framed = Evaluator(games.make("chomp", rows=9, cols=10, frames=3), config)
+    plain = Evaluator(games.make("chomp", rows=9, cols=10), config)
+    (labels, _), (plain_labels, _) = framed._data["chomp-9x10"], plain._data["chomp-9x10"]
+    np.testing.assert_array_equal(labels.states.profile, plain_labels.states.profile)
+    np.testing.assert_array_equal(labels.v_star, plain_labels.v_star)
+    assert labels.states.history.shape == (len(labels.v_star), 2, 9)
+    assert labels.states.history[np.asarray(labels.states.moves) >= 2].any()  # earlier boards, not padding
+    metrics = framed.evaluate(numpy_weights(build_network(framed.game, config)))
+    assert metrics["eval/chomp-9x10/states"] == len(labels.v_star) and metrics["eval/chomp-9x10-play/games"] > 0
+    with pytest.raises(DatasetError, match="dataset .chomp-10x11. is for"):
+        Evaluator(games.make("chomp", rows=9, cols=10), config, suites=["chomp-9x10"])._dataset("chomp-10x11")

@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 import games
+from actors import collect_steps
 from actors.labels import OracleLabeler
 from games import Game
 from search.evaluators import Evaluator
@@ -104,12 +105,7 @@ class AlphaZeroCollector:
     def collect(self, evaluate: Evaluator, steps: int, deadline: float | None = None) -> dict[str, np.ndarray]:
         """``steps`` moves of every environment (fewer past ``deadline``, at least one):
         the rows of every game that ended meanwhile, in the order they ended."""
-        parts = []
-        for _ in range(steps):
-            parts.append(self.step(evaluate))
-            if deadline is not None and time.time() > deadline:
-                break
-        return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+        return collect_steps(lambda: self.step(evaluate), steps, deadline)
 
     # Resume support: environments, their trajectories so far, the search's generator.
     def get_state(self) -> dict:

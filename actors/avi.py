@@ -17,6 +17,7 @@ from typing import Callable
 import numpy as np
 
 import games
+from actors import collect_steps
 from games import Game, take
 
 ValueFn = Callable[[np.ndarray], np.ndarray]  # float32[N, *obs_shape] -> float32[N]
@@ -70,12 +71,7 @@ class AviCollector:
     def collect(self, value_fn: ValueFn, steps: int, deadline: float | None = None) -> dict:
         """``steps`` steps of every environment: rows [steps * B], oldest first. Past
         ``deadline`` (a ``time.time()``) it stops early, after at least one step."""
-        rows = []
-        for _ in range(steps):
-            rows.append(self.step(value_fn))
-            if deadline is not None and time.time() > deadline:
-                break
-        return {key: np.concatenate([r[key] for r in rows]) for key in rows[0]}
+        return collect_steps(lambda: self.step(value_fn), steps, deadline)
 
     # Resume support: the environments in mid-game and the exploration generator.
     def get_state(self) -> dict:

@@ -425,7 +425,7 @@ class Run:
         positions = sum(s["positions"] for s in stats)
         timing = {k: sum(s["timings"][k] for s in stats) for k in stats[0]["timings"]}
         total = sum(timing.values()) or 1.0
-        # Calls of different actors overlap: rows/s is per actor summed over actors.
+        # Calls of different actors overlap: positions/s is per actor, summed over actors.
         per_actor = {}
         for s in stats:
             got = per_actor.setdefault(s["index"], [0, 0.0])

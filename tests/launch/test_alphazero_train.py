@@ -9,10 +9,11 @@ import torch
 
 import games
 from evaluation.exact import _keys, enumerate_and_solve, sample_random_play_states
+from evaluation.runner import read_checkpoint
 from launch.config import resolve
 from launch.metrics import read_metrics
 from launch.train import train
-from learner.checkpoint import latest_checkpoint, load_checkpoint
+from learner.checkpoint import latest_checkpoint
 from learner.learner import numpy_weights
 from learner.networks import build_network
 from search.evaluators import NetworkEvaluator
@@ -44,6 +45,24 @@ def losses_against_a_perfect_player(game, q_star_of, choose) -> dict:
     return out
 
 
+def untrained_mcts_agent(game, config):
+    """The agent of these tests: MCTS with 64 simulations over the network, no noise, the
+    most visited move; it starts with the learner's initial weights (torch seeded as the
+    learner seeds it). Returns the evaluator (to load later weights into) and the policy."""
+    evaluator = NetworkEvaluator(game, config.network)
+    search = MCTS(game, MCTSConfig(simulations=64, noise_fraction=0.0, temperature=0.0))
+    rng = np.random.default_rng(0)
+    torch.manual_seed(config.seed)
+    evaluator.set_weights(numpy_weights(build_network(game, config.network)), 0)
+    return evaluator, lambda states: search.search(states, evaluator, rng).action
+
+
+def load_latest_weights(evaluator, run_dir, game, version) -> None:
+    """The weights of the run's newest checkpoint, into ``evaluator``."""
+    _, _, weights, _ = read_checkpoint(latest_checkpoint(run_dir / "checkpoints"), game.name)
+    evaluator.set_weights(weights, version)
+
+
 def test_the_perfect_player_check_catches_a_weak_agent():
     game = games.make("tictactoe")
     labels = enumerate_and_solve(game)
@@ -66,14 +85,9 @@ def test_alphazero_learns_to_never_lose_tictactoe(ray_session, tmp_path, budget_
     labels = enumerate_and_solve(game)
     q_star_of = dict(zip(_keys(labels.states), labels.q_star))
     config = resolve("tictactoe", "paper", ["checkpoint_every=5", "eval_every=5"], algo="alphazero")
-    evaluator = NetworkEvaluator(game, config.network)
-    search = MCTS(game, MCTSConfig(simulations=64, noise_fraction=0.0, temperature=0.0))
-    rng = np.random.default_rng(0)
-    # The same search over the untrained network (the learner's initial weights:
-    # torch seeded as the learner seeds it) loses as second player: there is something to learn.
-    torch.manual_seed(config.seed)
-    evaluator.set_weights(numpy_weights(build_network(game, config.network)), 0)
-    untrained = losses_against_a_perfect_player(game, q_star_of, lambda s: search.search(s, evaluator, rng).action)
+    evaluator, choose = untrained_mcts_agent(game, config)
+    # The same search over the untrained network loses as second player: there is something to learn.
+    untrained = losses_against_a_perfect_player(game, q_star_of, choose)
     assert untrained["lost_as_second"] > 0, untrained
     run_dir = tmp_path / "run"
     results = []
@@ -81,10 +95,8 @@ def test_alphazero_learns_to_never_lose_tictactoe(ray_session, tmp_path, budget_
     def never_loses(record) -> bool:
         if record["iteration"] % 5:
             return False
-        payload = load_checkpoint(latest_checkpoint(run_dir / "checkpoints"))
-        evaluator.set_weights({k: v.numpy() for k, v in payload["learner"]["learner"]["net"].items()}, record["version"])
-        result = losses_against_a_perfect_player(
-            game, q_star_of, lambda s: search.search(s, evaluator, rng).action)
+        load_latest_weights(evaluator, run_dir, game, record["version"])
+        result = losses_against_a_perfect_player(game, q_star_of, choose)
         results.append((record["updates"], round(record["elapsed"]), result))
         return result["lost_as_first"] == result["lost_as_second"] == 0
 
@@ -117,12 +129,7 @@ def test_azal_matches_the_grundy_oracle_on_chomp_5x6(ray_session, tmp_path, budg
     assert 0.3 < winning.any(axis=1).mean() < 1.0
     config = resolve("chomp", "paper", ['game_params={"rows": 5, "cols": 6}', "num_envs=64", "collect_steps=16",
                                         "checkpoint_every=5", "eval_every=5"], algo="azal")
-    evaluator = NetworkEvaluator(game, config.network)
-    search = MCTS(game, MCTSConfig(simulations=64, noise_fraction=0.0, temperature=0.0))
-    rng = np.random.default_rng(0)
-    choose = lambda s: search.search(s, evaluator, rng).action
-    torch.manual_seed(config.seed)
-    evaluator.set_weights(numpy_weights(build_network(game, config.network)), 0)
+    evaluator, choose = untrained_mcts_agent(game, config)
     untrained = chomp_match_rate(game, states, winning, choose)
     assert untrained < 0.95
     run_dir = tmp_path / "run"
@@ -131,9 +138,7 @@ def test_azal_matches_the_grundy_oracle_on_chomp_5x6(ray_session, tmp_path, budg
     def matches(record) -> bool:
         if record["iteration"] % 5:
             return False
-        payload = load_checkpoint(latest_checkpoint(run_dir / "checkpoints"))
-        evaluator.set_weights({k: v.numpy() for k, v in payload["learner"]["learner"]["net"].items()},
-                              record["version"])
+        load_latest_weights(evaluator, run_dir, game, record["version"])
         rates.append((record["updates"], round(record["elapsed"]), chomp_match_rate(game, states, winning, choose)))
         return rates[-1][2] > 0.95
 

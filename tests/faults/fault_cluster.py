@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import ray
@@ -37,6 +38,17 @@ HEALTH = {"health_check_initial_delay_ms": 1000, "health_check_period_ms": 1000,
 TINY = ["network.width=32", "num_envs=32", "collect_steps=4", "epochs_per_iteration=2", "replay_capacity=4096",
         "replay_shards=2", "batch_size=64", "eval_every=1", "num_actors=1"]
 ITERATIONS = 5
+
+
+def wait_until_dead(node_id: str, timeout: float = 60.0) -> None:
+    """Block until Ray's health checks mark ``node_id`` dead. Without this a tiny run could
+    finish its last iterations before Ray notices the kill (the killed node's processes
+    may answer for a moment), and the restart would come after the last metrics record."""
+    deadline = time.monotonic() + timeout
+    while any(n["NodeID"] == node_id and n["Alive"] for n in ray.nodes()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"Ray still reports node {node_id} alive {timeout:.0f} s after it was killed")
+        time.sleep(0.2)
 
 
 def main(scenario: str, run_dir: Path) -> None:
@@ -69,6 +81,7 @@ def main(scenario: str, run_dir: Path) -> None:
                 where["shards_before"] = [names[r["node_id"]] for r in run.replay.recoveries()]
                 node = next(n for n in workers if names[n.node_id] == where["before"])
                 cluster.remove_node(node, allow_graceful=False)
+                wait_until_dead(node.node_id)
             return False
 
         try:

@@ -6,9 +6,10 @@ of every move (``q``, undiscounted: +1 win, 0 draw, -1 loss for the mover), a fi
 oracle-best move set. It also plays: :meth:`Oracle.choose` picks the first best move
 in a fixed preference order, so games against an oracle are deterministic.
 
-- :class:`Connect4Oracle` (strong): Pons scores from ``Connect4Solver`` (quickest win,
-  slowest loss), optionally read from and written back to the shared solved-position
-  store (``oracle_service.store``), since early positions take seconds to minutes.
+- :class:`Connect4Oracle` (strong): Pons scores (quickest win, slowest loss) from the
+  oracle service's replicas when given its client, else from ``Connect4Solver`` in this
+  process; either way read from and written back to the shared solved-position store
+  (``oracle_service.store``), since early positions take seconds to minutes.
 - :class:`ChompOracle`: Grundy numbers; a winning move (to a Grundy-0 child) when one
   exists, else the move that takes fewest squares (delays the loss). Only states with
   a nonzero Grundy number have a best move set (AZAL: ``labelled``).
@@ -58,25 +59,33 @@ def _best_of(score: np.ndarray, legal: np.ndarray) -> np.ndarray:
 
 
 class Connect4Oracle(Oracle):
-    """Strong Connect Four oracle. ``store``: None (solve everything), a store object,
-    or a path / URL for ``oracle_service.store.open_store`` ("default" = its default)."""
+    """Strong Connect Four oracle. ``client``: an ``oracle_service.service.OracleClient``
+    whose replicas answer (through their store, shared with training's labels and other
+    evaluations); without one, a solver in this process, with ``store``: None (solve
+    everything), a store object, or a path / URL for ``oracle_service.store.open_store``
+    ("default" = its default)."""
 
     strong = True
 
-    def __init__(self, game: Game, *, store=None, tt_log2_size: int = 24):
-        from oracle_service.connect4_solver import Connect4Solver
-
+    def __init__(self, game: Game, *, store=None, client=None, tt_log2_size: int = 24):
         if game.name != "connect4":
             raise ValueError(f"Connect4Oracle needs the connect4 game, got {game!r}")
         self.game = game
+        self.client = client
+        self.order = np.array([3, 2, 4, 1, 5, 0, 6], np.int64)  # centre first
+        self.solves = 0  # positions sent to this process's solver (store misses)
+        self.service_queries = 0  # positions sent to the oracle service
+        if client is not None:
+            self.solver, self.store = None, None
+            return
+        from oracle_service.connect4_solver import Connect4Solver
+
         self.solver = Connect4Solver(tt_log2_size=tt_log2_size)
         if isinstance(store, str):
             from oracle_service.store import open_store
 
             store = open_store(None if store == "default" else store)
         self.store = store
-        self.order = np.array([3, 2, 4, 1, 5, 0, 6], np.int64)  # centre first
-        self.solves = 0  # positions sent to the solver (store misses)
 
     def child_scores(self, states) -> np.ndarray:
         """int16[B, 7]: the Pons score of each move for the mover (``win_score`` for an
@@ -97,8 +106,11 @@ class Connect4Oracle(Oracle):
         return out
 
     def solve_states(self, states) -> np.ndarray:
-        """int64[N]: Pons scores of live states, through the store when there is one."""
+        """int64[N]: Pons scores of live states: from the oracle service when there is a
+        client, else through the store when there is one."""
         n = len(states.moves)
+        if self.client is not None:
+            return self._service_scores(states)
         if self.store is None:
             self.solves += n
             return self.solver.solve_states(states.current, states.mask, states.moves)
@@ -113,6 +125,18 @@ class Connect4Oracle(Oracle):
             out[miss] = self.solver.solve_states(states.current[miss], states.mask[miss], states.moves[miss])
             self.store.put_many((int(k), Solved(int(s))) for k, s in zip(keys[miss], out[miss]))
         return out
+
+    def _service_scores(self, states) -> np.ndarray:
+        from oracle_service.connect4_solver import Board
+
+        boards = [Board(int(c), int(m)) for c, m in zip(states.current, states.mask)]
+        answers = self.client.connect4_solve(boards)
+        self.service_queries += len(boards)
+        bad = [(i, a.error) for i, a in enumerate(answers) if not a.ok]
+        if bad:  # engine states are valid positions: this is a bug, not bad input
+            raise RuntimeError(f"the oracle service refused {len(bad)} of {len(boards)} connect4 states, "
+                               f"the first (item {bad[0][0]}): {bad[0][1]}")
+        return np.array([a.value for a in answers], np.int64)
 
     def analyze(self, states) -> Analysis:
         scores = self.child_scores(states).astype(np.float32)  # [B, A]
@@ -175,10 +199,12 @@ class FGameOracle(Oracle):
         return Analysis(q.max(axis=1), q, q, _best_of(q, legal), legal.any(axis=1))
 
 
-def make_oracle(game: Game, *, store=None) -> Oracle:
-    """The exact oracle of ``game``; ValueError for games without one (Hex, Othello, Go)."""
+def make_oracle(game: Game, *, store=None, client=None) -> Oracle:
+    """The exact oracle of ``game``; ValueError for games without one (Hex, Othello, Go).
+    ``client`` (an ``OracleClient``): Connect Four positions are solved by the oracle
+    service (Chomp and F-Games are answered here: tables and values by construction)."""
     if game.name == "connect4":
-        return Connect4Oracle(game, store=store)
+        return Connect4Oracle(game, store=store, client=client)
     if game.name == "chomp":
         return ChompOracle(game)
     if game.name == "fgame":

@@ -100,14 +100,16 @@ class Evaluator:
     """Evaluates weights of ``net_config`` for ``game`` on ``suites`` (names; None: the
     defaults). ``policy``: auto (greedy for value networks, policy-head argmax for
     policy-value ones), greedy, policy-head, mcts (``simulations``) or minimax
-    (``depth``). ``oracle_store``: where Connect Four play keeps solved positions
+    (``depth``). ``oracle_client``: an ``OracleClient`` whose service answers the
+    Connect Four oracle queries of play and trace suites; without one they are solved
+    in this process, and ``oracle_store`` says where solved positions are kept
     ("default": the shared store; None: solve without one). ``max_openings``: play,
     trace and match suites use only the first openings (Connect Four play from all 568
     four-ply openings costs hours of solver time on a cold store)."""
 
     def __init__(self, game: Game | str, net_config, *, suites=None, policy: str = "auto", gamma: float = 1.0,
                  simulations: int = 64, depth: int = 2, oracle_store="default", cache_dir=None, seed: int = 0,
-                 opponent=None, max_openings: int | None = None):
+                 opponent=None, max_openings: int | None = None, oracle_client=None):
         from evaluation.policies import NetworkModel
 
         self.game = games.make(game) if isinstance(game, str) else game
@@ -139,6 +141,7 @@ class Evaluator:
         self._cache_dir = cache_dir
         self._oracle = None
         self._oracle_store = oracle_store
+        self._oracle_client = oracle_client
         self._data = {s.name: self._load(s) for s in chosen}
         if max_openings is not None:  # game suites on the first openings only (a cheaper check)
             for s in chosen:
@@ -187,7 +190,7 @@ class Evaluator:
         if self._oracle is None:
             from evaluation.oracles import make_oracle
 
-            self._oracle = make_oracle(self.game, store=self._oracle_store)
+            self._oracle = make_oracle(self.game, store=self._oracle_store, client=self._oracle_client)
         return self._oracle
 
     # ---- policies -----------------------------------------------------------------
@@ -303,6 +306,23 @@ def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None
     return ev.evaluate(weights)
 
 
+def _start_oracle_service(replicas: int, store: str | None):
+    """(an ``OracleClient`` of ``replicas`` replicas, whether Ray was started here): on
+    the Ray this process has, else ``RAY_ADDRESS``'s cluster when set, else an embedded
+    one without a dashboard; each replica takes no CPU of its own, since this process
+    waits while they work. ``store``: "default" or None for the service's default
+    store, or a path / ``redis://`` URL."""
+    import ray
+
+    from oracle_service.service import OracleClient
+
+    started = not ray.is_initialized()
+    if started:
+        ray.init(include_dashboard=False, log_to_driver=False)
+    client = OracleClient(replicas, None if store in (None, "default") else store, replica_options={"num_cpus": 0})
+    return client, started
+
+
 def evaluate_main(argv: list[str] | None = None) -> int:
     """``evaluate --checkpoint PATH --game NAME [--suite S ...] [--policy P] [--json]``."""
     parser = argparse.ArgumentParser(prog="python -m launch evaluate",
@@ -317,19 +337,36 @@ def evaluate_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--opponent", type=Path, help="checkpoint of the head-to-head opponent")
     parser.add_argument("--oracle-store", default="default",
                         help="solved-position store for Connect Four play (path or redis:// URL; 'none')")
+    parser.add_argument("--oracle-replicas", type=int, default=0,
+                        help="answer Connect Four oracle queries with an oracle service of N replicas on Ray "
+                             "(the cluster of RAY_ADDRESS, else an embedded one), sharing --oracle-store; "
+                             "0 (default): a solver in this process")
     parser.add_argument("--max-openings", type=int, help="play/trace/match suites on the first N openings only")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     from learner.checkpoint import CorruptCheckpointError
 
+    if args.oracle_replicas < 0:
+        parser.error(f"--oracle-replicas must be >= 0, got {args.oracle_replicas}")
+    store = None if args.oracle_store == "none" else args.oracle_store
+    client, started_ray = _start_oracle_service(args.oracle_replicas, store) if args.oracle_replicas else (None, False)
     try:
         metrics = evaluate_checkpoint(
             args.checkpoint, args.game, args.suite, algo=args.algo, policy=args.policy,
             simulations=args.simulations, depth=args.depth, opponent_checkpoint=args.opponent,
-            oracle_store=None if args.oracle_store == "none" else args.oracle_store, max_openings=args.max_openings)
+            oracle_store=store, max_openings=args.max_openings, oracle_client=client)
+        if client is not None:
+            metrics.update(client.stats_summary())
     except (CorruptCheckpointError, DatasetError, CheckpointMismatchError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    finally:
+        if client is not None:
+            client.close()
+        if started_ray:
+            import ray
+
+            ray.shutdown()
     if args.json:
         print(json.dumps(metrics, sort_keys=True))
     else:

@@ -6,6 +6,8 @@ reference, as the self-play actors get them) and logs the metrics it returns und
 (``eval/value_mae`` ...). It works in its own process, on the game's fixed datasets
 (``evaluation/datasets.py``), and keeps its suites loaded between calls; it takes no
 CPU of its own because the synchronous schedule leaves the actors idle while it runs.
+Its Connect Four oracle queries (play and trace suites) go to the run's oracle service
+(``oracle``, an ``OracleClient``), which the run starts for them.
 
 Which suites (``TrainConfig.eval_suites``): ``auto`` runs the default suites of the games
 with an oracle dataset (Connect Four, Chomp, F-Games); Hex, Othello and Go have only
@@ -30,9 +32,17 @@ def chosen_suites(game: str, eval_suites: str) -> list[str] | None | bool:
     return [s.strip() for s in value.split(",") if s.strip()]
 
 
+def evaluator_needs_oracle(game: str, eval_suites: str) -> bool:
+    """Whether the evaluator asks the Connect Four oracle (its play or trace suites), so
+    that the run starts the oracle service for it. Chomp's and F-Games' oracles are
+    tables and values by construction, answered in the evaluator's process."""
+    suites = chosen_suites(game, eval_suites)
+    return game == "connect4" and bool(suites) and any(s in ("connect4-play", "connect4-traces") for s in suites)
+
+
 class EvaluatorWorker:
     def __init__(self, *, game: str, game_params: dict, network, suites, policy: str, gamma: float,
-                 simulations: int, max_openings: int | None, oracle_store: str | None):
+                 simulations: int, max_openings: int | None, oracle_store: str | None, oracle=None):
         import torch
 
         import games
@@ -41,7 +51,7 @@ class EvaluatorWorker:
         torch.set_num_threads(1)
         self.evaluator = Evaluator(games.make(game, **game_params), network, suites=suites, policy=policy,
                                    gamma=gamma, simulations=simulations, max_openings=max_openings,
-                                   oracle_store=oracle_store or "default")
+                                   oracle_store=oracle_store or "default", oracle_client=oracle)
 
     def evaluate(self, weights: list) -> dict:
         """Metrics of ``weights[0]`` (a ``WeightVersion``, in a list so Ray passes the reference)."""

@@ -44,6 +44,7 @@ import games
 from actors.pool import SelfPlayActor
 from evaluation.exact import exact_labels, value_metrics
 from launch.config import ConfigError, TrainConfig, validate
+from launch.evaluator import evaluator_needs_oracle
 from launch.metrics import MetricsLogger, Progress
 from launch.placement import offered_resources, role_options, run_options
 from launch.safe_tree import from_safe, to_safe
@@ -136,9 +137,13 @@ class Run:
         # waits for its labels leaves its CPU to it.
         self.placement["oracle"] = role_options("oracle", embedded=fixed_cluster, offered=offered,
                                                 cpus=0 if fixed_cluster else 1)
-        # First: a missing dataset or unknown suite stops the run before anything else runs.
+        # The oracle service: AZAL's labels, and the Connect Four oracle of the evaluator's
+        # play and trace suites (one service, one store: each position solved once).
+        # Then the evaluator: a missing dataset or unknown suite stops the run before
+        # any self-play or training starts.
+        self.oracle = (self._start_oracle() if config.algo == "azal" or evaluator_needs_oracle(config.game, config.eval_suites)
+                       else None)
         self.evaluator = self._start_evaluator(name)
-        self.oracle = self._start_oracle() if config.algo == "azal" else None
         self.replay = ReplayService.create(self.schema(), config.replay_capacity,
                                            config.replay_shards, seed=config.seed,
                                            snapshot_dir=str(self.run_dir / "replay"), name=f"{name}-replay",
@@ -190,7 +195,7 @@ class Run:
         evaluator = EvaluatorActor.options(name=f"{name}-evaluator").remote(
             game=cfg.game, game_params=cfg.game_params, network=cfg.network, suites=suites, policy=cfg.eval_policy,
             gamma=cfg.gamma, simulations=cfg.eval_simulations, max_openings=cfg.eval_max_openings or None,
-            oracle_store=cfg.oracle_store or None)
+            oracle_store=cfg.oracle_store or None, oracle=self.oracle)
         try:
             ray.get(evaluator.suites.remote())  # a missing dataset or unknown suite stops the run now
         except ray.exceptions.RayActorError:
@@ -267,7 +272,7 @@ class Run:
                 self.counters["elapsed"] = start_elapsed + time.time() - start
                 record.update(self.counters, compute=self.compute())
                 record.update(self._fault_record())
-                if self.oracle is not None:  # AZAL: the oracle service's totals so far
+                if self.oracle is not None:  # the oracle service's totals so far
                     record.update(self.oracle.stats_summary())
                 if self.evaluates and self.counters["iteration"] % self.config.eval_every == 0:
                     record.update(self.evaluate())

@@ -28,6 +28,7 @@ The search (all in ``_negamax``, compiled with numba):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 from numba import int64, njit, uint64
@@ -347,6 +348,120 @@ def parse_moves(moves: str | Sequence[int]) -> tuple[int, int, int]:
     return int(cur), int(mask), int(i)
 
 
+@njit(cache=True)
+def _stone_is_first(first, c, h):
+    return ((first >> uint64(c * _H1 + h)) & _ONE) == _ONE
+
+
+@njit(cache=True)
+def _buildable(first, mask):
+    """Whether the stones of ``mask`` (stacked from the bottom of each column) can be
+    played in some order with the two players alternating, the first player's stones
+    being ``first``. A greedy order answers most boards at once (a mover plays where
+    its stone uncovers one of the opponent's, else in the tallest column left); when it
+    gets stuck, a depth-first search over the column heights reached decides (each
+    state visited once; the stack holds at most 6 siblings per ply of the path)."""
+    heights = np.zeros(WIDTH, np.int64)
+    for c in range(WIDTH):
+        while heights[c] < HEIGHT and (mask >> uint64(c * _H1 + heights[c])) & _ONE:
+            heights[c] += 1
+    plies = 0
+    for c in range(WIDTH):
+        plies += heights[c]
+    level = np.zeros(WIDTH, np.int64)
+    for n in range(plies + 1):
+        if n == plies:
+            return True
+        mover = n % 2 == 0
+        pick, pick_rank = -1, -1
+        for c in range(WIDTH):
+            h = level[c]
+            if h < heights[c] and _stone_is_first(first, c, h) == mover:
+                uncovers = h + 1 < heights[c] and _stone_is_first(first, c, h + 1) != mover
+                rank = (HEIGHT + 1) * (1 if uncovers else 0) + heights[c] - h
+                if rank > pick_rank:
+                    pick, pick_rank = c, rank
+        if pick < 0:
+            break
+        level[pick] += 1
+    radix = np.ones(WIDTH, np.int64)  # state = sum of height[c] * radix[c]
+    for c in range(1, WIDTH):
+        radix[c] = radix[c - 1] * (heights[c - 1] + 1)
+    seen = np.zeros(radix[WIDTH - 1] * (heights[WIDTH - 1] + 1), np.bool_)
+    stack = np.zeros(WIDTH * (plies + 1), np.int64)
+    top = 1  # stack[0] = 0: no stone played yet
+    seen[0] = True
+    while top > 0:
+        top -= 1
+        state = stack[top]
+        played = 0
+        for c in range(WIDTH):
+            played += (state // radix[c]) % (heights[c] + 1)
+        if played == plies:
+            return True
+        mover = played % 2 == 0
+        for c in range(WIDTH):
+            h = (state // radix[c]) % (heights[c] + 1)
+            if h < heights[c] and _stone_is_first(first, c, h) == mover:
+                child = state + radix[c]
+                if not seen[child]:
+                    seen[child] = True
+                    stack[top] = child
+                    top += 1
+    return False
+
+
+class Board(NamedTuple):
+    """A position given by its bitboards (``games.connect4`` layout) rather than by the
+    moves that led to it: engine states have no move list. ``current``: the stones of
+    the player to move; ``mask``: all stones."""
+
+    current: int
+    mask: int
+
+
+def parse_board(board: Board) -> tuple[int, int, int]:
+    """(current, mask, plies) of a :class:`Board`, checked as a position that a game
+    reaches: bits only on the 7x6 cells, stones stacked from the bottom of each column,
+    the mover's stones a subset of the board and as many as it has played (half the
+    plies, rounded down), some order of alternating moves that stacks them, no four on
+    the board (then none was made on the way either), not full. ValueError names the
+    problem."""
+    cur, mask = board
+    for name, bits in (("current", cur), ("mask", mask)):
+        if not isinstance(bits, (int, np.integer)) or isinstance(bits, (bool, np.bool_)) or bits < 0:
+            raise ValueError(f"connect4 board {tuple(board)!r:.80}: {name} is {bits!r:.30}, "
+                             f"not a non-negative integer bitboard")
+    cur, mask = int(cur), int(mask)
+    what = f"connect4 board (current={cur:#x}, mask={mask:#x})"
+    if mask & ~int(_BOARD_MASK):
+        raise ValueError(f"{what}: mask has bits outside the 7x6 cells (a sentinel or bit >= 49)")
+    if cur & ~mask:
+        raise ValueError(f"{what}: current has stones where mask has none")
+    for c in range(WIDTH):
+        column = (mask >> (c * _H1)) & ((1 << HEIGHT) - 1)
+        if column & (column + 1):  # not of the form 0..01..1: a gap below a stone
+            raise ValueError(f"{what}: column {c} has a stone above an empty cell")
+    plies = mask.bit_count()
+    if cur.bit_count() != plies // 2:
+        raise ValueError(f"{what}: the player to move has {cur.bit_count()} stones after {plies} plies, "
+                         f"not {plies // 2}")
+    first = cur if plies % 2 == 0 else cur ^ mask  # the first player's stones
+    if not _buildable(np.uint64(first), np.uint64(mask)):
+        raise ValueError(f"{what}: no order of alternating moves stacks these stones (a column's "
+                         f"colours cannot be interleaved with the others')")
+    if _aligned(np.uint64(cur)) or _aligned(np.uint64(cur ^ mask)):
+        raise ValueError(f"{what}: the game is already won; there is no position to solve")
+    if plies == CELLS:
+        raise ValueError(f"{what}: the board is full (a draw); there is no position to solve")
+    return cur, mask, plies
+
+
+def parse_position(position: str | Sequence[int] | Board) -> tuple[int, int, int]:
+    """(current, mask, plies) of a move sequence (:func:`parse_moves`) or a :class:`Board`."""
+    return parse_board(position) if isinstance(position, Board) else parse_moves(position)
+
+
 def win_score(moves_played: int) -> int:
     """Score of winning with the very next stone after ``moves_played`` plies."""
     return (CELLS + 1 - moves_played) // 2
@@ -506,11 +621,11 @@ class Connect4Solver:
         return _solve_batch(current, mask, moves, weak, self.tt, self._shift, self._buf,
                             self._stats)
 
-    def analyze(self, moves: str | Sequence[int], weak: bool = False) -> list[int | None]:
+    def analyze(self, moves: str | Sequence[int] | Board, weak: bool = False) -> list[int | None]:
         """Score of each column 0..6 for the side to move now: the score after playing
         it (negated: the opponent moves next), ``win_score`` for a move that wins at
-        once, None for a full column."""
-        cur, mask, plies = parse_moves(moves)
+        once, None for a full column. ``moves``: a move sequence or a :class:`Board`."""
+        cur, mask, plies = parse_position(moves)
         out: list[int | None] = []
         wins = int(_winning_cells(np.uint64(cur), np.uint64(mask)))
         for c in range(WIDTH):

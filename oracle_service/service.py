@@ -38,7 +38,9 @@ class Answer(NamedTuple):
         return self.error is None
 
 
-Moves = str | Sequence[int]  # "4453" (1-based column digits) or actions 0..6
+# "4453" (1-based column digits), actions 0..6, or a connect4_solver.Board (bitboards:
+# what evaluation has for the states of its games, which carry no move list).
+Moves = "str | Sequence[int] | Board"
 
 
 class DistinctKeys:
@@ -136,13 +138,13 @@ class OracleWorker:
 
     def _parse(self, positions: Sequence[Moves]):
         """Per item: (cur, mask, plies) or the error; counts queries and errors."""
-        from oracle_service.connect4_solver import parse_moves
+        from oracle_service.connect4_solver import parse_position
 
         parsed: list[tuple[int, int, int] | None] = []
         errors: list[str | None] = []
         for p in positions:
             try:
-                parsed.append(parse_moves(p))
+                parsed.append(parse_position(p))
                 errors.append(None)
             except (ValueError, TypeError) as e:
                 parsed.append(None)

@@ -114,3 +114,31 @@ def test_evaluator_on_the_committed_sets(game):
         # Regret is between 0 and 2 (win given away for a loss), and so is the MAE here.
         assert 0 <= m[f"eval/{suite}/policy_regret"] <= 2
         assert m[f"eval/{suite}/inference_evals"] > 1500  # about 6 children x 2 images per state
+
+
+def test_the_oracle_service_answers_as_the_solver_here(game, ray_session, tmp_path):
+    """Evaluation's Connect Four oracle through the oracle service (Ray replicas, their
+    store): the same analyses and play metrics as the solver in this process, and a
+    second evaluation is answered from the store without solving again."""
+    from oracle_service.service import OracleClient
+
+    starts = _late_positions(game, n=8, plies=26, seed=21)
+    here = Connect4Oracle(game, tt_log2_size=20)
+    client = OracleClient(num_replicas=2, store=str(tmp_path / "shared.sqlite"),
+                          replica_options={"num_cpus": 0}, tt_log2_size=20)
+    try:
+        served = Connect4Oracle(game, client=client)
+        a, b = here.analyze(starts), served.analyze(starts)
+        for field in ("value", "q", "score", "best"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+        assert served.service_queries > 0 and served.solves == 0
+        m_here = play_vs_oracle(game, here.choose, here, starts)
+        m_served = play_vs_oracle(game, served.choose, served, starts)
+        assert m_served == m_here
+        solved = client.stats_summary()["oracle/solved"]
+        assert solved > 0
+        again = Connect4Oracle(game, client=client)
+        assert play_vs_oracle(game, again.choose, again, starts) == m_here
+        assert client.stats_summary()["oracle/solved"] == solved  # all from the store
+    finally:
+        client.close()

@@ -97,6 +97,23 @@ def test_evaluate_main_json(tmp_path, capsys):
     assert out["eval/fgame-states/states"] == 1 + 3 + 9 + 27 + 81  # every inner node of the tree
 
 
+def test_evaluate_main_with_an_oracle_service(ray_session, tmp_path, capsys):
+    """``--oracle-replicas N`` starts the service on the Ray this process has, reports its
+    statistics, and leaves that Ray running (it did not start it)."""
+    game = games.make("connect4")
+    path, _ = _checkpoint(tmp_path, game)
+    argv = ["--checkpoint", str(path), "--game", "connect4", "--suite", "connect4-uniform", "--json",
+            "--oracle-replicas", "2", "--oracle-store", str(tmp_path / "store.sqlite")]
+    assert evaluate_main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["eval/connect4-uniform/states"] == 1500
+    assert out["oracle/replicas_alive"] == 2 and out["oracle/errors"] == 0
+    assert ray_session.is_initialized()
+    with pytest.raises(SystemExit):
+        evaluate_main(argv[:-4] + ["--oracle-replicas", "-1"])
+    assert "--oracle-replicas must be >= 0" in capsys.readouterr().err
+
+
 def test_evaluator_inside_training_and_match_suites():
     game = games.make("hex", size=7)
     config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16)

@@ -2,7 +2,7 @@
 of the documented type (or is accepted), and nothing crashes or hangs.
 
 Covered: the oracle command line (Connect Four move strings, Chomp profiles), oracle
-service requests, ``--set`` overrides and ``config.json`` files of the launcher,
+service requests (move sequences, bitboards, Chomp profiles), ``--set`` overrides and ``config.json`` files of the launcher,
 checkpoint files and replay snapshots. Evaluation datasets are covered in
 ``tests/evaluation``.
 """
@@ -87,6 +87,23 @@ def test_oracle_service_answers_each_item_or_names_its_error(tmp_path_factory, i
     for a in answers:
         assert (a.error is None) != (a.value is None)
         assert a.error is None or isinstance(a.error, str) and a.error
+
+
+# Boards (bitboards instead of moves): any integers, mostly no position a game reaches.
+BITS = st.integers(0, 2 ** 49) | st.integers(-(2 ** 70), 2 ** 70) | st.floats() | st.none()
+
+
+@FAST
+@given(BITS, BITS)
+def test_oracle_service_boards_are_parsed_or_refused_by_name(current, mask):
+    from oracle_service.connect4_solver import Board, parse_board
+
+    try:
+        cur, m, plies = parse_board(Board(current, mask))
+    except ValueError as e:
+        assert str(e).startswith("connect4 board")
+    else:  # accepted: a position some game reaches, not over
+        assert (cur, m) == (current, mask) and plies == m.bit_count() < 42 and cur & ~m == 0
 
 
 CHOMP_ITEMS = st.lists(st.one_of(st.integers(-5, 12), st.floats(allow_nan=True), st.text(max_size=2)), max_size=7)

@@ -36,3 +36,14 @@ def test_an_unknown_suite_stops_the_run_at_start(ray_session, tmp_path):
         train(config, run_dir=tmp_path / "run", updates=1, wandb_mode="disabled")
     with pytest.raises(ConfigError, match="eval_policy"):
         resolve("chomp", "small", TINY + ["eval_policy=telepathy"])
+
+
+def test_the_run_starts_the_oracle_service_for_connect4_play_and_traces():
+    from launch.evaluator import evaluator_needs_oracle
+
+    assert evaluator_needs_oracle("connect4", "connect4-uniform,connect4-play")
+    assert evaluator_needs_oracle("connect4", "connect4-traces")
+    # The defaults (labelled states), no suites, and games whose oracle is a table.
+    assert not evaluator_needs_oracle("connect4", "auto")
+    assert not evaluator_needs_oracle("connect4", "none")
+    assert not evaluator_needs_oracle("chomp", "chomp-4x5-play")

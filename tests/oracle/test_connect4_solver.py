@@ -13,8 +13,10 @@ import pytest
 
 import games
 from oracle_service.connect4_solver import (
+    Board,
     Connect4Solver,
     descendants,
+    parse_board,
     parse_moves,
     plies_to_end,
     score_to_value,
@@ -318,3 +320,104 @@ def test_full_board_is_an_error(solver):
     assert grid_of(moves) is not None
     with pytest.raises(ValueError, match="board is full"):
         solver.solve(moves)
+
+
+# ---- positions given as bitboards (engine states carry no move list) ----------------
+
+
+def _move_order(cur: int, mask: int) -> list[int] | None:
+    """A move sequence that builds the board ``cur``/``mask`` (stones of the player to
+    move / all stones), found by depth-first search over column heights, or None: an
+    independent check of which boards a game can reach (no four is checked here; the
+    parser of move sequences does that)."""
+    from functools import lru_cache
+
+    plies = mask.bit_count()
+    mover_is_first = plies % 2 == 0  # the first player moves again after an even count
+    first = cur if mover_is_first else cur ^ mask
+    columns = []
+    for c in range(7):
+        bits = [(mask >> (c * 7 + r)) & 1 for r in range(7)]
+        height = sum(bits)
+        if bits[:height] != [1] * height:  # a gap below a stone, or the sentinel set
+            return None
+        columns.append([bool((first >> (c * 7 + r)) & 1) for r in range(height)])
+
+    @lru_cache(maxsize=None)
+    def search(heights: tuple[int, ...]) -> tuple[int, ...] | None:
+        n = sum(heights)
+        if n == plies:
+            return ()
+        for c in range(7):
+            h = heights[c]
+            if h < len(columns[c]) and columns[c][h] == (n % 2 == 0):
+                rest = search(heights[:c] + (h + 1,) + heights[c + 1:])
+                if rest is not None:
+                    return (c,) + rest
+        return None
+
+    if mask >> 49 or cur & ~mask:
+        return None
+    order = search((0,) * 7)
+    return None if order is None else list(order)
+
+
+def _live_sequences(n: int, seed: int) -> list[list[int]]:
+    rng = np.random.default_rng(seed)
+    g = games.make("connect4")
+    out = []
+    while len(out) < n:
+        plies = int(rng.integers(0, 40))
+        state, moves = g.init(1), []
+        for _ in range(plies):
+            a = int(rng.choice(np.flatnonzero(g.legal(state)[0])))
+            state, _, done = g.step(state, np.array([a]))
+            moves.append(a)
+            if done[0]:
+                break
+        else:
+            out.append(moves)
+    return out
+
+
+def test_boards_of_reached_positions_parse_as_their_moves():
+    for moves in _live_sequences(200, seed=7):
+        cur, mask, plies = parse_moves(moves)
+        assert parse_board(Board(cur, mask)) == (cur, mask, plies)
+
+
+def test_a_flipped_bit_gives_a_reachable_board_or_a_named_error():
+    """Every board one bit away from a reached one: accepted exactly when a move order
+    builds it without a four (the independent search above, then the move parser)."""
+    accepted = refused = 0
+    for moves in _live_sequences(30, seed=8):
+        cur, mask, _ = parse_moves(moves)
+        for bit in range(56):
+            for board in (Board(cur ^ (1 << bit), mask), Board(cur, mask ^ (1 << bit)),
+                          Board(cur ^ (1 << bit), mask ^ (1 << bit))):
+                order = _move_order(*board)
+                reachable = False
+                if order is not None:
+                    try:
+                        reachable = parse_moves(order)[:2] == tuple(board)
+                    except ValueError:  # a four on the way (or at the end): over
+                        pass
+                try:
+                    got = parse_board(board)
+                except ValueError as e:
+                    assert not reachable, (board, order)
+                    assert str(e).startswith("connect4 board")
+                    refused += 1
+                else:
+                    assert reachable and got == parse_moves(order), (board, order)
+                    accepted += 1
+    assert accepted > 100 and refused > 1000
+
+
+def test_the_solver_analyzes_a_board_as_its_moves():
+    solver = Connect4Solver(tt_log2_size=18)
+    for moves in _live_sequences(40, seed=9):
+        if len(moves) < 24:
+            continue
+        cur, mask, _ = parse_moves(moves)
+        assert solver.analyze(Board(cur, mask)) == solver.analyze(moves)

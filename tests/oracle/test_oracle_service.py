@@ -12,7 +12,7 @@ import pytest
 
 import games
 from oracle_service.chomp_grundy import ChompTable
-from oracle_service.connect4_solver import Connect4Solver
+from oracle_service.connect4_solver import Board, Connect4Solver, parse_moves
 from oracle_service.fgame_oracle import FGameOracle
 from oracle_service.service import Answer, DistinctKeys, OracleClient, OracleWorker
 from oracle_service.store import EmbeddedStore, Solved, connect4_key
@@ -200,6 +200,23 @@ def test_worker_bad_items_get_their_error(tmp_path, positions, solver):
     f = w.fgame_value(FGAME, [[], [0, 1], [5], [0, 0, 0, 0, 0]])
     assert [f[0].value, f[1].value] == [oracle.value([]), oracle.value([0, 1])]
     assert "out of range" in f[2].error and "over" in f[3].error
+
+
+def test_worker_takes_boards_as_their_move_sequences(tmp_path, positions, solver):
+    """Engine states have no move list: a Board is answered as the moves that built it,
+    shares its store entry, and a board no game reaches gets its own error."""
+    w = OracleWorker(str(tmp_path / "s.sqlite"), tt_log2_size=20)
+    boards = [Board(*parse_moves(p)[:2]) for p in positions[:20]]
+    assert [a.value for a in w.connect4_solve(boards)] == [solver.solve(p) for p in positions[:20]]
+    assert w.connect4_analyze(boards[:3]) == w.connect4_analyze(positions[:3])
+    hits = w.stats()["store_hits"]
+    w.connect4_solve(positions[:20])  # the same positions, now as moves: all from the store
+    assert w.stats()["store_hits"] - hits == len(set(boards))
+    cur, mask = boards[0]
+    theirs = mask & ~cur
+    bad = w.connect4_solve([Board(cur, mask | (1 << 6)), boards[1], Board(cur | (theirs & -theirs), mask)])
+    assert "outside the 7x6 cells" in bad[0].error and "stones after" in bad[2].error
+    assert bad[1].value == solver.solve(positions[1])
 
 
 def test_client_over_replicas_survives_a_killed_replica(ray_session, tmp_path, positions, solver):

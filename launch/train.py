@@ -24,9 +24,9 @@ Faults (a process or a whole node dying) do not end a run:
   driver's object store, so they do not die with the learner's node.
 
 Each iteration logs what happened in the ``faults/...`` metrics (this iteration and
-``_total``): restarts of actors, shards and the learner, failed replay sends, replay
-rows and learner updates lost, and seconds lost waiting for restarts; each restart
-also prints one line.
+``_total``, the run's total: checkpoints keep it across ``--resume``): restarts of
+actors, shards and the learner, failed replay sends, replay rows and learner updates
+lost, and seconds lost waiting for restarts; each restart also prints one line.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ class Run:
             batch_size=config.batch_size, replay=self.replay, prefetch=config.prefetch, seed=config.seed,
             device="cuda" if use_gpu else "cpu", augment=config.augment_symmetries, loss=config.algo,
             aux_weight=config.aux_weight, checkpoint_dir=str(self.run_dir / "checkpoints"))
-        self.faults = {k: 0 for k in FAULTS}  # totals of this driver's life
+        self.faults = {k: 0 for k in FAULTS}  # the run's totals (kept in checkpoints across --resume)
         self._faults_logged = dict(self.faults)
         # Per shard: its incarnation, and the highest total_added seen per incarnation
         # (from the actors' replies), to count the rows a restart lost.
@@ -221,6 +221,8 @@ class Run:
             raise ConfigError(f"--resume {self.run_dir}: no readable checkpoint in {self.run_dir / 'checkpoints'}")
         payload = load_checkpoint(path)
         self.counters.update(payload["counters"])
+        self.faults.update(payload.get("faults", {}))  # older checkpoints have none
+        self._faults_logged = dict(self.faults)
         ray.get(self.learner.load_state_dict.remote(payload["learner"]))
         actor_states = from_safe(payload["actors"])
         ray.get([a.set_state.remote(s) for a, s in zip(self.actors, actor_states)])
@@ -239,6 +241,7 @@ class Run:
             "learner": learner,
             "actors": to_safe(ray.get([a.get_state.remote() for a in self.actors])),
             "config": self.config.to_json(),
+            "faults": dict(self.faults),
         }
         path = save_checkpoint(checkpoint_path(self.run_dir / "checkpoints", self.counters["updates"]), payload)
         prune(self.run_dir / "checkpoints", keep=self.config.keep_checkpoints)

@@ -55,6 +55,12 @@ def test_killed_learner_restarts_from_its_checkpoint(ray_session, tmp_path, caps
     payload = load_checkpoint(checkpoint_path(run_dir / "checkpoints", 5 * per))
     steps = {int(s["step"]) for s in payload["learner"]["learner"]["optimizer"]["state"].values()}
     assert steps == {5 * per}
+    if not corrupt_newest:
+        # The fault totals are the run's: a resumed run goes on counting from them.
+        _, resumed = train(config, resume=run_dir, updates=6 * per, wandb_mode="disabled")
+        assert resumed["updates"] == 6 * per and resumed["faults/learner_restarts"] == 0
+        assert resumed["faults/learner_restarts_total"] == 1
+        assert resumed["faults/seconds_lost_total"] == last["faults/seconds_lost_total"] > 0
 
 
 def test_killed_learner_restarts_in_the_async_schedule(ray_session, tmp_path, capsys):

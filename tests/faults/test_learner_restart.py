@@ -1,16 +1,19 @@
 """A learner process killed mid-run (on the session's Ray): Ray restarts it, it reloads
 the newest good checkpoint by itself, and the run goes on from that checkpoint's update
 counter to the end of its budget. With the newest checkpoint truncated, the restarted
-learner falls back to the one before and the updates since are redone."""
+learner falls back to the one before and the updates since are redone. Killed inside
+its ``train`` call, the call is made again on the restarted learner."""
 
 from __future__ import annotations
+
+import threading
 
 import pytest
 import ray
 
 from launch.config import resolve
 from launch.metrics import read_metrics
-from launch.train import train
+from launch.train import Run, train
 from learner.checkpoint import checkpoint_path, load_checkpoint
 
 TINY = ["network.width=32", "num_envs=32", "collect_steps=4", "epochs_per_iteration=2",
@@ -88,3 +91,42 @@ def test_killed_learner_restarts_in_the_async_schedule(ray_session, tmp_path, ca
             f"updates (0 updates lost") in capsys.readouterr().out
     payload = load_checkpoint(checkpoint_path(run_dir / "checkpoints", budget))
     assert {int(s["step"]) for s in payload["learner"]["learner"]["optimizer"]["state"].values()} == {budget}
+
+
+def test_learner_killed_inside_its_train_call(ray_session, tmp_path, monkeypatch):
+    """The kill lands while the driver waits on ``train`` (200 updates, about a second
+    here; the kill comes 0.2 s in): the restarted learner reloads the checkpoint of the
+    iteration before, the interrupted call is made again, and no update is lost or
+    counted twice."""
+    config = resolve("tictactoe", "small", TINY + ["num_actors=1", "epochs_per_iteration=100"])
+    per = config.updates_per_iteration
+    seen = {"train_calls": 0, "in_train": False, "waits_in_train": 0}
+    call, wait = Run._learner_call, Run._await_learner
+
+    def learner_call(self, method, *args):
+        if method != "train":
+            return call(self, method, *args)
+        seen["train_calls"] += 1
+        if seen["train_calls"] == 3:  # iteration 3's training
+            threading.Timer(0.2, ray.kill, args=(self.learner,), kwargs={"no_restart": False}).start()
+        seen["in_train"] = True
+        try:
+            return call(self, method, *args)
+        finally:
+            seen["in_train"] = False
+
+    def await_learner(self, error):
+        seen["waits_in_train"] += seen["in_train"]
+        return wait(self, error)
+
+    monkeypatch.setattr(Run, "_learner_call", learner_call)
+    monkeypatch.setattr(Run, "_await_learner", await_learner)
+    run_dir = tmp_path / "run"
+    _, last = train(config, run_dir=run_dir, updates=5 * per, wandb_mode="disabled")
+    assert seen["waits_in_train"] == 1  # the kill interrupted a train call
+    records = [r for r in read_metrics(run_dir) if r["iteration"] >= 1 and "loss" in r]
+    assert [r["updates"] for r in records] == [i * per for i in range(1, 6)]
+    assert last["faults/learner_restarts_total"] == 1 and last["faults/learner_updates_lost_total"] == 0
+    assert records[2]["faults/learner_restarts"] == 1 and records[2]["faults/seconds_lost"] > 0
+    payload = load_checkpoint(checkpoint_path(run_dir / "checkpoints", 5 * per))
+    assert {int(s["step"]) for s in payload["learner"]["learner"]["optimizer"]["state"].values()} == {5 * per}

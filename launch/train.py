@@ -333,18 +333,26 @@ class Run:
         names its incarnation; other calls are simply made again), call again."""
         while True:
             start = time.time()
-            ref, status_ref = getattr(self.learner, method).remote(*args), self.learner.status.remote()
-            try:
-                result, status = ray.get([ref, status_ref])
-            except RayActorError as error:
-                result, status = None, self._await_learner(error)
-            restarted = status["incarnation"] != self._learner_incarnation
-            if restarted:
-                self._learner_restarted(status, time.time() - start)
-            if result is None:
-                continue
-            if not restarted or (method == "train" and result["incarnation"] == status["incarnation"]):
+            result = self._learner_answer(getattr(self.learner, method).remote(*args), method, start)
+            if result is not None:
                 return result
+
+    def _learner_answer(self, ref, method: str, start: float | None):
+        """The answer of the learner call ``ref`` (``method``, submitted at ``start``), or
+        None when it must be made again: it died with the learner, or it came from before a
+        restart (a ``train`` answer that names the restored incarnation stands). A restart
+        is noticed here, with the seconds since ``start`` lost (none when ``start`` is None:
+        nothing waited on it)."""
+        try:
+            result, status = ray.get([ref, self.learner.status.remote()])
+        except RayActorError as error:
+            result, status = None, self._await_learner(error)
+        restarted = status["incarnation"] != self._learner_incarnation
+        if restarted:
+            self._learner_restarted(status, 0.0 if start is None else time.time() - start)
+        if result is None or (restarted and not (method == "train" and result["incarnation"] == status["incarnation"])):
+            return None
+        return result
 
     def _await_learner(self, error: Exception) -> dict:
         deadline = time.monotonic() + RESTART_TIMEOUT
@@ -543,14 +551,9 @@ class Run:
                 ref = ready[0]
                 if ref is training:
                     training = None
-                    try:
-                        trained = ray.get(ref)
-                        status = ray.get(self.learner.status.remote())
-                    except RayActorError as error:
-                        trained, status = None, self._await_learner(error)
-                    if status["incarnation"] != self._learner_incarnation:
-                        self._learner_restarted(status, 0.0)
-                    if trained is None or trained["incarnation"] != status["incarnation"]:
+                    # Actors kept collecting meanwhile: a restart loses no seconds here.
+                    trained = self._learner_answer(ref, "train", None)
+                    if trained is None:
                         continue  # the chunk died with its learner: the limiter issues it again
                     t_record = self._absorb_train(trained)
                     self._publish()

@@ -17,56 +17,42 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import torch
 
 from evaluation.exact import greedy_q
 from games import Game
+from learner.learner import ValueFunction
 
 Choose = Callable[[object], np.ndarray]  # state batch B -> int64[B]
 Value = Callable[[object], np.ndarray]  # state batch B -> float32[B]
 
 
-class NetworkModel:
+class NetworkModel(ValueFunction):
     """A network of ``learner.networks`` built from its config and numpy weights, in
-    eval mode without autograd; evaluated in chunks of ``max_batch`` samples."""
+    eval mode without autograd, evaluated in chunks of ``max_batch`` samples: the
+    actors' ``ValueFunction``, answering on game states, with its policy head too."""
 
     def __init__(self, game: Game, net_config, weights: dict[str, np.ndarray] | None = None, *,
                  max_batch: int = 16384, device="cpu"):
-        from learner.networks import build_network, forward_cost
-
-        self.game, self.net_config, self.max_batch = game, net_config, int(max_batch)
-        self.device = torch.device(device)
-        self.net = build_network(game, net_config).to(self.device).eval()
-        self.cost = forward_cost(self.net)
-        self.evaluations = 0  # network evaluations (samples x images) since construction
+        super().__init__(game, net_config, max_batch=max_batch, device=device)
+        self.cost = self._cost  # network evaluations per sample (symmetric images counted)
         if weights is not None:
             self.set_weights(weights)
+
+    @property
+    def evaluations(self) -> int:
+        """Network evaluations (samples x images) since construction."""
+        return self.samples_forward
+
+    def set_weights(self, weights: dict[str, np.ndarray], version: int = 0) -> None:
+        super().set_weights(weights, version)
 
     @property
     def has_policy(self) -> bool:
         return bool(self.net_config.policy_head)
 
-    def set_weights(self, weights: dict[str, np.ndarray]) -> None:
-        from learner.learner import load_numpy_weights
-
-        load_numpy_weights(self.net, weights)
-
-    def _run(self, obs: np.ndarray):
-        n = obs.shape[0]
-        values = np.empty(n, np.float32)
-        logits = np.zeros((n, self.game.num_actions), np.float32) if self.has_policy else None
-        with torch.inference_mode():
-            for lo in range(0, n, self.max_batch):
-                out = self.net(torch.from_numpy(np.ascontiguousarray(obs[lo:lo + self.max_batch])).to(self.device))
-                values[lo:lo + len(out.value)] = out.value.float().cpu().numpy()
-                if logits is not None:
-                    logits[lo:lo + len(out.value)] = out.logits.float().cpu().numpy()
-        self.evaluations += n * self.cost
-        return logits, values
-
     def value_obs(self, obs: np.ndarray) -> np.ndarray:
         """float32[N] values of encodings ``obs`` float32[N, *obs_shape]."""
-        return self._run(obs)[1]
+        return self(obs)
 
     def value(self, states) -> np.ndarray:
         return self.value_obs(self.game.encode(states))
@@ -75,12 +61,12 @@ class NetworkModel:
         if not self.has_policy:
             raise ValueError(f"{self.game.name}: this network has no policy head "
                              f"(net_config.policy_head is False); use the greedy value policy")
-        return self._run(self.game.encode(states))[0]
+        return self.forward(self.game.encode(states), logits=True)[0]
 
     def evaluate(self, states) -> tuple[np.ndarray, np.ndarray]:
         """The search's evaluator: (logits [N, A], values [N] clipped to [-1, 1]);
         uniform logits without a policy head."""
-        logits, values = self._run(self.game.encode(states))
+        logits, values = self.forward(self.game.encode(states), logits=True)
         if logits is None:
             logits = np.zeros((len(values), self.game.num_actions), np.float32)
         return logits, np.clip(values, -1.0, 1.0)

@@ -266,13 +266,25 @@ class ValueFunction:
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         """float32[N] values, for the player to move, of ``obs`` float32[N, *obs_shape]."""
+        return self.forward(obs)[1]
+
+    def forward(self, obs: np.ndarray, logits: bool = False) -> tuple[np.ndarray | None, np.ndarray]:
+        """(float32[N, A] policy logits, or None unless ``logits`` and the network has a
+        policy head; float32[N] values) of ``obs`` float32[N, *obs_shape], in chunks of
+        ``max_batch``; counts ``samples_forward``."""
+        name = type(self).__name__
         if self.version is None:
-            raise RuntimeError("ValueFunction called before set_weights: its network is untrained")
-        n = _check_obs(obs, self.game.obs_shape, np.float32, "ValueFunction")
-        out = np.empty(n, np.float32)
+            raise RuntimeError(f"{name} called before set_weights: its network is untrained")
+        n = _check_obs(obs, self.game.obs_shape, np.float32, name)
+        values = np.empty(n, np.float32)
+        priors = (np.empty((n, self.game.num_actions), np.float32)
+                  if logits and self.net_config.policy_head else None)
         with torch.inference_mode():
             for start in range(0, n, self.max_batch):
                 chunk = _read_only_tensor(obs[start:start + self.max_batch]).to(self.device)
-                out[start:start + len(chunk)] = self.net(chunk).value.cpu().numpy()
+                out = self.net(chunk)
+                values[start:start + len(chunk)] = out.value.cpu().numpy()
+                if priors is not None:
+                    priors[start:start + len(chunk)] = out.logits.cpu().numpy()
         self.samples_forward += n * self._cost
-        return out
+        return priors, values

@@ -19,11 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import torch
 
 from games import Game, random_legal_actions, repeat, take
 from games.base import State, batch_size
-from learner.learner import ValueFunction, _read_only_tensor
+from learner.learner import ValueFunction
 from learner.networks import NetworkConfig
 
 Evaluator = Callable[[State], tuple[np.ndarray, np.ndarray]]
@@ -64,18 +63,7 @@ class NetworkEvaluator(ValueFunction):
         super().__init__(game, net_config, max_batch=max_batch, device=device)
 
     def __call__(self, states: State) -> tuple[np.ndarray, np.ndarray]:
-        if self.version is None:
-            raise RuntimeError("NetworkEvaluator called before set_weights: its network is untrained")
-        obs = self.game.encode(states)  # float32[N, *obs_shape]
-        n, A = obs.shape[0], self.game.num_actions
-        logits, values = np.empty((n, A), np.float32), np.empty(n, np.float32)
-        with torch.inference_mode():
-            for start in range(0, n, self.max_batch):
-                chunk = _read_only_tensor(obs[start:start + self.max_batch]).to(self.device)
-                out = self.net(chunk)
-                logits[start:start + len(chunk)] = out.logits.cpu().numpy()
-                values[start:start + len(chunk)] = out.value.cpu().numpy()
-        self.samples_forward += n * self._cost
+        logits, values = self.forward(self.game.encode(states), logits=True)
         return logits, np.clip(values, -1.0, 1.0, out=values)
 
 

@@ -8,6 +8,7 @@ import games
 from evaluation.metrics import trace_metrics
 from evaluation.oracles import Connect4Oracle
 from evaluation.play import play_vs_oracle, self_play_traces
+from games.testing import random_move_lists
 from oracle_service.store import EmbeddedStore
 
 
@@ -50,18 +51,7 @@ def test_store_round_trip(game, tmp_path):
 def _late_positions(game, n=6, plies=30, seed=3):
     """Live positions ``plies`` deep from random play (the solver answers them at once)."""
     rng = np.random.default_rng(seed)
-    out = []
-    while len(out) < n:
-        moves, state = [], game.init(1)
-        for _ in range(plies):
-            if game.terminal(state)[0]:
-                break
-            a = int(games.random_legal_actions(game.legal(state), rng)[0])
-            moves.append(a)
-            state, _, _ = game.step(state, [a])
-        if not game.terminal(state)[0] and len(moves) == plies:
-            out.append(moves)
-    return game.from_moves(out)
+    return game.from_moves(random_move_lists(game, n, rng, max_plies=plies, min_plies=plies))
 
 
 def test_perfect_agent_against_the_oracle(game):

@@ -17,7 +17,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from launch.config import ConfigError, TrainConfig, apply_overrides, resolve, validate
+from launch.config import ConfigError, TrainConfig, resolve, validate
 from learner.checkpoint import CorruptCheckpointError, load_checkpoint, save_checkpoint
 from oracle_service.cli import main as oracle_main
 from oracle_service.service import OracleWorker

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import games
+from games.testing import random_move_lists
 from oracle_service.connect4_solver import (
     Board,
     Connect4Solver,
@@ -363,21 +364,7 @@ def _move_order(cur: int, mask: int) -> list[int] | None:
 
 
 def _live_sequences(n: int, seed: int) -> list[list[int]]:
-    rng = np.random.default_rng(seed)
-    g = games.make("connect4")
-    out = []
-    while len(out) < n:
-        plies = int(rng.integers(0, 40))
-        state, moves = g.init(1), []
-        for _ in range(plies):
-            a = int(rng.choice(np.flatnonzero(g.legal(state)[0])))
-            state, _, done = g.step(state, np.array([a]))
-            moves.append(a)
-            if done[0]:
-                break
-        else:
-            out.append(moves)
-    return out
+    return random_move_lists(games.make("connect4"), n, np.random.default_rng(seed), max_plies=39)
 
 
 def test_boards_of_reached_positions_parse_as_their_moves():

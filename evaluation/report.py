@@ -22,22 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from evaluation.metrics import mean_ci
+from launch.metrics import read_metrics
 
 KEY_METRICS = ("value_mae", "policy_regret", "error_rate", "blunder_rate", "score", "match")
-
-
-def _read_metrics(run_dir: Path) -> list[dict]:
-    path = Path(run_dir) / "metrics.jsonl"
-    if not path.is_file():
-        raise FileNotFoundError(f"run {run_dir}: no metrics.jsonl")
-    out = []
-    for i, line in enumerate(path.read_text().splitlines()):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise ValueError(f"run {run_dir}: metrics.jsonl line {i + 1} is not JSON ({e})") from e
-    return out
 
 
 def _label(run_dir: Path) -> str:
@@ -92,7 +79,7 @@ def write_report(run_dirs, out_dir) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     runs: dict[str, list[list[dict]]] = {}
     for d in run_dirs:
-        runs.setdefault(_label(Path(d)), []).append(_read_metrics(Path(d)))
+        runs.setdefault(_label(Path(d)), []).append(read_metrics(Path(d)))
     metrics = sorted({k for seeds in runs.values() for recs in seeds for r in recs for k in r
                       if k.startswith("eval/") and k.rsplit("/", 1)[-1] in KEY_METRICS})
     for metric in metrics:

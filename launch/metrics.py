@@ -55,8 +55,19 @@ def _start_wandb(run_dir: Path, config: dict, mode: str, name: str):
 
 
 def read_metrics(run_dir) -> list[dict]:
+    """The records of ``run_dir/metrics.jsonl``; FileNotFoundError or ValueError name the
+    run and the bad line."""
     path = Path(run_dir) / "metrics.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if not path.is_file():
+        raise FileNotFoundError(f"run {run_dir}: no metrics.jsonl")
+    out = []
+    for i, line in enumerate(path.read_text().splitlines()):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise ValueError(f"run {run_dir}: metrics.jsonl line {i + 1} is not JSON ({e})") from e
+    return out
 
 
 class Progress:

@@ -4,11 +4,14 @@ the Ray pool, its summed statistics, and a replica killed while a batch is in fl
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import threading
 import time
 
 import numpy as np
 import pytest
+import ray
 
 import games
 from oracle_service.chomp_grundy import ChompTable
@@ -38,6 +41,29 @@ def easy_positions(n: int, plies: int = 22, seed: int = 0) -> list[str]:
         if not done:
             out.append("".join(str(a + 1) for a in moves))
     return out
+
+
+@contextlib.contextmanager
+def held_write_lock(path: str):
+    """SQLite's write lock on the store at ``path`` while the block runs: writers wait
+    (the store's busy timeout is 30 s), readers go on (WAL mode)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        yield
+        conn.execute("ROLLBACK")
+    finally:
+        conn.close()
+
+
+def wait_until_busy(replica, timeout: float = 60.0) -> None:
+    """Block until ``replica`` is inside a call that was sent before this one: a ping then
+    stays unanswered (an actor runs one caller's calls in order, one at a time), where an
+    idle replica answers within milliseconds."""
+    deadline = time.monotonic() + timeout
+    while ray.wait([replica.ping.remote()], timeout=2.0)[0]:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the replica answered pings for {timeout:.0f} s: no call reached it")
 
 
 @pytest.fixture(scope="module")
@@ -220,7 +246,6 @@ def test_worker_takes_boards_as_their_move_sequences(tmp_path, positions, solver
 
 
 def test_client_over_replicas_survives_a_killed_replica(ray_session, tmp_path, positions, solver):
-    ray = ray_session
     store = str(tmp_path / "shared.sqlite")
     client = OracleClient(num_replicas=2, store=store, replica_options={"num_cpus": 0},
                           tt_log2_size=20)
@@ -254,12 +279,15 @@ def test_client_over_replicas_survives_a_killed_replica(ray_session, tmp_path, p
             "seed_lookups", "seeded", "children_stored", "replicas_alive")}
 
         # Kill a replica while a batch is in flight: Ray restarts it and retries the call.
-        batch = easy_positions(60, plies=16, seed=1)  # ~35 ms per analysis: ~1 s per chunk
+        # The test holds the store's write lock, so no replica can finish its chunk (an
+        # analysis ends by writing to the store) until the kill has landed.
+        batch = easy_positions(60, plies=16, seed=1)
         result = {}
-        thread = threading.Thread(target=lambda: result.update(a=client.connect4_analyze(batch)))
-        thread.start()
-        time.sleep(0.3)
-        ray.kill(client.replicas[0], no_restart=False)
+        with held_write_lock(store):
+            thread = threading.Thread(target=lambda: result.update(a=client.connect4_analyze(batch)))
+            thread.start()
+            wait_until_busy(client.replicas[0])
+            ray.kill(client.replicas[0], no_restart=False)
         thread.join(60)
         assert not thread.is_alive()
         assert [a.value for a in result["a"]] == [solver.analyze(p) for p in batch]

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 import ray
+from ray.exceptions import RayActorError
 
 from replay.rows import avi_schema
 from replay.service import ReplaySampler, ReplayService
@@ -20,6 +21,22 @@ SCHEMA = avi_schema(OBS)
 def make_rows(n: int, start: int) -> dict:
     return {"obs": np.zeros((n, *OBS), np.uint8), "target": np.arange(start, start + n, dtype=np.float32),
             "version": np.zeros(n, np.int64)}
+
+
+def wait_until_replaced(shard, incarnation: str, timeout: float = 60.0) -> None:
+    """Block until the shard process ``incarnation`` is gone (ray.kill does not wait): a call
+    fails while Ray restarts it, or its successor answers. A put sent earlier could still
+    reach the old process."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if ray.get(shard.recovery.remote())["incarnation"] != incarnation:
+                return
+        except RayActorError:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"replay shard {incarnation} still answers {timeout:.0f} s after it was killed")
+        time.sleep(0.05)
 
 
 def test_put_reaches_the_restarted_shard_and_the_sampler_goes_on(ray_session, tmp_path):
@@ -36,7 +53,7 @@ def test_put_reaches_the_restarted_shard_and_the_sampler_goes_on(ray_session, tm
         sampler.next()  # four requests now in flight, to both shards
 
         ray.kill(service.shards[0], no_restart=False)
-        time.sleep(0.3)  # the process is gone; its successor is still starting
+        wait_until_replaced(service.shards[0], first)
         reply, failures = service.put(make_rows(10, 65), shard=2)  # shard 2 % 2 == 0
         assert reply["shard"] == 0 and reply["incarnation"] != first
         assert reply["total_added"] == 40 + 10 and reply["size"] == 50  # the snapshot, then these rows

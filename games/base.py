@@ -100,6 +100,26 @@ def repeat(state: State, n: int) -> State:
     return type(state)(*(np.repeat(f, n, axis=0) for f in state))
 
 
+def state_keys(state: State) -> list[bytes]:
+    """One bytes key per row: the row's fields, byte for byte (equal states, equal keys)."""
+    n = batch_size(state)
+    if n == 0:
+        return []
+    rows = np.concatenate([np.ascontiguousarray(f).reshape(n, -1).view(np.uint8) for f in state], axis=1)
+    return [r.tobytes() for r in rows]
+
+
+def one_step_q(expansion: Expansion, child_values: np.ndarray, gamma: float) -> np.ndarray:
+    """float32[B, A]: q(s, a) = r(s, a) - gamma V(f(s, a)), with V = 0 past a move that
+    ends the game and -inf for illegal moves. ``child_values`` float32[B * A] or [B, A]
+    holds V of each child for the player to move there; it is read only where the move
+    is legal and the game goes on."""
+    legal, done, reward = expansion.legal, expansion.done, expansion.reward
+    child_v = np.asarray(child_values, np.float32).reshape(legal.shape)
+    q = reward - gamma * np.where(done, 0.0, child_v)
+    return np.where(legal, q, -np.inf).astype(np.float32)
+
+
 def random_legal_actions(legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random legal action per row of ``legal[B, A]`` (0 where none)."""
     return _pick_kth_legal(np.ascontiguousarray(legal), rng.random(legal.shape[0]))
@@ -125,6 +145,50 @@ def _pick_kth_legal(legal, uniform):
                     break
                 k -= 1
     return out
+
+
+# ------------------------------------------------------------ playing a batch
+
+
+def step_live(game: "Game", state: State, actions, live=None, *, check: bool = True):
+    """Play ``actions[B]`` in the games where ``live[B]`` holds (default: the games not
+    over) and leave the others as they are: ``(state, reward float32[B], done bool[B])``
+    over the whole batch, reward 0 and done False where no move was played."""
+    actions = np.asarray(actions)
+    B = batch_size(state)
+    live = ~game.terminal(state) if live is None else np.asarray(live, bool)
+    reward, done = np.zeros(B, np.float32), np.zeros(B, bool)
+    if not live.any():
+        return state, reward, done
+    stepped, reward[live], done[live] = game.step(take(state, live), actions[live], check=check)
+    return put(state, live, stepped), reward, done
+
+
+class RandomPly(NamedTuple):
+    """One ply of :func:`random_play`: the batch before it and the moves played in it."""
+
+    state: State  # the batch before this ply
+    moving: np.ndarray  # bool[B], the games that move in this ply (all False in the last one)
+    actions: np.ndarray  # int64[B], the uniformly random legal move of each moving game
+
+
+def random_play(game: "Game", state: State, rng: np.random.Generator, plies: int | None = None):
+    """Uniformly random moves in every live game of ``state``, ply by ply, for ``plies``
+    plies (default: until every game is over). Yields a :class:`RandomPly` before each
+    ply, and last one for the state after the final ply, whose ``moving`` is all False.
+    One draw of ``rng`` per ply and game, finished games included, so that a seed gives
+    the same games whatever the consumer reads."""
+    ply = 0
+    while plies is None or ply < plies:
+        live = ~game.terminal(state)
+        if not live.any():
+            break
+        actions = random_legal_actions(game.legal(state), rng)
+        yield RandomPly(state, live, actions)
+        state, _, _ = step_live(game, state, actions, live, check=False)
+        ply += 1
+    B = batch_size(state)
+    yield RandomPly(state, np.zeros(B, bool), np.zeros(B, np.int64))
 
 
 # ----------------------------------------------------------------------- contract

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from games.base import Game, State, put, random_legal_actions, take
+from games.base import Game, State, random_legal_actions, random_play, take
 
 
 def assert_states_equal(a: State, b: State, msg: str = "") -> None:
@@ -35,16 +35,10 @@ def assert_expand_matches_step(game: Game, state: State, msg: str = "") -> None:
 def random_playout(game: Game, batch: int, rng: np.random.Generator):
     """The batch state at every ply of ``batch`` uniformly random games, the first state
     the start and the last one with every game over (finished games stay as they are)."""
-    state = game.init(batch)
-    for _ in range(game.max_length + 1):
-        yield state
-        legal = game.legal(state)
-        live = legal.any(axis=1)
-        if not live.any():
-            return
-        sub, _, _ = game.step(take(state, live), random_legal_actions(legal, rng)[live])
-        state = put(state, live, sub)
-    raise AssertionError(f"{game!r}: random games outlived max_length={game.max_length}")
+    for ply in random_play(game, game.init(batch), rng, plies=game.max_length):
+        yield ply.state
+    if not game.terminal(ply.state).all():
+        raise AssertionError(f"{game!r}: random games outlived max_length={game.max_length}")
 
 
 def random_move_lists(game: Game, count: int, rng: np.random.Generator, max_plies: int,

@@ -145,12 +145,11 @@ def test_game_ends_exactly_at_the_poison(shape):
         np.testing.assert_array_equal(live, ~g.terminal(state))
         if not live.any():
             break
-        sub, reward, done = g.step(take(state, live), random_legal_actions(legal, rng)[live])
-        at_poison = (sub.profile == poison_only).all(axis=1)
+        state, reward, done = games.step_live(g, state, random_legal_actions(legal, rng), live)
+        at_poison = live & (state.profile == poison_only).all(axis=1)  # the games that just ended
         np.testing.assert_array_equal(done, at_poison, err_msg=f"ply {ply}")
         np.testing.assert_array_equal(reward, at_poison.astype(np.float32))
         lengths[live] += 1
-        state = games.put(state, live, sub)
     assert g.terminal(state).all() and (state.profile == poison_only).all()
     assert lengths.max() <= g.max_length
     finished = g.profile_to_state(poison_only)
@@ -283,14 +282,9 @@ def ref_planes(rows, cols, frames, moves):
 def random_move_lists(game, count, rng):
     """Move lists of ``count`` whole random games (each ends with only P left)."""
     out = [[] for _ in range(count)]
-    state = game.init(count)
-    while not game.terminal(state).all():
-        live = ~game.terminal(state)
-        actions = random_legal_actions(game.legal(state), rng)
-        for b in np.flatnonzero(live):
-            out[b].append(int(actions[b]))
-        nxt, _, _ = game.step(take(state, live), actions[live])
-        state = games.put(state, live, nxt)
+    for ply in games.random_play(game, game.init(count), rng):
+        for b in np.flatnonzero(ply.moving):
+            out[b].append(int(ply.actions[b]))
     return out
 
 
@@ -375,9 +369,9 @@ def test_rules_do_not_depend_on_frames():
         base = variants[0]
         legal = base.legal(states[0])
         live = legal.any(axis=1)
-        actions = random_legal_actions(legal, rng)[live]
+        actions = random_legal_actions(legal, rng)
         exp = base.expand(states[0])
-        out = [v.step(take(s, live), actions) for v, s in zip(variants, states)]
+        out = [games.step_live(v, s, actions, live) for v, s in zip(variants, states)]
         for v, s, (nxt, reward, done) in zip(variants[1:], states[1:], out[1:]):
             np.testing.assert_array_equal(v.legal(s), legal)
             np.testing.assert_array_equal(reward, out[0][1])
@@ -387,7 +381,7 @@ def test_rules_do_not_depend_on_frames():
             for x, y in ((e.legal, exp.legal), (e.reward, exp.reward), (e.done, exp.done),
                          (e.children.profile, exp.children.profile)):
                 np.testing.assert_array_equal(x, y)
-        states = [games.put(s, live, o[0]) for s, o in zip(states, out)]
+        states = [nxt for nxt, _, _ in out]
     for v, s in zip(variants, states):
         assert v.terminal(s).all() and not v.legal(s).any()
 

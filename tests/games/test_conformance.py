@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import games
-from games import IllegalMoveError, random_legal_actions, take
+from games import IllegalMoveError, random_legal_actions, step_live, take
 from games.testing import assert_expand_matches_step, assert_states_equal
 
 CONFIGS = [
@@ -54,13 +54,10 @@ def play_random(game, batch, seed):
             history.append((state, legal, None, None, None, live.copy()))
             break
         actions = random_legal_actions(legal, rng)
-        nxt, reward, done = game.step(take(state, live), actions[live])
-        full_reward = np.zeros(batch, np.float32)
-        full_done = np.zeros(batch, bool)
-        full_reward[live], full_done[live] = reward, done
-        history.append((state, legal, actions, full_reward, full_done, live.copy()))
-        state = games.put(state, live, nxt)
-        live = live & ~full_done
+        nxt, reward, done = step_live(game, state, actions, live)
+        history.append((state, legal, actions, reward, done, live.copy()))
+        state = nxt
+        live = live & ~done
     return history
 
 

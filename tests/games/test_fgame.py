@@ -98,14 +98,12 @@ def play_random(game, batch, rng, first_player_optimal=False):
         mask = game.optimal_actions(state) if first_player_optimal and ply % 2 == 0 else game.legal(state)
         leaf_values = game.child_values(state)
         actions = random_legal_actions(mask, rng)
-        sub, reward, done = game.step(take(state, live), actions[live])
+        state, reward, done = games.step_live(game, state, actions, live)
         # A finished game's reward is the negated value of the leaf entered.
-        np.testing.assert_array_equal(reward[done], -leaf_values[live, actions[live]][done])
+        np.testing.assert_array_equal(reward[done], -leaf_values[done, actions[done]])
         assert not reward[~done].any()
-        rows = np.flatnonzero(live)[done]
-        outcome[rows] = reward[done] * (1 if ply % 2 == 0 else -1)
-        plies[rows] = ply + 1
-        state = games.put(state, live, sub)
+        outcome[done] = reward[done] * (1 if ply % 2 == 0 else -1)
+        plies[done] = ply + 1
     assert game.terminal(state).all(), "a game outlived the tree's height"
     return outcome, plies
 
@@ -253,8 +251,9 @@ def test_expand_equals_stepping_each_action(depth, branching):
         moving = ~state.over & (state.length < target)
         if not moving.any():
             break
-        sub, _, _ = game.step(take(state, moving), rng.integers(0, branching, moving.sum()))
-        state = games.put(state, moving, sub)
+        actions = np.zeros(len(moving), np.int64)
+        actions[moving] = rng.integers(0, branching, moving.sum())  # the draws of the moving walks only
+        state, _, _ = games.step_live(game, state, actions, moving)
     assert state.over.any() and (~state.over).any()
     exp = game.expand(state)
     assert exp.legal.sum(axis=1).tolist() == [0 if o else branching for o in state.over]

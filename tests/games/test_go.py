@@ -466,19 +466,7 @@ def test_area_scoring_with_komi():
 
 def random_game_states(game, B, plies, seed):
     """States along B random games (stopped where they end), for batch tests."""
-    rng = np.random.default_rng(seed)
-    s = game.init(B)
-    out = [s]
-    for _ in range(plies):
-        legal = game.legal(s)
-        if not legal.any():
-            break
-        a = random_legal_actions(legal, rng)
-        live = legal.any(axis=1)
-        s2, _, _ = game.step(take(s, live), a[live])
-        s = games.put(s, live, s2)
-        out.append(s)
-    return out
+    return [ply.state for ply in games.random_play(game, game.init(B), np.random.default_rng(seed), plies)]
 
 
 def check_caches(game, s):
@@ -545,11 +533,10 @@ def test_random_games_match_the_reference(size, B, seed, max_length):
             break
         a = random_legal_actions(legal, rng)
         live = legal.any(axis=1)
-        s2, reward, done = game.step(take(s, live), a[live])
+        s, reward, done = games.step_live(game, s, a, live)
         expected = [refs[b].step(int(a[b])) for b in np.flatnonzero(live)]
-        assert reward.tolist() == [r for r, _ in expected]
-        assert done.tolist() == [d for _, d in expected]
-        s = games.put(s, live, s2)
+        assert reward[live].tolist() == [r for r, _ in expected]
+        assert done[live].tolist() == [d for _, d in expected]
     assert game.terminal(s).all()  # every game ended, by passes or max_length
     assert s.moves.mean() > size * size / 2  # (and they were real games)
     if size in (2, 3):

@@ -140,16 +140,15 @@ def test_random_games_done_and_reward_match_reference(size):
     while live.any():
         mover = 1 + ply % 2
         actions = random_legal_actions(g.legal(state), rng)
-        sub, reward, done = g.step(take(state, live), actions[live])
-        for j, b in enumerate(np.flatnonzero(live)):
-            grid = sub.board[j].tolist()
+        state, reward, done = games.step_live(g, state, actions, live)
+        for b in np.flatnonzero(live):
+            grid = state.board[b].tolist()
             code = ref_winner_code(grid)
             assert code in (0, mover), f"game {b} ply {ply}: the player who did not move has a chain"
-            assert done[j] == (code == mover), f"game {b} ply {ply}: done disagrees with the reference"
-            assert reward[j] == (1.0 if done[j] else 0.0)
-            assert sub.winner[j] == code
-        state = games.put(state, live, sub)
-        live[np.flatnonzero(live)[done]] = False
+            assert done[b] == (code == mover), f"game {b} ply {ply}: done disagrees with the reference"
+            assert reward[b] == (1.0 if done[b] else 0.0)
+            assert state.winner[b] == code
+        live &= ~done
         ply += 1
         assert ply <= g.max_length
     assert g.terminal(state).all() and not g.legal(state).any()

@@ -105,20 +105,8 @@ def assert_states_equal(a, b, msg=""):
 
 def random_states(game, batch, seed, keep_every=1):
     """States met along random games (all their plies, or every ``keep_every``-th)."""
-    rng = np.random.default_rng(seed)
-    state = game.init(batch)
-    seen = []
-    for ply in range(game.max_length + 1):
-        if ply % keep_every == 0:
-            seen.append(state)
-        legal = game.legal(state)
-        live = legal.any(axis=1)
-        if not live.any():
-            break
-        actions = random_legal_actions(legal, rng)
-        nxt, _, _ = game.step(take(state, live), actions[live])
-        state = games.put(state, live, nxt)
-    return games.concat(seen)
+    plies = games.random_play(game, game.init(batch), np.random.default_rng(seed))
+    return games.concat([p.state for i, p in enumerate(plies) if i % keep_every == 0])
 
 
 # ------------------------------------------------------------------------ tests
@@ -163,13 +151,12 @@ def test_random_games_match_reference(game):
             np.testing.assert_array_equal(legal[b], refs[b].legal_mask(), err_msg=f"game {b}")
             np.testing.assert_array_equal(obs[b], refs[b].planes(), err_msg=f"game {b}")
         actions = random_legal_actions(legal, rng)
-        nxt, reward, done = game.step(take(state, live), actions[live])
-        for i, b in enumerate(np.flatnonzero(live)):
+        state, reward, done = games.step_live(game, state, actions, live)
+        for b in np.flatnonzero(live):
             r, d = refs[b].play(int(actions[b]))
-            assert (reward[i], done[i]) == (r, d), f"game {b}, action {game.action_name(actions[b])}"
+            assert (reward[b], done[b]) == (r, d), f"game {b}, action {game.action_name(actions[b])}"
             passes += actions[b] == PASS
-        state = games.put(state, live, nxt)
-        live[np.flatnonzero(live)[done]] = False
+        live &= ~done
         assert (state.moves <= game.max_length).all()
     assert game.terminal(state).all() and not game.legal(state).any()
     # Forced passes are common enough in random play (16 here) to be exercised; games
@@ -261,19 +248,10 @@ def test_symmetries_fixing_the_start_by_play(game):
     start = game.encode(game.init(1))
     fixing = [s for s in syms if np.array_equal(s.obs(start), start)]
     assert sorted(s.name for s in fixing) == sorted(["identity", "rot180", "rot90_flip", "rot270_flip"])
-    rng = np.random.default_rng(5)
-    state = game.init(6)
     moves = [[] for _ in range(6)]
-    for _ in range(game.max_length):
-        legal = game.legal(state)
-        live = legal.any(axis=1)
-        if not live.any():
-            break
-        actions = random_legal_actions(legal, rng)
-        for b in np.flatnonzero(live):
-            moves[b].append(int(actions[b]))
-        nxt, _, _ = game.step(take(state, live), actions[live])
-        state = games.put(state, live, nxt)
+    for ply in games.random_play(game, game.init(6), np.random.default_rng(5), plies=game.max_length):
+        for b in np.flatnonzero(ply.moving):
+            moves[b].append(int(ply.actions[b]))
     for sym in fixing:
         assert sym.action[PASS] == PASS
         for cut in (5, 20, 45):

@@ -18,7 +18,7 @@ import numpy as np
 
 import games
 from actors import collect_steps
-from games import Game, take
+from games import Game, one_step_q, take
 
 ValueFn = Callable[[np.ndarray], np.ndarray]  # float32[N, *obs_shape] -> float32[N]
 
@@ -50,7 +50,7 @@ class AviCollector:
         if len(child_obs):
             child_v[needs_value] = value_fn(child_obs)
         t2 = time.perf_counter()
-        q = np.where(exp.legal, exp.reward - self.gamma * child_v.reshape(B, A), -np.inf)  # [B, A]
+        q = one_step_q(exp, child_v, self.gamma)  # [B, A]
         target = q.max(axis=1).astype(np.float32)  # [B]
 
         greedy = q.argmax(axis=1)

@@ -1,9 +1,12 @@
 """Exact evaluation: oracle-labelled states and the metrics of the papers.
 
+- ``evaluation.labels``: the exact-labels record (``LabelledStates``), labels from V*,
+  Chomp's V* from Grundy tables;
 - ``evaluation.exact``: built-in ground truth (enumeration, F-Game values, Chomp tables)
   and the value metrics used during training;
-- ``evaluation.datasets`` (+ ``connect4_data``): the fixed, seeded Parquet datasets and
-  ``load_dataset(name)``; ``python -m evaluation build --game NAME``;
+- ``evaluation.datasets``: the fixed, seeded Parquet datasets' format and names, and
+  ``load_dataset(name)``; ``evaluation.builders`` and ``evaluation.connect4_data``
+  generate them (``python -m evaluation build --game NAME``);
 - ``evaluation.oracles``: Connect Four, Chomp and F-Game oracles behind one interface;
 - ``evaluation.policies``: policies ``choose(states) -> actions`` (greedy value, policy
   head, MCTS, minimax) and the network wrapper that counts inference compute;

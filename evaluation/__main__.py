@@ -1,4 +1,4 @@
-"""``python -m evaluation build|evaluate|report ...`` (see ``evaluation.datasets``,
+"""``python -m evaluation build|evaluate|report ...`` (see ``evaluation.builders``,
 ``evaluation.runner`` and ``evaluation.report``)."""
 
 import sys
@@ -10,7 +10,7 @@ def main(argv: list[str]) -> int:
         print(f"usage: python -m evaluation {{{','.join(commands)}}} ...", file=sys.stderr)
         return 2
     if argv[0] == "build":
-        from evaluation.datasets import build_main
+        from evaluation.builders import build_main
 
         return build_main(argv[1:])
     if argv[0] == "evaluate":

@@ -1,6 +1,8 @@
 """Fixed evaluation datasets: oracle-labelled states and opening sets, as Parquet files.
 
-Every dataset is made by a seeded generator (``python -m evaluation build --game NAME``),
+This module is the format and the registry: the names, the schema, reading and writing.
+The generators live in ``evaluation.builders`` (F-Games, Chomp, openings) and
+``evaluation.connect4_data``; each is seeded (``python -m evaluation build --game NAME``),
 so a fixed seed gives the same file. The Connect Four sets cost solver time and are
 committed under ``evaluation/data/``; the cheap ones (F-Games, Chomp, Hex, Othello and
 Go openings) are generated on first use into a cache directory
@@ -55,9 +57,9 @@ the oracle solves, and the store keeps, what it meets).
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,8 +68,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import games
-from evaluation.exact import LabelledStates, _keys, sample_random_play_states
-from games import Game, take
+from evaluation.labels import LabelledStates
+from games import Game
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 CACHE_ENV = "SELFPLAY_EVAL_CACHE"
@@ -77,6 +79,28 @@ FGAME_BETA = 0.05
 FGAME_SEEDS = range(10)
 CHOMP_BOARDS = ((9, 10), (10, 11))
 COMMITTED = ("connect4-uniform", "connect4-eps-optimal", "connect4-openings")
+# Who builds each dataset, by the game its name starts with: imported only to build one,
+# since building needs the solver and the samplers, and reading needs neither.
+BUILDERS = {"connect4": "evaluation.connect4_data:build_connect4", "chomp": "evaluation.builders:build_chomp",
+            "fgame": "evaluation.builders:build_fgame", "hex": "evaluation.builders:build_openings",
+            "othello": "evaluation.builders:build_openings", "go": "evaluation.builders:build_openings"}
+
+
+def connect4_phase(plies) -> np.ndarray:
+    """The D.3 game phase of Connect Four states from their plies played."""
+    plies = np.asarray(plies)
+    return np.where(plies <= 14, "opening", np.where(plies < 28, "midgame", "endgame"))
+
+
+def connect4_group(plies, remaining) -> np.ndarray:
+    """The D.3 group (one of ``GROUPS``) of each state from plies played and plies
+    remaining under perfect play."""
+    phase = connect4_phase(plies)
+    remaining = np.asarray(remaining)
+    level = np.where(remaining < 14, "easy", np.where(remaining < 28, "medium", "hard"))
+    # D.3 leaves out 28 played and exactly 14 to go (a full board): the endgame group.
+    level = np.where(phase == "endgame", "easy", level)
+    return np.char.add(np.char.add(level.astype(str), "-"), phase.astype(str)).astype(object)
 
 
 class DatasetError(ValueError):
@@ -177,6 +201,8 @@ class Dataset:
             if "move_scores" not in self.table.column_names:
                 raise DatasetError(f"dataset {self.name!r} has undiscounted labels only; "
                                    f"gamma {gamma} needs plies-to-end (Connect Four sets have them)")
+            # Imported here: the solver module compiles its search when imported, which
+            # reading a dataset of another game should not wait for.
             from oracle_service.connect4_solver import score_to_value
 
             plies = self.plies
@@ -189,7 +215,15 @@ class Dataset:
         return LabelledStates(self.states, v, q)
 
 
-def _table(game: Game, moves: list[list[int]], groups, value=None, action_values=None, extra=None) -> dict:
+def dataset_meta(name: str, game: Game, seed: int | None, description: str, **extra) -> dict:
+    """The ``evaluation`` metadata of a dataset file (see the schema above)."""
+    return {"name": name, "game": game.name, "game_params": game.params, "seed": seed,
+            "description": description, "format_version": 1, **extra}
+
+
+def dataset_columns(moves: list[list[int]], groups=None, value=None, action_values=None, extra=None) -> dict:
+    """The common columns of the schema (name -> pyarrow array), and ``extra`` ones;
+    ``groups`` None: "all"; ``value`` and ``action_values`` None: unlabelled."""
     n = len(moves)
     cols = {
         "moves": pa.array(moves, pa.list_(pa.int16())),
@@ -249,197 +283,18 @@ def load_dataset(name: str, *, cache_dir: Path | None = None, build: bool = True
     return Dataset(name, game, table, meta, path)
 
 
-# ------------------------------------------------------------ cheap builders
-
-
-def _meta(name: str, game: Game, seed: int | None, description: str, **extra) -> dict:
-    return {"name": name, "game": game.name, "game_params": game.params, "seed": seed,
-            "description": description, "format_version": 1, **extra}
-
-
-def _exact_rows(game: Game, states, v_star) -> tuple[np.ndarray, np.ndarray]:
-    from evaluation.exact import label_states
-
-    labels = label_states(game, states, v_star)
-    return labels.v_star, labels.q_star
-
-
-def _moves_of(game: Game, states) -> list[list[int]]:
-    """Action sequences that reach ``states`` (F-Games keep their path; Chomp: a
-    canonical sequence rebuilt from the profile)."""
-    if game.name == "fgame":
-        return [p[:n].astype(int).tolist() for p, n in zip(states.path, states.length)]
-    if game.name == "chomp":
-        cols = game.params["cols"]
-        out = []
-        for prof in states.profile.astype(int):
-            # Bite row by row from the bottom: row r cut to prof[r] by taking (r, prof[r]).
-            seq, cur = [], [cols] * len(prof)
-            for r in range(len(prof) - 1, -1, -1):
-                if cur[r] > prof[r]:
-                    seq.append(r * cols + prof[r])
-                    cur = [min(x, prof[r]) if k >= r else x for k, x in enumerate(cur)]
-            out.append(seq)
-        return out
-    raise ValueError(f"no move reconstruction for {game.name}")
-
-
-def _random_play_states(game: Game, count: int, seed: int, key=_keys) -> list[list[int]]:
-    """Move lists of ``count`` distinct live states (by ``key(states) -> list``), each the
-    state at a uniformly random ply of a uniformly random game (so late plies are not
-    crowded out by early ones)."""
-    rng = np.random.default_rng(seed)
-    B = 256
-    found: set[bytes] = set()
-    out: list[list[int]] = []
-    while len(out) < count:
-        state = game.init(B)
-        history = np.zeros((B, game.max_length), np.int64)
-        length = np.zeros(B, np.int64)
-        for ply in range(game.max_length):
-            live = ~game.terminal(state)
-            if not live.any():
-                break
-            actions = games.random_legal_actions(game.legal(state), rng)
-            nxt, _, _ = game.step(take(state, live), actions[live], check=False)
-            state = games.put(state, live, nxt)
-            history[live, ply] = actions[live]
-            length[live] += 1
-        cut = (rng.random(B) * length).astype(np.int64)  # a live ply of each game
-        picked = game.from_moves([history[i, :cut[i]].tolist() for i in range(B)])
-        for i, k in enumerate(key(picked)):
-            if k not in found and len(out) < count:
-                found.add(k)
-                out.append(history[i, :cut[i]].tolist())
-    return out
-
-
-def build_fgame(name: str) -> tuple[dict, dict]:
-    game = game_of(name)
-    states = sample_random_play_states(game, count=4096, seed=0)
-    v, q = _exact_rows(game, states, game.value)
-    meta = _meta(name, game, 0, "4096 distinct live states from uniform random play (AVI paper F.4)")
-    return _table(game, _moves_of(game, states), None, v, q), meta
-
-
-def build_chomp(name: str) -> tuple[dict, dict]:
-    from oracle_service.chomp_grundy import ChompTable
-
-    game = game_of(name)
-    table = ChompTable(game.params["rows"], game.params["cols"])
-    if name.endswith("-openings"):
-        states = game.expand(game.init(1)).children
-        legal = game.legal(game.init(1))[0]
-        states = take(states, np.flatnonzero(legal))
-        states = take(states, ~game.terminal(states))
-        desc, seed = "every live position after 1 ply (play against the Grundy oracle)", None
-    else:
-        # Distinct profiles: a Chomp state also counts its plies, which the position ignores.
-        moves = _random_play_states(game, 1024, 0, key=lambda s: [p.tobytes() for p in s.profile])
-        states = game.from_moves(moves)
-        desc, seed = "1024 distinct live positions, each at a random ply of a uniform random game", 0
-    g = table.grundy_batch(states.profile).astype(np.int16)
-    v, q = _exact_rows(game, states, lambda s: np.where(table.grundy_batch(s.profile) != 0, 1.0, -1.0))
-    win = table.winning_actions_batch(states.profile)
-    extra = {"profile": pa.array(states.profile.astype(np.int8).tolist(), pa.list_(pa.int8())),
-             "grundy": pa.array(g, pa.int16()),
-             "winning_moves": pa.array([np.flatnonzero(w).tolist() for w in win], pa.list_(pa.int16()))}
-    if name.endswith("-openings"):
-        moves = _moves_of(game, states)
-    return _table(game, moves, None, v, q, extra), _meta(name, game, seed, desc)
-
-
-def _distinct_after(game: Game, plies: int, canonical=None) -> list[list[int]]:
-    """Move sequences, lexicographically first per distinct position (or per class of
-    ``canonical(states) -> keys``), of every live position after exactly ``plies``."""
-    seqs = [[]]
-    for _ in range(plies):
-        state = game.from_moves(seqs) if seqs[0] else game.init(1)
-        legal = game.legal(state)
-        seqs = [s + [int(a)] for s, row in zip(seqs, legal) for a in np.flatnonzero(row)]
-        state = game.from_moves(seqs)
-        keys = canonical(state) if canonical else _keys(state)
-        live = ~game.terminal(state)
-        seen, kept = set(), []
-        for s, k, ok in zip(seqs, keys, live):
-            if ok and k not in seen:
-                seen.add(k)
-                kept.append(s)
-        seqs = kept
-    return seqs
-
-
-def build_openings(name: str) -> tuple[dict, dict]:
-    game = game_of(name)
-    if name == "othello-openings":
-        moves, desc, seed = _distinct_after(game, 3), "every distinct position after 3 plies", None
-    elif name == "go-openings":
-        moves = [[a] for a in range(81)]
-        desc, seed = "the 81 positions after the first move (pass excluded)", None
-    elif name == "hex-openings":
-        # No Hex solver here: the paper's 64 won / 64 lost balance cannot be made; we take
-        # 128 distinct two-ply positions (up to the 180-degree rotation) at random, seeded.
-        sym = game.symmetries()
-
-        def canonical(state):
-            obs = game.encode(state)
-            return [min(bytes(o.astype(np.uint8)), bytes(sym[-1].obs(o[None])[0].astype(np.uint8))) for o in obs]
-
-        pool = _distinct_after(game, 2, canonical)
-        pick = np.random.default_rng(0).choice(len(pool), size=128, replace=False)
-        moves = [pool[i] for i in sorted(pick)]
-        desc, seed = "128 distinct two-ply positions up to rotation, seeded sample, unlabelled", 0
-    elif name == "hex-uniform":
-        moves = _random_play_states(game, 445, seed=0)
-        desc, seed = "445 distinct live states from uniform random play, unlabelled", 0
-    else:
-        raise DatasetError(f"no builder for {name!r}")
-    return _table(game, moves, None), _meta(name, game, seed, desc)
-
-
 def build_dataset(name: str, *, cache_dir: Path | None = None, out_dir: Path | None = None, **kwargs) -> Path:
-    """Generate dataset ``name`` (seeded) and write it where ``load_dataset`` looks."""
+    """Generate dataset ``name`` (seeded) and write it where ``load_dataset`` looks (or
+    into ``out_dir``); ``kwargs`` go to the builder (the Connect Four one takes some)."""
     game_of(name)
-    if name.startswith("fgame-"):
-        cols, meta = build_fgame(name)
-    elif name.startswith("chomp-"):
-        cols, meta = build_chomp(name)
-    elif name in COMMITTED:
-        from evaluation.connect4_data import build_connect4
-
-        cols, meta = build_connect4(name, **kwargs)
-    else:
-        cols, meta = build_openings(name)
+    module, function = BUILDERS[name.split("-")[0]].split(":")
+    columns, meta = getattr(importlib.import_module(module), function)(name, **kwargs)
     path = Path(out_dir) / f"{name}.parquet" if out_dir else dataset_path(name, cache_dir)
-    return write_dataset(path, cols, meta)
+    return write_dataset(path, columns, meta)
 
 
 def names_for_game(game: str) -> list[str]:
     return [n for n in dataset_names() if n.split("-")[0] == game]
-
-
-def build_main(argv: list[str] | None = None) -> int:
-    """``python -m evaluation build --game NAME [--name DATASET ...] [--out DIR]``."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m evaluation build",
-                                     description="Generate the fixed evaluation datasets (seeded).")
-    parser.add_argument("--game", required=True, help="connect4, chomp, fgame, hex, othello or go")
-    parser.add_argument("--name", nargs="*", help="only these datasets of the game")
-    parser.add_argument("--out", type=Path, help="write here instead of evaluation/data or the cache")
-    args = parser.parse_args(argv)
-    names = args.name or names_for_game(args.game)
-    if not names:
-        parser.error(f"no datasets for game {args.game!r}")
-    for name in names:
-        start = time.perf_counter()
-        try:
-            path = build_dataset(name, out_dir=args.out)
-        except DatasetError as e:
-            print(f"error: {e}")
-            return 2
-        print(f"{name}: {path} ({time.perf_counter() - start:.1f} s)", flush=True)
-    return 0
 
 
 __all__ = [
@@ -447,7 +302,10 @@ __all__ = [
     "Dataset",
     "DatasetError",
     "build_dataset",
-    "build_main",
+    "connect4_group",
+    "connect4_phase",
+    "dataset_columns",
+    "dataset_meta",
     "dataset_names",
     "load_dataset",
     "write_dataset",

@@ -20,7 +20,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from evaluation.exact import LabelledStates
+from evaluation.labels import LabelledStates
+from games import take
 
 # ------------------------------------------------------------------ statistics
 
@@ -123,8 +124,6 @@ def state_metrics(labels: LabelledStates, *, choose=None, value=None, groups: np
     """Value MAE and policy regret on ``labels`` (each part only if its callable is given),
     overall, then ``{group}/...`` and ``{phase}/...`` when Connect Four ``groups`` are given.
     Callables are called on batches of at most ``batch`` states."""
-    from games import take
-
     n = len(labels.v_star)
     err = reg = None
     if value is not None:

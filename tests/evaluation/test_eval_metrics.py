@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import games
-from evaluation.exact import LabelledStates
+from evaluation.labels import LabelledStates
 from evaluation.metrics import Trace, mean_ci, regrets, state_metrics, t_cdf, t_quantile, trace_metrics
 from evaluation.oracles import Analysis, ChompOracle, FGameOracle, Oracle
 from evaluation.play import head_to_head, head_to_head_seeds, play_vs_oracle, self_play_traces

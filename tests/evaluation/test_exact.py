@@ -3,8 +3,8 @@
 import numpy as np
 
 import games
-from evaluation.exact import (chomp_values, enumerate_and_solve, exact_labels, label_states,
-                              sample_random_play_states, value_metrics)
+from evaluation.exact import enumerate_and_solve, exact_labels, sample_random_play_states, value_metrics
+from evaluation.labels import chomp_values, label_states
 
 
 def test_tictactoe_enumeration():

@@ -9,7 +9,7 @@ import pytest
 
 import games
 from games.testing import assert_expand_matches_step, random_playout, symmetric_play
-from games.base import IllegalMoveError, random_legal_actions, take
+from games.base import IllegalMoveError, random_legal_actions
 
 
 # ------------------------------------------------ slow, independent reference

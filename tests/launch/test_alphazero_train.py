@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import games
-from evaluation.exact import _keys, enumerate_and_solve, sample_random_play_states
+from evaluation.exact import enumerate_and_solve, sample_random_play_states
 from evaluation.runner import read_checkpoint
 from launch.config import resolve
 from launch.metrics import read_metrics
@@ -32,7 +32,7 @@ def losses_against_a_perfect_player(game, q_star_of, choose) -> dict:
                 actions = choose(frontier)
                 parents = np.arange(len(actions))
             else:  # the perfect player branches on all its optimal moves
-                q = np.stack([q_star_of[k] for k in _keys(frontier)])  # [N, A]
+                q = np.stack([q_star_of[k] for k in games.state_keys(frontier)])  # [N, A]
                 best = np.isclose(q, q.max(axis=1, keepdims=True))
                 parents, actions = np.nonzero(best)
             state, reward, done = game.step(games.take(frontier, parents), actions)
@@ -66,11 +66,11 @@ def load_latest_weights(evaluator, run_dir, game, version) -> None:
 def test_the_perfect_player_check_catches_a_weak_agent():
     game = games.make("tictactoe")
     labels = enumerate_and_solve(game)
-    q_star_of = dict(zip(_keys(labels.states), labels.q_star))
+    q_star_of = dict(zip(games.state_keys(labels.states), labels.q_star))
     first_legal = lambda s: game.legal(s).argmax(axis=1)  # plays the first free cell
     weak = losses_against_a_perfect_player(game, q_star_of, first_legal)
     assert weak["lost_as_first"] > 0 and weak["lost_as_second"] > 0
-    perfect = lambda s: np.stack([q_star_of[k] for k in _keys(s)]).argmax(axis=1)
+    perfect = lambda s: np.stack([q_star_of[k] for k in games.state_keys(s)]).argmax(axis=1)
     best = losses_against_a_perfect_player(game, q_star_of, perfect)
     assert best["lost_as_first"] == best["lost_as_second"] == 0 and best["games_as_second"] > 1
 
@@ -83,7 +83,7 @@ def test_alphazero_learns_to_never_lose_tictactoe(ray_session, tmp_path, budget_
     the run writes every 5 iterations; the run stops as soon as it holds."""
     game = games.make("tictactoe")
     labels = enumerate_and_solve(game)
-    q_star_of = dict(zip(_keys(labels.states), labels.q_star))
+    q_star_of = dict(zip(games.state_keys(labels.states), labels.q_star))
     config = resolve("tictactoe", "paper", ["checkpoint_every=5", "eval_every=5"], algo="alphazero")
     evaluator, choose = untrained_mcts_agent(game, config)
     # The same search over the untrained network loses as second player: there is something to learn.

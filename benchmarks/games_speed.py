@@ -31,7 +31,7 @@ if hasattr(os, "sched_setaffinity"):
 import numpy as np  # noqa: E402
 
 import games  # noqa: E402
-from games import random_legal_actions, take, where  # noqa: E402
+from games import random_legal_actions, step_live, where  # noqa: E402
 
 # Our game (name, params) -> OpenSpiel's game string, where OpenSpiel has the game.
 GAMES = {
@@ -77,11 +77,9 @@ def mid_game_states(game, batch, rng):
         live = ~game.terminal(state) & (target > ply)
         if not live.any():
             break
-        legal = game.legal(take(state, live))
-        nxt, _, done = game.step(take(state, live), random_legal_actions(legal, rng), check=False)
+        nxt, _, done = step_live(game, state, random_legal_actions(game.legal(state), rng), live, check=False)
         # Keep states live: a move that ends the game is not taken.
-        keep = np.flatnonzero(live)[~done]
-        state = games.put(state, keep, take(nxt, ~done))
+        state = where(done, state, nxt)
     return state
 
 

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 import games
-from evaluation.metrics import Trace, trace_metrics
+from evaluation.metrics import Trace, mean_ci, trace_metrics
 from games import Game, take
 
 
@@ -55,12 +55,14 @@ def play(game: Game, starts, players, first: np.ndarray, *, hook: Callable | Non
                 actions[m] = chosen
         if hook is not None:
             hook(rows, sub, mover[rows], actions)
-        nxt, reward, done = game.step(sub, actions, check=False)
-        state = games.put(state, rows, nxt)
+        played = np.zeros(G, np.int64)
+        played[rows] = actions
+        # The players' moves were checked above, naming the player: no second check.
+        state, reward, done = games.step_live(game, state, played, alive, check=False)
         for i, a in zip(rows, actions):
             history[i].append(int(a))
-        ended = rows[done]
-        outcome[ended] = np.where(mover[ended] == 0, reward[done], -reward[done])
+        ended = np.flatnonzero(done)
+        outcome[ended] = np.where(mover[ended] == 0, reward[ended], -reward[ended])
         alive[ended] = False
         mover[rows] = 1 - mover[rows]
     return Games(outcome, history)
@@ -144,8 +146,6 @@ def head_to_head_seeds(game: Game, pairs, openings) -> dict:
     """Head-to-head over several seeds: ``pairs`` is a list of (a, b) policies, one pair
     per seed (e.g. the paired final checkpoints of two methods). Returns the mean score
     and the half-width of its 95% Student-t interval across seeds, and the per-seed scores."""
-    from evaluation.metrics import mean_ci
-
     scores = [head_to_head(game, a, b, openings)["score"] for a, b in pairs]
     mean, half = mean_ci(scores)
     return {"score": mean, "score_ci95": half, "seeds": len(scores), "per_seed": scores}

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from games import Game, random_legal_actions, repeat, take
+from games import Game, random_legal_actions, repeat, step_live, take
 from games.base import State, batch_size
 from learner.learner import ValueFunction
 from learner.networks import NetworkConfig
@@ -99,15 +99,16 @@ class RolloutEvaluator:
         play = repeat(states, R)  # rows i*R .. i*R+R-1 play out state i
         outcome = np.zeros(n * R, np.float32)  # for the player to move in the start state
         sign = np.ones(n * R, np.float32)  # +1 while that player is the one to move
-        live = np.flatnonzero(~np.asarray(game.terminal(play), bool))
-        while live.size:
-            sub = take(play, live)
-            sub, reward, done = game.step(sub, random_legal_actions(game.legal(sub), self.rng), check=False)
-            outcome[live] += sign[live] * np.asarray(reward, np.float32)
+        live = ~game.terminal(play)
+        while live.any():
+            # Draws for the live playouts only, unlike games.random_play: a playout that is
+            # over costs no draw, so that a seed's rollouts do not depend on the others.
+            actions = np.zeros(n * R, np.int64)
+            actions[live] = random_legal_actions(game.legal(take(play, live)), self.rng)
+            play, reward, done = step_live(game, play, actions, live, check=False)
+            outcome += sign * reward  # reward is 0 where no move was played
             sign[live] = -sign[live]
-            for f, r in zip(play, sub):
-                f[live] = r
-            live = live[~np.asarray(done, bool)]
+            live &= ~done
         return (np.zeros((n, game.num_actions), np.float32),
                 outcome.reshape(n, R).mean(axis=1).astype(np.float32))
 

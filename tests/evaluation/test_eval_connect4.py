@@ -93,7 +93,7 @@ def test_evaluator_on_the_committed_sets(game):
     try:
         ev = Evaluator(game, config)
     except DatasetError as e:
-        pytest.skip(f"committed Connect Four sets not generated yet: {e}")
+        pytest.fail(f"committed Connect Four sets are missing or corrupt: {e}")
     m = ev.evaluate(Learner(game, config, device="cpu").get_weights())
     for suite in ("connect4-uniform", "connect4-eps-optimal"):
         assert m[f"eval/{suite}/states"] == 1500

@@ -94,7 +94,7 @@ def _committed(name):
     try:
         return load_dataset(name)
     except DatasetError as e:
-        pytest.skip(f"committed dataset not generated yet: {e}")
+        pytest.fail(f"committed dataset {name!r} is missing or corrupt: {e}")
 
 
 @pytest.mark.parametrize("name", ["connect4-uniform", "connect4-eps-optimal"])

@@ -129,8 +129,7 @@ def test_policy_adapters_on_exact_values():
     labels = enumerate_and_solve(game)
     exact = {bytes(o): v for o, v in zip(game.encode(labels.states).astype(np.uint8), labels.v_star)}
     value_obs = lambda obs: np.array([exact.get(bytes(o.astype(np.uint8)), 0.0) for o in obs], np.float32)
-    for choose in (P.greedy_policy(game, value_obs), P.minimax_policy(game, value_obs, depth=1)
-                   if _has_search() else P.greedy_policy(game, value_obs)):
+    for choose in (P.greedy_policy(game, value_obs), P.minimax_policy(game, value_obs, depth=1)):
         assert state_metrics(labels, choose=choose)["policy_regret"] == 0.0
     config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, policy_head=True)
     model = P.NetworkModel(game, config, Learner(game, config, device="cpu").get_weights())
@@ -139,21 +138,11 @@ def test_policy_adapters_on_exact_values():
     assert game.legal(labels.states)[np.arange(len(actions)), actions].all()
     with pytest.raises(ValueError, match="no policy head"):
         P.policy_head_policy(game, P.NetworkModel(game, SMALL))
-    if _has_search():
-        before = model.evaluations
-        mcts = P.mcts_policy(game, model.evaluate, simulations=8)
-        few = games.take(labels.states, np.arange(5))
-        actions = mcts(few)
-        assert game.legal(few)[np.arange(5), actions].all() and model.evaluations > before
-
-
-def _has_search():
-    try:
-        import search.mcts
-        import search.minimax  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    before = model.evaluations
+    mcts = P.mcts_policy(game, model.evaluate, simulations=8)
+    few = games.take(labels.states, np.arange(5))
+    actions = mcts(few)
+    assert game.legal(few)[np.arange(5), actions].all() and model.evaluations > before
 
 
 def test_report(tmp_path, capsys):

@@ -14,6 +14,7 @@ import pytest
 
 import games
 from oracle_service.chomp_grundy import ChompTable
+from oracle_service.connect4_solver import Connect4Solver
 from oracle_service.fgame_oracle import FGameOracle
 
 REPO = Path(__file__).resolve().parents[2]
@@ -100,8 +101,7 @@ def connect4_position(rng, plies):
 
 
 def test_connect4_mixed_lines():
-    solver_module = pytest.importorskip("oracle_service.connect4_solver")
-    solver = solver_module.Connect4Solver(tt_log2_size=20)
+    solver = Connect4Solver(tt_log2_size=20)
     rng = np.random.default_rng(0)
     good = [connect4_position(rng, 30) for _ in range(2)]
     lines = [good[0], "1111111", "4484", good[1], "1212121"]

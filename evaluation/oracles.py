@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from games import Game, take
+from games.connect4 import CENTRE_FIRST
 
 
 class Analysis(NamedTuple):
@@ -72,7 +73,7 @@ class Connect4Oracle(Oracle):
             raise ValueError(f"Connect4Oracle needs the connect4 game, got {game!r}")
         self.game = game
         self.client = client
-        self.order = np.array([3, 2, 4, 1, 5, 0, 6], np.int64)  # centre first
+        self.order = CENTRE_FIRST
         self.solves = 0  # positions sent to this process's solver (store misses)
         self.service_queries = 0  # positions sent to the oracle service
         if client is not None:

@@ -42,19 +42,23 @@ from numba import njit
 
 from games.base import Expansion, Game, Symmetry, identity_symmetry
 
+# The layout above, for every module that reads these bitboards (the solver, the store).
 WIDTH, HEIGHT = 7, 6
-_H1 = HEIGHT + 1  # bits per column, sentinel included
+COLUMN_BITS = HEIGHT + 1  # bits per column, sentinel included
+# Columns from the centre out: more lines pass through the centre, so searches try
+# these first and oracles prefer them among equal moves.
+CENTRE_FIRST = np.array([3, 2, 4, 1, 5, 0, 6], dtype=np.int64)
 
 # Tables built once; numba freezes these globals into the kernels as constants.
-_BOTTOM = np.array([1 << (c * _H1) for c in range(WIDTH)], dtype=np.uint64)  # lowest cell of c
-_TOP = np.array([1 << (c * _H1 + HEIGHT - 1) for c in range(WIDTH)], dtype=np.uint64)  # top cell
-_COLUMN = np.array([((1 << HEIGHT) - 1) << (c * _H1) for c in range(WIDTH)], dtype=np.uint64)
+_BOTTOM = np.array([1 << (c * COLUMN_BITS) for c in range(WIDTH)], dtype=np.uint64)  # lowest cell of c
+_TOP = np.array([1 << (c * COLUMN_BITS + HEIGHT - 1) for c in range(WIDTH)], dtype=np.uint64)  # top cell
+_COLUMN = np.array([((1 << HEIGHT) - 1) << (c * COLUMN_BITS) for c in range(WIDTH)], dtype=np.uint64)
 _ZERO = np.uint64(0)
 # Shift amounts as uint64: mixing uint64 with int64 makes numba compute in float64.
 _S1, _S2 = np.uint64(1), np.uint64(2)  # vertical
-_S6, _S12 = np.uint64(_H1 - 1), np.uint64(2 * (_H1 - 1))  # diagonal "\" (down-right)
-_S7, _S14 = np.uint64(_H1), np.uint64(2 * _H1)  # horizontal
-_S8, _S16 = np.uint64(_H1 + 1), np.uint64(2 * (_H1 + 1))  # diagonal "/" (up-right)
+_S6, _S12 = np.uint64(COLUMN_BITS - 1), np.uint64(2 * (COLUMN_BITS - 1))  # diagonal "\" (down-right)
+_S7, _S14 = np.uint64(COLUMN_BITS), np.uint64(2 * COLUMN_BITS)  # horizontal
+_S8, _S16 = np.uint64(COLUMN_BITS + 1), np.uint64(2 * (COLUMN_BITS + 1))  # diagonal "/" (up-right)
 _CELLS = WIDTH * HEIGHT
 
 
@@ -132,7 +136,7 @@ def _encode_kernel(current, mask):
         theirs = mine ^ mask[b]
         for c in range(WIDTH):
             for r in range(HEIGHT):
-                bit = np.uint64(1) << np.uint64(c * _H1 + r)
+                bit = np.uint64(1) << np.uint64(c * COLUMN_BITS + r)
                 if mine & bit:
                     out[b, 0, r, c] = 1.0
                 elif theirs & bit:
@@ -222,7 +226,7 @@ class ConnectFour(Game):
         for r in range(HEIGHT - 1, -1, -1):
             cells = []
             for c in range(WIDTH):
-                bit = 1 << (c * _H1 + r)
+                bit = 1 << (c * COLUMN_BITS + r)
                 cells.append("X" if x_stones & bit else "O" if mask & bit else ".")
             lines.append(f"{r + 1} " + " ".join(cells))
         lines.append("  " + " ".join(str(c + 1) for c in range(WIDTH)))

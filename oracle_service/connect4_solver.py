@@ -33,25 +33,22 @@ from typing import NamedTuple
 import numpy as np
 from numba import int64, njit, uint64
 
-from games.connect4 import moves_from_digits
+from games.connect4 import CENTRE_FIRST, COLUMN_BITS, HEIGHT, WIDTH, moves_from_digits
 
-WIDTH, HEIGHT = 7, 6
 CELLS = WIDTH * HEIGHT
-_H1 = HEIGHT + 1  # bits per column, sentinel included
 MIN_SCORE = -(CELLS // 2) + 3  # -18: lose to the opponent's 4th stone
 MAX_SCORE = (CELLS + 1) // 2 - 3  # 18: win with one's 4th stone
 
-_BOTTOM = [1 << (c * _H1) for c in range(WIDTH)]
-_COLUMN_INT = [((1 << HEIGHT) - 1) << (c * _H1) for c in range(WIDTH)]
-_TOP_INT = [1 << (c * _H1 + HEIGHT - 1) for c in range(WIDTH)]
+_BOTTOM = [1 << (c * COLUMN_BITS) for c in range(WIDTH)]
+_COLUMN_INT = [((1 << HEIGHT) - 1) << (c * COLUMN_BITS) for c in range(WIDTH)]
+_TOP_INT = [1 << (c * COLUMN_BITS + HEIGHT - 1) for c in range(WIDTH)]
 _BOTTOM_MASK = np.uint64(sum(_BOTTOM))
 _BOARD_MASK = np.uint64(sum(_COLUMN_INT))
 _COLUMN = np.array(_COLUMN_INT, dtype=np.uint64)
-_ORDER = np.array([3, 2, 4, 1, 5, 0, 6], dtype=np.int64)  # centre first: more lines pass there
 _ZERO, _ONE = np.uint64(0), np.uint64(1)
 # Shifts as uint64: mixing uint64 with int64 makes numba compute in float64.
 _S1, _S2, _S3 = np.uint64(1), np.uint64(2), np.uint64(3)
-_S6, _S7, _S8 = np.uint64(_H1 - 1), np.uint64(_H1), np.uint64(_H1 + 1)
+_S6, _S7, _S8 = np.uint64(COLUMN_BITS - 1), np.uint64(COLUMN_BITS), np.uint64(COLUMN_BITS + 1)
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)
 _M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
@@ -166,7 +163,7 @@ def _negamax(cur, mask, moves, alpha, beta, tt, shift, buf, stats):
     row = buf[moves]
     n = 0
     for k in range(WIDTH):
-        mv = possible & _COLUMN[_ORDER[k]]
+        mv = possible & _COLUMN[CENTRE_FIRST[k]]
         if mv != _ZERO:
             s = _popcount(_winning_cells(cur | mv, mask | mv))
             j = n
@@ -350,7 +347,7 @@ def parse_moves(moves: str | Sequence[int]) -> tuple[int, int, int]:
 
 @njit(cache=True)
 def _stone_is_first(first, c, h):
-    return ((first >> uint64(c * _H1 + h)) & _ONE) == _ONE
+    return ((first >> uint64(c * COLUMN_BITS + h)) & _ONE) == _ONE
 
 
 @njit(cache=True)
@@ -363,7 +360,7 @@ def _buildable(first, mask):
     state visited once; the stack holds at most 6 siblings per ply of the path)."""
     heights = np.zeros(WIDTH, np.int64)
     for c in range(WIDTH):
-        while heights[c] < HEIGHT and (mask >> uint64(c * _H1 + heights[c])) & _ONE:
+        while heights[c] < HEIGHT and (mask >> uint64(c * COLUMN_BITS + heights[c])) & _ONE:
             heights[c] += 1
     plies = 0
     for c in range(WIDTH):
@@ -439,7 +436,7 @@ def parse_board(board: Board) -> tuple[int, int, int]:
     if cur & ~mask:
         raise ValueError(f"{what}: current has stones where mask has none")
     for c in range(WIDTH):
-        column = (mask >> (c * _H1)) & ((1 << HEIGHT) - 1)
+        column = (mask >> (c * COLUMN_BITS)) & ((1 << HEIGHT) - 1)
         if column & (column + 1):  # not of the form 0..01..1: a gap below a stone
             raise ValueError(f"{what}: column {c} has a stone above an empty cell")
     plies = mask.bit_count()

@@ -31,14 +31,13 @@ from typing import NamedTuple
 import numpy as np
 
 import games
-from games.connect4 import moves_from_digits
+from games.connect4 import COLUMN_BITS, WIDTH, moves_from_digits
 
 log = logging.getLogger(__name__)
 
 STORE_ENV = "SELFPLAY_ORACLE_STORE"  # a path or a redis:// URL
 PASSWORD_ENV = "SELFPLAY_REDIS_PASSWORD"
-WIDTH, _H1 = 7, 7  # columns; bits per column (6 cells and the sentinel)
-_COL_BITS = np.uint64((1 << _H1) - 1)
+_COL_BITS = np.uint64((1 << COLUMN_BITS) - 1)
 _FULL = -128  # packed code of a full column (no score) in an analysis
 
 
@@ -56,8 +55,8 @@ def mirror_bits(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.uint64)
     out = np.zeros_like(x)
     for c in range(WIDTH):
-        field = (x >> np.uint64(c * _H1)) & _COL_BITS
-        out |= field << np.uint64((WIDTH - 1 - c) * _H1)
+        field = (x >> np.uint64(c * COLUMN_BITS)) & _COL_BITS
+        out |= field << np.uint64((WIDTH - 1 - c) * COLUMN_BITS)
     return out
 
 

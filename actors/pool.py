@@ -23,7 +23,7 @@ import games
 from actors.avi import AviCollector
 from learner.learner import ValueFunction
 from learner.weights import WeightVersion
-from replay.service import was_restarted
+from lifecycle import watched, was_restarted
 
 ALGOS = ("avi", "alphazero", "azal")
 
@@ -119,4 +119,4 @@ class SelfPlayWorker:
         return ray.get_runtime_context().get_node_id()
 
 
-SelfPlayActor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1)(SelfPlayWorker)
+SelfPlayActor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1)(watched(SelfPlayWorker))

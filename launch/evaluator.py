@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ray
 
+from lifecycle import watched
+
 AUTO_GAMES = ("connect4", "chomp", "fgame")
 
 
@@ -61,4 +63,4 @@ class EvaluatorWorker:
         return [s.name for s in self.evaluator.suites]
 
 
-EvaluatorActor = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(EvaluatorWorker)
+EvaluatorActor = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(watched(EvaluatorWorker))

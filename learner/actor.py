@@ -27,7 +27,8 @@ import ray
 import games
 from learner.checkpoint import latest_checkpoint, load_checkpoint
 from learner.learner import Learner
-from replay.service import ReplaySampler, was_restarted
+from lifecycle import watched, was_restarted
+from replay.service import ReplaySampler
 
 log = logging.getLogger(__name__)
 
@@ -102,4 +103,4 @@ class LearnerWorker:
 
 
 # A restarted learner reloads the newest checkpoint of ``checkpoint_dir`` (see the module doc).
-LearnerActor = ray.remote(max_restarts=-1, max_task_retries=0)(LearnerWorker)
+LearnerActor = ray.remote(max_restarts=-1, max_task_retries=0)(watched(LearnerWorker))

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import ray
 
+from lifecycle import watched
 from oracle_service.store import Solved, Store, connect4_keys, open_store
 
 
@@ -383,7 +384,7 @@ class OracleWorker:
         return True
 
 
-OracleReplica = ray.remote(max_restarts=-1, max_task_retries=-1)(OracleWorker)
+OracleReplica = ray.remote(max_restarts=-1, max_task_retries=-1)(watched(OracleWorker))
 
 
 class OracleClient:

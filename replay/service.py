@@ -27,7 +27,6 @@ import os
 import random
 import time
 import uuid
-import warnings
 from collections import deque
 from typing import Mapping
 
@@ -35,26 +34,15 @@ import numpy as np
 import ray
 from ray.exceptions import RayActorError
 
+from lifecycle import watched, was_restarted
 from replay.buffer import RingBuffer, SnapshotError
 from replay.rows import Column, check_rows
 
 log = logging.getLogger(__name__)
 
 
-def was_restarted() -> bool:
-    """Whether the calling process is an actor that Ray restarted after its process or
-    node died; False outside an actor (and without starting Ray)."""
-    if not ray.is_initialized():
-        return False
-    context = ray.get_runtime_context()
-    if context.get_actor_id() is None:
-        return False
-    with warnings.catch_warnings():  # Ray reads its own deprecated actor_id in here
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return context.was_current_actor_reconstructed
-
-
 @ray.remote
+@watched
 class ReplayShard:
     """One ``RingBuffer`` in its own actor; restores ``snapshot_path`` on (re)start if it exists."""
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from evaluation.metrics import mean_ci
-from launch.metrics import read_metrics
+from evaluation.run_metrics import read_metrics
 
 KEY_METRICS = ("value_mae", "policy_regret", "error_rate", "blunder_rate", "score", "match")
 

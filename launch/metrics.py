@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from evaluation.run_metrics import read_metrics  # noqa: F401  (the reader of what MetricsLogger writes)
+
 
 def default_wandb_mode() -> str:
     return "online" if os.environ.get("WANDB_API_KEY") else "offline"
@@ -52,22 +54,6 @@ def _start_wandb(run_dir: Path, config: dict, mode: str, name: str):
     return wandb.init(project=os.environ.get("WANDB_PROJECT", "selfplay"), id=run_id, resume="allow",
                       dir=str(run_dir), mode=mode, config=config, name=name or run_dir.name,
                       settings=wandb.Settings(console="off"))
-
-
-def read_metrics(run_dir) -> list[dict]:
-    """The records of ``run_dir/metrics.jsonl``; FileNotFoundError or ValueError name the
-    run and the bad line."""
-    path = Path(run_dir) / "metrics.jsonl"
-    if not path.is_file():
-        raise FileNotFoundError(f"run {run_dir}: no metrics.jsonl")
-    out = []
-    for i, line in enumerate(path.read_text().splitlines()):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise ValueError(f"run {run_dir}: metrics.jsonl line {i + 1} is not JSON ({e})") from e
-    return out
 
 
 class Progress:

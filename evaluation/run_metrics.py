@@ -1,0 +1,26 @@
+"""The records of a run's ``metrics.jsonl`` (one JSON object a line, written by
+``launch.metrics.MetricsLogger``), read back for reports and checks. It sits here,
+below ``launch``, so that evaluation reads runs without importing the launcher."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+METRICS_FILE = "metrics.jsonl"
+
+
+def read_metrics(run_dir) -> list[dict]:
+    """The records of ``run_dir/metrics.jsonl``; FileNotFoundError or ValueError name the
+    run and the bad line."""
+    path = Path(run_dir) / METRICS_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"run {run_dir}: no {METRICS_FILE}")
+    out = []
+    for i, line in enumerate(path.read_text().splitlines()):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise ValueError(f"run {run_dir}: {METRICS_FILE} line {i + 1} is not JSON ({e})") from e
+    return out

@@ -131,7 +131,7 @@ class ReplayService:
     @classmethod
     def create(cls, schema: Mapping[str, Column], capacity: int, num_shards: int, seed: int = 0,
                snapshot_dir: str | None = None, actor_options: dict | None = None, name: str = "replay",
-               timeout: float = 120.0) -> "ReplayService":  # fmt: skip
+               timeout: float = 120.0, log_dir: str | None = None) -> "ReplayService":  # fmt: skip
         """Start ``num_shards`` shard actors ``{name}-shard-{i}`` of ``capacity // num_shards``
         rows each, and wait until each has started.
 
@@ -141,7 +141,8 @@ class ReplayService:
         ``ReplayShard.options`` and override the defaults (``num_cpus=0``, restarts).
         ``name`` prefixes the actor and snapshot file names: services sharing a Ray cluster
         or a snapshot directory need different names. Raises the shard's own error if one
-        cannot start (say, its snapshot holds rows of another schema).
+        cannot start (say, its snapshot holds rows of another schema). ``log_dir``: where
+        each shard logs its start, exit and crashes (``lifecycle``; None: stderr).
         """
         if num_shards < 1 or capacity < num_shards:
             raise ValueError(
@@ -155,7 +156,8 @@ class ReplayService:
             options = {"name": f"{name}-shard-{i}", "max_restarts": -1, "max_task_retries": 0, "num_cpus": 0}
             options.update(actor_options or {})
             path = _shard_path(snapshot_dir, name, i) if snapshot_dir is not None else None
-            shards.append(ReplayShard.options(**options).remote(schema, shard_capacity, seed + i, path))
+            shards.append(ReplayShard.options(**options).remote(schema, shard_capacity, seed + i, path,
+                                                                log_dir=log_dir))
         try:
             ray.get([s.recovery.remote() for s in shards], timeout=timeout)
         except BaseException:

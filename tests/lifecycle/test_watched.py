@@ -15,6 +15,9 @@ import ray
 from ray.exceptions import RayActorError, RayTaskError
 
 from lifecycle import stop, watched
+from oracle_service.service import OracleClient
+from replay.rows import avi_schema
+from replay.service import ReplayService
 
 # Ray's workers cannot import this test module by name: its classes travel by value.
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -125,6 +128,20 @@ def test_stop_ends_actors_with_an_exit_line_and_kills_a_busy_one(ray_session, tm
             ray.get(actor.ping.remote(), timeout=30)
     assert "exiting" in wait_for_line(tmp_path / "lifecycle-test-idle.log", "exiting")
     assert "exiting" not in (tmp_path / "lifecycle-test-busy.log").read_text()  # ray.kill runs no exit hooks
+
+
+def test_replay_shards_and_oracle_replicas_log_into_the_folder(ray_session, tmp_path):
+    replay = ReplayService.create(avi_schema((3, 3, 3)), 8, 2, name="lifecycle-test-replay", log_dir=str(tmp_path))
+    oracle = OracleClient(1, str(tmp_path / "store.sqlite"), replica_options={"num_cpus": 0},
+                          log_dir=str(tmp_path))  # a keyword of the replicas, as every worker keyword
+    try:
+        for i in range(2):
+            wait_for_line(tmp_path / f"lifecycle-test-replay-shard-{i}.log", "started on node")
+        replica_id = oracle.replicas[0]._actor_id.hex()[:12]
+        wait_for_line(tmp_path / f"OracleWorker-{replica_id}.log", "started on node")
+    finally:
+        replay.close()
+        oracle.close()
 
 
 def test_without_a_folder_the_lines_go_to_stderr(capsys):

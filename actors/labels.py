@@ -19,13 +19,27 @@ oracle_service book``) or an earlier analysis has put them there.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 import games
 from games import Game
 
 SMOOTHING = 1e-3  # the AZAL paper's epsilon in q(a|s)
-LABELLED_GAMES = ("connect4", "chomp")
+LABELLED_GAMES = ("connect4", "chomp")  # games with an oracle that labels AZAL's moves
+
+
+class LabelStats(NamedTuple):
+    """A labeller's counts so far (or, as a difference, over one collection call)."""
+
+    oracle_queries: int  # items asked of the oracle, duplicates included
+    oracle_unique: int  # distinct items asked
+    oracle_errors: int  # items the oracle refused
+    store_labels: int  # early Connect Four positions labelled from the store alone
+
+    def since(self, before: "LabelStats") -> "LabelStats":
+        return LabelStats(*(now - then for now, then in zip(self, before)))
 
 
 class OracleLabeler:
@@ -36,10 +50,7 @@ class OracleLabeler:
             raise ValueError(f"AZAL labels exist for {', '.join(LABELLED_GAMES)}, not for {game.name!r}")
         self.game, self.client, self.min_ply = game, client, int(min_ply)
         self._store_location, self._store = store, None
-        self.queries = 0  # items asked of the oracle, duplicates included
-        self.unique = 0  # distinct items asked
-        self.errors = 0
-        self.store_labels = 0  # early Connect Four positions labelled from the store alone
+        self.queries = self.unique = self.errors = self.store_labels = 0  # as LabelStats names them
 
     def label(self, states, histories: list[list[int]]) -> np.ndarray:
         """float32[N, A] targets for the N ``states`` (reached by the action lists
@@ -95,6 +106,5 @@ class OracleLabeler:
         self.store_labels += int(out.any(axis=1).sum())
         return out
 
-    def stats(self) -> dict:
-        return {"oracle_queries": self.queries, "oracle_unique": self.unique, "oracle_errors": self.errors,
-                "store_labels": self.store_labels}
+    def stats(self) -> LabelStats:
+        return LabelStats(self.queries, self.unique, self.errors, self.store_labels)

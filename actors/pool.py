@@ -4,7 +4,7 @@
 Each actor owns ``num_envs`` environments and a CPU copy of the network. It
 takes new weights only at the start of a collection call (the paper's frozen
 parameters during collection), pushes its rows straight into its replay shard and
-returns small statistics. Actors restart when their process or node dies
+returns a small :class:`CollectStats` record. Actors restart when their process or node dies
 (``max_restarts=-1``) and the interrupted call is retried, so a run goes on; the first
 call of a restarted actor says so (``restarted``), for the launcher's fault metrics.
 A restarted actor starts its environments afresh (its state is not restored).
@@ -15,17 +15,44 @@ restarts, so a shard crash costs no rows of the call in flight.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import ray
 
 import games
 from actors.avi import AviCollector
-from learner.learner import ValueFunction
+from actors.labels import LabelStats
+from learner.learner import ALGOS, ValueFunction
 from learner.weights import WeightVersion
 from lifecycle import watched, was_restarted
+from replay.rows import AUX_POLICY
 
-ALGOS = ("avi", "alphazero", "azal")
+
+@dataclass(frozen=True)
+class CollectStats:
+    """What one collection call of one actor did: the counts of this call only (an actor
+    that restarts starts its totals again)."""
+
+    index: int  # the actor's
+    rows: int  # rows sent to the replay
+    positions: int  # environment steps played
+    version: int  # of the weights it collected with
+    games_finished: int
+    seconds: float  # the call's own time, from taking the weights to the last row stored
+    forward_samples: int  # network evaluations, symmetric images included (compute proxy)
+    timings: dict[str, float]  # seconds per part of the collector's loop, and "transport" to the replay
+    target_mean: float  # of the rows' value targets (0 without rows)
+    target_std: float
+    # Fault accounting: a restart of this actor, failed sends to a restarting shard, and
+    # that shard's total_added and incarnation once it took these rows (shard -1: no rows).
+    restarted: bool
+    replay_add_failures: int
+    replay_shard: int
+    replay_total_added: int
+    replay_incarnation: str
+    labels: LabelStats | None = None  # AZAL: this call's oracle queries
+    labelled_rows: int = 0  # AZAL: rows with an oracle target
 
 
 class SelfPlayWorker:
@@ -60,7 +87,7 @@ class SelfPlayWorker:
         self.calls = 0  # rotates the replay shard this actor writes to
         self.restarted = was_restarted()  # reported by the next collect call
 
-    def collect(self, weights: list[WeightVersion], steps: int, deadline: float | None = None) -> dict:
+    def collect(self, weights: list[WeightVersion], steps: int, deadline: float | None = None) -> CollectStats:
         """``steps`` steps of every environment with the weights of ``weights[0]``
         (wrapped in a list so Ray hands over the reference, fetched only when new);
         fewer when the run's time budget ends at ``deadline``."""
@@ -71,7 +98,8 @@ class SelfPlayWorker:
         c = self.collector
         before = dict(c.timings)
         games_before, forward_before, positions_before = c.games_finished, self.value_fn.samples_forward, c.positions
-        labels_before = c.labeler.stats() if getattr(c, "labeler", None) else {}
+        labeler = getattr(c, "labeler", None)
+        labels_before = labeler.stats() if labeler is not None else None
         start = time.perf_counter()
         rows = c.collect(self.value_fn, steps, deadline)
         collected = time.perf_counter()
@@ -85,23 +113,17 @@ class SelfPlayWorker:
         end = time.perf_counter()
         timings = {k: c.timings[k] - before[k] for k in before}
         timings["transport"] = end - collected
-        # Counts of this call only: an actor that restarts starts its totals again.
-        # forward_samples: network evaluations, symmetric images included (compute proxy).
-        out = {"index": self.index, "rows": n, "positions": c.positions - positions_before, "version": self.version,
-               "games_finished": c.games_finished - games_before, "seconds": end - start,
-               "forward_samples": self.value_fn.samples_forward - forward_before, "timings": timings,
-               "target_mean": float(rows["target"].mean()) if n else 0.0,
-               "target_std": float(rows["target"].std()) if n else 0.0,
-               # Fault accounting: a restart of this actor, failed sends to a restarting
-               # shard, and that shard's total_added and incarnation once it took these rows
-               # (shard -1: no rows).
-               "restarted": self.restarted, "replay_add_failures": add_failures,
-               "replay_shard": stored["shard"], "replay_total_added": stored["total_added"],
-               "replay_incarnation": stored["incarnation"]}
+        out = CollectStats(
+            index=self.index, rows=n, positions=c.positions - positions_before, version=self.version,
+            games_finished=c.games_finished - games_before, seconds=end - start,
+            forward_samples=self.value_fn.samples_forward - forward_before, timings=timings,
+            target_mean=float(rows["target"].mean()) if n else 0.0,
+            target_std=float(rows["target"].std()) if n else 0.0,
+            restarted=self.restarted, replay_add_failures=add_failures, replay_shard=stored["shard"],
+            replay_total_added=stored["total_added"], replay_incarnation=stored["incarnation"],
+            labels=None if labeler is None else labeler.stats().since(labels_before),
+            labelled_rows=int((rows[AUX_POLICY].sum(1) > 0).sum()) if labeler is not None else 0)
         self.restarted = False
-        if labels_before:
-            out.update({k: v - labels_before[k] for k, v in c.labeler.stats().items()})
-            out["labelled_rows"] = int((rows["aux_policy"].sum(1) > 0).sum())
         return out
 
     def get_state(self) -> dict:

@@ -51,8 +51,8 @@ def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str) -> 
     for _ in range(repeats):
         start = time.perf_counter()
         stats = ray.get([a.collect.remote([weights], steps) for a in actors])
-        rates.append(sum(s["rows"] for s in stats) / (time.perf_counter() - start))
-        timing = {k: sum(s["timings"][k] for s in stats) for k in stats[0]["timings"]}
+        rates.append(sum(s.rows for s in stats) / (time.perf_counter() - start))
+        timing = {k: sum(s.timings[k] for s in stats) for k in stats[0].timings}
         total = sum(timing.values())
         shares.append({k: v / total for k, v in timing.items()})
     result = {"actors": num_actors, "rows_per_s": statistics.median(rates),

@@ -258,19 +258,14 @@ class Evaluator:
 def read_checkpoint(path, game: str, algo: str | None = None) -> tuple[Game, dict, dict, dict]:
     """(game, net_config dict, numpy weights, run config) of a ``launch`` checkpoint,
     checked against ``game`` (a name) and ``algo`` when given."""
-    from learner.checkpoint import load_checkpoint
+    from learner.checkpoint import load_run_checkpoint
 
-    payload = load_checkpoint(path)  # CorruptCheckpointError names the file
-    # A run's checkpoint (launch/train.py) holds the learner actor's state: the
-    # Learner's own state dict under "learner", beside its sampler's random state.
-    learner = payload.get("learner") if isinstance(payload, dict) else None
-    if isinstance(learner, dict) and isinstance(learner.get("learner"), dict):
-        learner = learner["learner"]
-    if not isinstance(learner, dict) or "net" not in learner or "net_config" not in learner:
-        raise CheckpointMismatchError(f"checkpoint {path}: holds no learner state (keys "
-                                      f"{sorted(payload)[:6] if isinstance(payload, dict) else '?'}); "
-                                      f"is it a `python -m launch` training checkpoint?")
-    config = json.loads(payload["config"]) if isinstance(payload.get("config"), str) else {}
+    checkpoint = load_run_checkpoint(path)  # CorruptCheckpointError names the file and what it lacks
+    learner = checkpoint.learner.learner  # the Learner's own state dict
+    if "net" not in learner or "net_config" not in learner:
+        raise CheckpointMismatchError(f"checkpoint {path}: holds no learner state (its learner has keys "
+                                      f"{sorted(learner)[:6]}); is it a `python -m launch` training checkpoint?")
+    config = json.loads(checkpoint.config)
     saved_game, params = learner.get("game"), dict(learner.get("game_params") or {})
     if saved_game != game:
         raise CheckpointMismatchError(f"checkpoint {path} is of game {saved_game!r} {params or ''}, "

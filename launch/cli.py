@@ -9,11 +9,15 @@ summary table of run directories: ``evaluation/report.py``).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 import games
+from launch.config import ConfigError, resolve
+from launch.run_dir import resumed_config
+from launch.train import train
+from learner.learner import ALGOS
 
-ALGOS = ("avi", "alphazero", "azal")
 SUBCOMMANDS = ("demo", "evaluate", "report")
 
 
@@ -54,7 +58,7 @@ def train_parser() -> argparse.ArgumentParser:
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--updates", type=int, help="stop after this many gradient updates")
     budget.add_argument("--minutes", type=float, help="stop after this many minutes")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, help="the run's seed (default: the preset's, 0)")
     p.add_argument("--address", help="Ray cluster to join (auto or ray://host:port); default: embedded Ray")
     p.add_argument("--wandb", choices=("offline", "online", "disabled"),
                    help="W&B mode (default: online with credentials, else offline)")
@@ -94,30 +98,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_training(parser: argparse.ArgumentParser, args) -> int:
-    import json
-    from dataclasses import replace
-    from pathlib import Path
-
-    from launch.config import ConfigError, TrainConfig, resolve
-
     try:
         if args.resume:
-            saved = Path(args.resume) / "config.json"
-            if not saved.exists():
-                raise ConfigError(f"--resume {args.resume}: no config.json there, not a run directory")
-            stored = TrainConfig.from_dict(json.loads(saved.read_text()))
-            # A different --algo or --game is refused when the run directory is opened.
-            config = replace(stored, algo=args.algo or stored.algo, game=args.game or stored.game)
-            if args.overrides:
-                raise ConfigError("--set cannot change a resumed run; its config.json is kept")
+            # A resumed run continues exactly: its config.json is kept.
+            changes = [flag for flag, given in (("--set", args.overrides), ("--seed", args.seed is not None),
+                                                ("--preset", args.preset is not None)) if given]
+            if changes:
+                raise ConfigError(f"{' and '.join(changes)} cannot change a resumed run; "
+                                  f"--resume {args.resume} keeps its config.json")
+            config = resumed_config(args.resume, algo=args.algo, game=args.game)
         else:
             if not args.algo or not args.game:
                 parser.error("--algo and --game are required (or --resume DIR)")
             config = resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed)
         if args.updates is None and args.minutes is None:
             raise ConfigError("give a budget: --updates N or --minutes M")
-        from launch.train import train
-
         run_dir, last = train(config, run_dir=args.run_dir, resume=args.resume, updates=args.updates,
                               minutes=args.minutes, address=args.address, wandb_mode=args.wandb)
     except ConfigError as err:

@@ -16,11 +16,10 @@ import json
 from dataclasses import dataclass, field, fields, replace
 
 import games
+from actors.labels import LABELLED_GAMES
+from learner.learner import ALGOS
 from learner.networks import PRESET_NETWORKS, NetworkConfig
 from search.mcts import MCTSConfig
-
-ALGOS = ("avi", "alphazero", "azal")
-LABELLED_GAMES = ("connect4", "chomp")  # games with an oracle that labels AZAL's moves
 
 
 class ConfigError(ValueError):

@@ -2,10 +2,11 @@
 
 Every ``eval_every`` iterations the run hands it the newest weights (a versioned object
 reference, as the self-play actors get them) and logs the metrics it returns under
-``eval/<suite>/...`` in ``metrics.jsonl`` and W&B, beside the built-in exact metrics
-(``eval/value_mae`` ...). It works in its own process, on the game's fixed datasets
-(``evaluation/datasets.py``), and keeps its suites loaded between calls; it takes no
-CPU of its own because the synchronous schedule leaves the actors idle while it runs.
+``eval/<suite>/...`` in ``metrics.jsonl`` and W&B; where it scores the game's states,
+the run logs no built-in exact metrics (``eval/value_mae`` ...) beside it. It works in
+its own process, on the game's fixed datasets (``evaluation/datasets.py``), and keeps
+its suites loaded between calls; it takes no CPU of its own because the synchronous
+schedule leaves the actors idle while it runs.
 Its Connect Four oracle queries (play and trace suites) go to the run's oracle service
 (``oracle``, an ``OracleClient``), which the run starts for them.
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import sys
 import time
 from pathlib import Path
 
@@ -54,24 +53,3 @@ def _start_wandb(run_dir: Path, config: dict, mode: str, name: str):
     return wandb.init(project=os.environ.get("WANDB_PROJECT", "selfplay"), id=run_id, resume="allow",
                       dir=str(run_dir), mode=mode, config=config, name=name or run_dir.name,
                       settings=wandb.Settings(console="off"))
-
-
-class Progress:
-    """A one-line progress display on the console (stderr), redrawn in place."""
-
-    def __init__(self, total: float | None, unit: str):
-        self.total, self.unit = total, unit
-        self.tty = sys.stderr.isatty()
-
-    def update(self, done: float, text: str) -> None:
-        frac = f" {min(done / self.total, 1):5.1%}" if self.total else ""
-        line = f"[{done:,.0f}{'/' + format(self.total, ',.0f') if self.total else ''} {self.unit}{frac}] {text}"
-        if self.tty:
-            sys.stderr.write("\r" + line[:160].ljust(160))
-        else:
-            sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.tty:
-            sys.stderr.write("\n")

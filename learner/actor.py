@@ -20,12 +20,13 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from typing import NamedTuple
 
 import numpy as np
 import ray
 
 import games
-from learner.checkpoint import latest_checkpoint, load_checkpoint
+from learner.checkpoint import LearnerState, latest_checkpoint, load_run_checkpoint
 from learner.learner import Learner
 from lifecycle import watched, was_restarted
 from replay.service import ReplaySampler
@@ -33,11 +34,45 @@ from replay.service import ReplaySampler
 log = logging.getLogger(__name__)
 
 
+class LearnerCounters(NamedTuple):
+    """The learner's update and sample counts (the compute proxy's learner terms)."""
+
+    updates: int
+    samples_forward: int
+    samples_backward: int
+
+
+class TrainReply(NamedTuple):
+    """The answer of one ``train`` call."""
+
+    counters: LearnerCounters  # after the call
+    incarnation: str  # of the learner that trained: the updates survive only if it still runs
+    losses: dict[str, float]  # Learner.train_step's metrics, averaged over the call's updates
+    sample_age: float  # mean weight versions between a sampled row's and the newest published
+    wait_fraction: float  # of the call's time spent waiting for replay batches
+    device: str  # where the learner trains
+
+    def metrics(self) -> dict:
+        """The reply as the run logs it."""
+        return {**self.losses, "sample_age": self.sample_age, "learner_wait_fraction": self.wait_fraction,
+                "learner_device": self.device}
+
+
+class LearnerStatus(NamedTuple):
+    """How the learner now running started."""
+
+    incarnation: str  # new at each start
+    restarted: bool  # by Ray, after a crash
+    restored_from: str | None  # the checkpoint it reloaded, or None
+    started: LearnerCounters  # the counters it started with (those of that checkpoint)
+    updates: int  # now
+
+
 class LearnerWorker:
     def __init__(self, *, game: str, game_params: dict, network, lr: float, batch_size: int, replay,
                  prefetch: int, seed: int, device: str, augment: bool, loss: str = "avi",
                  aux_weight: float = 1.0, checkpoint_dir: str | None = None):
-        """``checkpoint_dir``: where the run writes its checkpoints (payload key ``learner``
+        """``checkpoint_dir``: where the run writes its checkpoints (``RunCheckpoint.learner``
         holds :meth:`state_dict`); a restarted learner reloads the newest good one."""
         import torch
 
@@ -53,14 +88,16 @@ class LearnerWorker:
         if self.restarted and checkpoint_dir is not None:
             path = latest_checkpoint(checkpoint_dir)  # skips corrupt ones, with a warning
             if path is not None:
-                self.load_state_dict(load_checkpoint(path)["learner"])
+                self.load_state_dict(load_run_checkpoint(path).learner)
                 self.restored_from = str(path)
             log.warning("learner restarted with %d updates from %s", self.learner.updates,
                         self.restored_from or f"nothing (no checkpoint in {checkpoint_dir}): fresh weights")
-        self.started = {"updates": self.learner.updates, "samples_forward": self.learner.samples_forward,
-                        "samples_backward": self.learner.samples_backward}
+        self.started = self._counters()
 
-    def train(self, updates: int, version: int, deadline: float | None = None) -> dict:
+    def _counters(self) -> LearnerCounters:
+        return LearnerCounters(self.learner.updates, self.learner.samples_forward, self.learner.samples_backward)
+
+    def train(self, updates: int, version: int, deadline: float | None = None) -> TrainReply:
         """``updates`` gradient steps, fewer when the run's time budget ends at ``deadline``
         (a ``time.time()``); ``version`` is that of the newest published weights, to
         measure the age of sampled rows (versions between a row's weights and them)."""
@@ -77,29 +114,24 @@ class LearnerWorker:
             for key, value in self.learner.train_step(batch).items():
                 sums[key] = sums.get(key, 0.0) + value
         seconds = time.perf_counter() - start
-        metrics = {k: v / done for k, v in sums.items() if k != "updates"}
-        metrics.update(updates=self.learner.updates, samples_forward=self.learner.samples_forward,
-                       samples_backward=self.learner.samples_backward, sample_age=age / done,
-                       learner_wait_fraction=(self.sampler.wait_seconds - wait_before) / max(seconds, 1e-9),
-                       learner_device=str(self.learner.device), incarnation=self.incarnation)
-        return metrics
+        return TrainReply(counters=self._counters(), incarnation=self.incarnation,
+                          losses={k: v / done for k, v in sums.items() if k != "updates"}, sample_age=age / done,
+                          wait_fraction=(self.sampler.wait_seconds - wait_before) / max(seconds, 1e-9),
+                          device=str(self.learner.device))
 
-    def status(self) -> dict:
-        """How this learner started: ``incarnation`` (new at each start), ``restarted`` (by
-        Ray after a crash), ``restored_from`` (a checkpoint path or None), ``started`` (the
-        counters it started with) and ``updates`` (now)."""
-        return {"incarnation": self.incarnation, "restarted": self.restarted, "restored_from": self.restored_from,
-                "started": dict(self.started), "updates": self.learner.updates}
+    def status(self) -> LearnerStatus:
+        return LearnerStatus(incarnation=self.incarnation, restarted=self.restarted,
+                             restored_from=self.restored_from, started=self.started, updates=self.learner.updates)
 
     def get_weights(self) -> dict[str, np.ndarray]:
         return self.learner.get_weights()
 
-    def state_dict(self) -> dict:
-        return {"learner": self.learner.state_dict(), "sampler_rng": self.sampler.rng_state()}
+    def state_dict(self) -> LearnerState:
+        return LearnerState(learner=self.learner.state_dict(), sampler_rng=self.sampler.rng_state())
 
-    def load_state_dict(self, state: dict) -> None:
-        self.learner.load_state_dict(state["learner"])
-        self.sampler.set_rng_state(state["sampler_rng"])
+    def load_state_dict(self, state: LearnerState) -> None:
+        self.learner.load_state_dict(state.learner)
+        self.sampler.set_rng_state(state.sampler_rng)
 
 
 # A restarted learner reloads the newest checkpoint of ``checkpoint_dir`` (see the module doc).

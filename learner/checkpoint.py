@@ -13,6 +13,11 @@ objects; a payload may therefore hold only tensors, Python numbers, strings, byt
 None, and lists, tuples and dicts of these (RNG states as tensors or plain dicts of
 ints, as ``torch.get_rng_state()`` and ``Generator.bit_generator.state`` give).
 :func:`save_checkpoint` checks that before writing anything.
+
+A training run's checkpoint has one layout, :class:`RunCheckpoint`, written by the run
+(``launch/train.py``) and read back by the restarted learner (``learner/actor.py``), by
+``--resume`` and by evaluation (``evaluation/runner.py``) through
+:func:`save_run_checkpoint` and :func:`load_run_checkpoint`.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import logging
 import os
 import re
 import tempfile
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import torch
@@ -143,6 +149,55 @@ def load_checkpoint(path, map_location="cpu") -> dict:
         return torch.load(path, map_location=map_location, weights_only=True)
     except Exception as e:  # a file that passed its checksum but is no checkpoint
         raise CorruptCheckpointError(f"checkpoint {path}: cannot be loaded ({type(e).__name__}: {e})") from e
+
+
+@dataclass(frozen=True)
+class LearnerState:
+    """The learner actor's resumable state."""
+
+    learner: dict  # Learner.state_dict(): weights, optimizer, counters, random states
+    sampler_rng: dict  # its replay sampler's generator state
+
+
+@dataclass(frozen=True)
+class RunCheckpoint:
+    """Everything ``--resume`` (and a restarted learner) needs to continue a run."""
+
+    counters: dict  # the run's counters (launch.records.RunCounters as a dict)
+    learner: LearnerState
+    actors: list  # each self-play actor's get_state(), made loadable by launch.safe_tree.to_safe
+    config: str  # the run's TrainConfig.to_json()
+    faults: dict  # the run's fault totals (launch/faults.py); {} in checkpoints written before them
+
+    def to_payload(self) -> dict:
+        return {"counters": dict(self.counters), "actors": self.actors, "config": self.config,
+                "faults": dict(self.faults),
+                "learner": {"learner": self.learner.learner, "sampler_rng": self.learner.sampler_rng}}
+
+    @classmethod
+    def from_payload(cls, payload, path) -> "RunCheckpoint":
+        """The record of a loaded ``payload``; :class:`CorruptCheckpointError` names the file
+        and what is missing when it is not a run's checkpoint."""
+        learner = payload.get("learner") if isinstance(payload, dict) else None
+        if not isinstance(learner, dict) or not all(isinstance(learner.get(f.name), dict)
+                                                    for f in fields(LearnerState)):
+            keys = sorted(payload)[:6] if isinstance(payload, dict) else type(payload).__name__
+            raise CorruptCheckpointError(f"checkpoint {path}: holds no learner state (keys {keys}); "
+                                         f"is it a `python -m launch` training checkpoint?")
+        missing = [f.name for f in fields(cls) if f.name not in payload and f.name != "faults"]
+        if missing:
+            raise CorruptCheckpointError(f"checkpoint {path}: holds no {', '.join(missing)}; "
+                                         f"is it a `python -m launch` training checkpoint?")
+        return cls(counters=payload["counters"], learner=LearnerState(learner["learner"], learner["sampler_rng"]), actors=payload["actors"],
+                   config=payload["config"], faults=payload.get("faults", {}))
+
+
+def save_run_checkpoint(path, checkpoint: RunCheckpoint) -> Path:
+    return save_checkpoint(path, checkpoint.to_payload())
+
+
+def load_run_checkpoint(path, map_location="cpu") -> RunCheckpoint:
+    return RunCheckpoint.from_payload(load_checkpoint(path, map_location), path)
 
 
 def list_checkpoints(directory) -> list[Path]:

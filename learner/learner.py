@@ -31,8 +31,16 @@ from learner.networks import (
     forward_cost,
     torch_symmetries,
 )
+from replay.rows import AUX_POLICY, POLICY, POLICY_COLUMNS
 
-LOSSES = ("avi", "alphazero", "azal")
+# The training algorithms, each named by its loss: the one list that the command line,
+# the config, the actors and the learner check against.
+ALGOS = tuple(POLICY_COLUMNS)
+
+
+def compute_proxy(forward_samples: int, backward_samples: int) -> int:
+    """The paper's forward-equivalent compute ``N_forward + 3 N_backward``, in samples."""
+    return forward_samples + 3 * backward_samples
 
 
 def default_device() -> torch.device:
@@ -99,8 +107,8 @@ class Learner:
 
     def __init__(self, game: Game, net_config: NetworkConfig, lr: float = 3e-4, device=None, seed: int = 0,
                  loss: str = "avi", *, augment: bool = False, aux_weight: float = 1.0):
-        if loss not in LOSSES:
-            raise ValueError(f"Learner: loss {loss!r} is not implemented; available: {', '.join(LOSSES)}")
+        if loss not in ALGOS:
+            raise ValueError(f"Learner: loss {loss!r} is not implemented; available: {', '.join(ALGOS)}")
         if loss != "avi" and not net_config.policy_head:
             raise ValueError(f"Learner: loss {loss!r} trains a policy, but the NetworkConfig has no policy head "
                              f"(set policy_head=True)")
@@ -124,7 +132,7 @@ class Learner:
     @property
     def compute_proxy(self) -> int:
         """The paper's forward-equivalent compute of training so far."""
-        return self.samples_forward + 3 * self.samples_backward
+        return compute_proxy(self.samples_forward, self.samples_backward)
 
     def _augmented(self, x: torch.Tensor, policies: list[torch.Tensor]) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """Each row of ``x`` [N, *obs_shape] through a random symmetry; the action
@@ -152,35 +160,36 @@ class Learner:
 
     def train_step(self, batch: dict) -> dict:
         """One Adam update on ``batch = {"obs": uint8[N, *obs_shape], "target": float32[N]}``,
-        plus ``"policy": float32[N, A]`` (AlphaZero, AZAL) and ``"aux_policy": float32[N, A]``
-        (AZAL: the smoothed oracle target, all zeros on unlabelled rows)."""
+        plus the action distributions of ``replay.rows.POLICY_COLUMNS``: ``"policy": float32[N, A]``
+        (AlphaZero, AZAL) and ``"aux_policy": float32[N, A]`` (AZAL: the smoothed oracle
+        target, all zeros on unlabelled rows)."""
         obs, target = batch["obs"], batch["target"]
         n = _check_obs(obs, self.game.obs_shape, np.uint8, "Learner.train_step")
         if not isinstance(target, np.ndarray) or target.dtype != np.float32 or target.shape != (n,):
             raise ValueError(f"Learner.train_step: target must be float32[{n}], got "
                              f"{getattr(target, 'dtype', type(target).__name__)}{getattr(target, 'shape', '')}")
-        policy_keys = {"avi": [], "alphazero": ["policy"], "azal": ["policy", "aux_policy"]}[self.loss]
-        policies = [self._check_policy(batch, key, n) for key in policy_keys]
+        policies = [self._check_policy(batch, key, n) for key in POLICY_COLUMNS[self.loss]]
         # uint8 crosses to the device (4x fewer bytes than float32) and is converted there.
         x = _read_only_tensor(obs).to(self.device, non_blocking=True).float()  # [N, *obs_shape]
         y = _read_only_tensor(target).to(self.device, non_blocking=True)  # [N]
         pis = [_read_only_tensor(p).to(self.device, non_blocking=True) for p in policies]  # each [N, A]
         if self.augment:
             x, pis = self._augmented(x, pis)
+        pi = dict(zip(POLICY_COLUMNS[self.loss], pis))  # column name -> [N, A]
 
         self.net.train()
         out = self.net(x)
         value = out.value  # [N]
         value_loss = F.mse_loss(value, y)  # eq. (5); eq. (11)'s value term
         loss, extra = value_loss, {}
-        if pis:
+        if POLICY in pi:
             log_p = F.log_softmax(out.logits, dim=1)  # [N, A]
-            policy_loss = -(pis[0] * log_p).sum(1).mean()  # eq. (11)'s policy term
+            policy_loss = -(pi[POLICY] * log_p).sum(1).mean()  # eq. (11)'s policy term
             loss = loss + policy_loss
             extra.update(value_loss=value_loss.detach(), policy_loss=policy_loss.detach())
-        if len(pis) == 2:
-            labelled = (pis[1].sum(1) > 0).float()  # [N]; unlabelled rows are all zeros
-            per_row = -(pis[1] * log_p).sum(1)  # [N]
+        if AUX_POLICY in pi:
+            labelled = (pi[AUX_POLICY].sum(1) > 0).float()  # [N]; unlabelled rows are all zeros
+            per_row = -(pi[AUX_POLICY] * log_p).sum(1)  # [N]
             aux_loss = (per_row * labelled).sum() / labelled.sum().clamp(min=1.0)  # over labelled rows only
             loss = loss + self.aux_weight * aux_loss
             extra.update(aux_loss=aux_loss.detach(), aux_labelled_fraction=labelled.mean())

@@ -10,7 +10,9 @@ consumer can rely on the dtypes without checking again.
                                    point of view (uint8: 4x smaller than float32)
     target   float32[N]            the value target for the mover
     version  int64[N]              weight version that produced the row (policy lag)
-    policy   float32[N, A]         AlphaZero only: the search's visit distribution
+    policy      float32[N, A]      AlphaZero and AZAL: the search's visit distribution
+    aux_policy  float32[N, A]      AZAL only: the oracle's smoothed target q(a|s), all
+                                   zeros on rows the oracle did not label
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ class Column:
 
 Schema = dict  # dict[str, Column], ordered
 
+POLICY = "policy"
+AUX_POLICY = "aux_policy"
+# The action distributions each algorithm's learner trains on, in the order of its loss terms.
+POLICY_COLUMNS = {"avi": (), "alphazero": (POLICY,), "azal": (POLICY, AUX_POLICY)}
+
 
 def avi_schema(obs_shape) -> Schema:
     """Rows of AVI self-play: position, value target, producing weight version."""
@@ -54,8 +61,26 @@ def avi_schema(obs_shape) -> Schema:
 def alphazero_schema(obs_shape, num_actions: int) -> Schema:
     """AVI's rows plus the search policy ``float32[A]`` of AlphaZero self-play."""
     schema = avi_schema(obs_shape)
-    schema["policy"] = Column((int(num_actions),), "float32")
+    schema[POLICY] = Column((int(num_actions),), "float32")
     return schema
+
+
+def azal_schema(obs_shape, num_actions: int) -> Schema:
+    """AlphaZero's rows plus the oracle's smoothed target ``float32[A]`` (AZAL)."""
+    schema = alphazero_schema(obs_shape, num_actions)
+    schema[AUX_POLICY] = Column((int(num_actions),), "float32")
+    return schema
+
+
+def schema_for(algo: str, obs_shape, num_actions: int) -> Schema:
+    """The rows of the training algorithm ``algo`` (a key of ``POLICY_COLUMNS``)."""
+    if algo == "avi":
+        return avi_schema(obs_shape)
+    if algo == "alphazero":
+        return alphazero_schema(obs_shape, num_actions)
+    if algo == "azal":
+        return azal_schema(obs_shape, num_actions)
+    raise ValueError(f"no replay rows for algorithm {algo!r}; known: {', '.join(POLICY_COLUMNS)}")
 
 
 def check_rows(schema: Mapping[str, Column], rows: Mapping[str, np.ndarray]) -> int:

@@ -35,7 +35,7 @@ def test_connect4_labels_are_the_solver_best_moves(tmp_path):
         best = max(s for s in analysis if s is not None)
         expected = smoothed(game.legal(games.take(states, [i]))[0], [c for c, s in enumerate(analysis) if s == best])
         np.testing.assert_allclose(q[i], expected, rtol=1e-6)
-    assert labeler.stats()["oracle_queries"] == 13 and labeler.stats()["oracle_unique"] == 12
+    assert labeler.stats().oracle_queries == 13 and labeler.stats().oracle_unique == 12
 
 
 def test_early_connect4_positions_come_from_the_store_only(tmp_path):
@@ -45,7 +45,7 @@ def test_early_connect4_positions_come_from_the_store_only(tmp_path):
     labeler = OracleLabeler(game, worker, min_ply=12, store=store_path)
     early = [[3, 3, 2], [0, 1]]  # 3 and 2 stones: below min_ply, not sent to the solver
     q = labeler.label(game.from_moves(early), early)
-    assert not q.any() and labeler.stats()["oracle_queries"] == 0
+    assert not q.any() and labeler.stats().oracle_queries == 0
     # An analysis in the store, written through the mirror image of the first position:
     # the label must come back in the position's own orientation.
     analysis = (-2, -1, 0, 1, 2, -1, -2)  # made up (the store is trusted): "3 3 4"'s best is column 4
@@ -54,7 +54,7 @@ def test_early_connect4_positions_come_from_the_store_only(tmp_path):
     q = labeler.label(game.from_moves(early), early)
     legal = game.legal(game.from_moves(early[:1]))[0]
     np.testing.assert_allclose(q[0], smoothed(legal, [2]), rtol=1e-6)  # its mirror image, column 2
-    assert not q[1].any() and labeler.stats()["store_labels"] == 1
+    assert not q[1].any() and labeler.stats().store_labels == 1
 
 
 def test_chomp_labels_are_the_moves_to_grundy_zero(tmp_path):

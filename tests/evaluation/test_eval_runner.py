@@ -18,7 +18,13 @@ from evaluation.runner import (
     evaluate_checkpoint,
     evaluate_main,
 )
-from learner.checkpoint import CorruptCheckpointError, save_checkpoint
+from learner.checkpoint import (
+    CorruptCheckpointError,
+    LearnerState,
+    RunCheckpoint,
+    save_checkpoint,
+    save_run_checkpoint,
+)
 from learner.learner import Learner, numpy_weights
 from learner.networks import NetworkConfig, build_network
 
@@ -29,8 +35,9 @@ def _checkpoint(tmp_path, game, config=SMALL, algo="avi"):
     learner = Learner(game, config, device="cpu")
     path = tmp_path / "checkpoints" / "ckpt-000000007.pt"
     # As launch/train.py's Run.checkpoint writes it: the learner actor's state.
-    save_checkpoint(path, {"learner": {"learner": learner.state_dict(), "sampler_rng": {}}, "counters": {"updates": 7},
-                           "config": json.dumps({"algo": algo, "game": game.name, "gamma": 1.0})})
+    save_run_checkpoint(path, RunCheckpoint(counters={"updates": 7}, learner=LearnerState(learner.state_dict(), {}),
+                                            actors=[], config=json.dumps({"algo": algo, "game": game.name, "gamma": 1.0}),
+                                            faults={}))
     return path, learner.get_weights()
 
 

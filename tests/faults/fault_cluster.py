@@ -30,7 +30,8 @@ import ray
 from ray.cluster_utils import Cluster
 
 from launch.config import resolve
-from launch.train import Run, prepare_run_dir
+from launch.run_dir import prepare_run_dir
+from launch.train import Run
 
 STORE = 100 * 1024 * 1024  # object store per node
 HEALTH = {"health_check_initial_delay_ms": 1000, "health_check_period_ms": 1000, "health_check_timeout_ms": 1000,

@@ -13,8 +13,9 @@ import ray
 
 from launch.config import resolve
 from launch.metrics import read_metrics
-from launch.train import Run, train
-from learner.checkpoint import checkpoint_path, load_checkpoint
+from launch.restarts import LearnerLink
+from launch.train import train
+from learner.checkpoint import checkpoint_path, load_run_checkpoint
 
 TINY = ["network.width=32", "num_envs=32", "collect_steps=4", "epochs_per_iteration=2",
         "replay_capacity=4096", "replay_shards=2", "batch_size=64", "eval_every=1", "checkpoint_every=1"]
@@ -55,8 +56,8 @@ def test_killed_learner_restarts_from_its_checkpoint(ray_session, tmp_path, caps
     # Independent of the counters: Adam's step count in the last checkpoint is the number
     # of gradient steps the optimizer state has seen. A learner that came back fresh would
     # have seen only those after the kill.
-    payload = load_checkpoint(checkpoint_path(run_dir / "checkpoints", 5 * per))
-    steps = {int(s["step"]) for s in payload["learner"]["learner"]["optimizer"]["state"].values()}
+    checkpoint = load_run_checkpoint(checkpoint_path(run_dir / "checkpoints", 5 * per))
+    steps = {int(s["step"]) for s in checkpoint.learner.learner["optimizer"]["state"].values()}
     assert steps == {5 * per}
     if not corrupt_newest:
         # The fault totals are the run's: a resumed run goes on counting from them.
@@ -89,8 +90,8 @@ def test_killed_learner_restarts_in_the_async_schedule(ray_session, tmp_path, ca
     assert last["faults/learner_restarts_total"] == 1 and last["faults/learner_updates_lost_total"] == 0
     assert (f"learner restarted from {checkpoint_path(run_dir / 'checkpoints', killed[0])} with {killed[0]} "
             f"updates (0 updates lost") in capsys.readouterr().out
-    payload = load_checkpoint(checkpoint_path(run_dir / "checkpoints", budget))
-    assert {int(s["step"]) for s in payload["learner"]["learner"]["optimizer"]["state"].values()} == {budget}
+    checkpoint = load_run_checkpoint(checkpoint_path(run_dir / "checkpoints", budget))
+    assert {int(s["step"]) for s in checkpoint.learner.learner["optimizer"]["state"].values()} == {budget}
 
 
 def test_learner_killed_inside_its_train_call(ray_session, tmp_path, monkeypatch):
@@ -101,7 +102,7 @@ def test_learner_killed_inside_its_train_call(ray_session, tmp_path, monkeypatch
     config = resolve("tictactoe", "small", TINY + ["num_actors=1", "epochs_per_iteration=100"])
     per = config.updates_per_iteration
     seen = {"train_calls": 0, "in_train": False, "waits_in_train": 0}
-    call, wait = Run._learner_call, Run._await_learner
+    call, wait = LearnerLink.call, LearnerLink.await_restart
 
     def learner_call(self, method, *args):
         if method != "train":
@@ -119,8 +120,8 @@ def test_learner_killed_inside_its_train_call(ray_session, tmp_path, monkeypatch
         seen["waits_in_train"] += seen["in_train"]
         return wait(self, error)
 
-    monkeypatch.setattr(Run, "_learner_call", learner_call)
-    monkeypatch.setattr(Run, "_await_learner", await_learner)
+    monkeypatch.setattr(LearnerLink, "call", learner_call)
+    monkeypatch.setattr(LearnerLink, "await_restart", await_learner)
     run_dir = tmp_path / "run"
     _, last = train(config, run_dir=run_dir, updates=5 * per, wandb_mode="disabled")
     assert seen["waits_in_train"] == 1  # the kill interrupted a train call
@@ -128,5 +129,5 @@ def test_learner_killed_inside_its_train_call(ray_session, tmp_path, monkeypatch
     assert [r["updates"] for r in records] == [i * per for i in range(1, 6)]
     assert last["faults/learner_restarts_total"] == 1 and last["faults/learner_updates_lost_total"] == 0
     assert records[2]["faults/learner_restarts"] == 1 and records[2]["faults/seconds_lost"] > 0
-    payload = load_checkpoint(checkpoint_path(run_dir / "checkpoints", 5 * per))
-    assert {int(s["step"]) for s in payload["learner"]["learner"]["optimizer"]["state"].values()} == {5 * per}
+    checkpoint = load_run_checkpoint(checkpoint_path(run_dir / "checkpoints", 5 * per))
+    assert {int(s["step"]) for s in checkpoint.learner.learner["optimizer"]["state"].values()} == {5 * per}

@@ -75,3 +75,13 @@ def test_nested_override_and_types():
     with pytest.raises(ConfigError, match="game_params"):
         resolve("hex", overrides=['game_params={"size": 1}'])
     assert json.loads(config.to_json())["network"]["width"] == 64
+
+
+def test_resume_refuses_what_would_change_the_run(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.json").write_text(resolve("tictactoe").to_json())
+    for flags, named in ((["--seed", "3"], "--seed"), (["--preset", "small"], "--preset"),
+                         (["--set", "lr=0.1"], "--set"), (["--seed", "0", "--set", "lr=0.1"], "--set and --seed")):
+        code, err = run_cli(["--resume", str(run_dir), "--updates", "1", *flags], capsys)
+        assert code == 2 and f"{named} cannot change a resumed run; --resume {run_dir} keeps its config.json" in err

@@ -21,6 +21,7 @@ def test_evaluator_curves_reach_metrics_and_wandb(ray_session, tmp_path):
     key = "eval/chomp-4x5-states/value_mae"
     evaluated = [r["iteration"] for r in records if key in r]
     assert evaluated[:1] == [0] and len(evaluated) >= 3, evaluated  # untrained, then every 2 iterations
+    assert not any("eval/value_mae" in r for r in records)  # one path: not the built-in labels again
     last = [r for r in records if key in r][-1]
     for suite_key in ("eval/chomp-4x5-play/error_rate", "eval/chomp-4x5-traces/match",
                       "eval/chomp-4x5-states/policy_regret", "eval/chomp-4x5-states/inference_evals"):

@@ -105,7 +105,8 @@ def test_avi_learns_a_small_fgame_exactly(ray_session, tmp_path, depth, branchin
     """On a tree small enough to visit, the values known by construction are learned."""
     params = json.dumps({"depth": depth, "branching": branching, "seed": 3})
     config = resolve("fgame", "small", [f"game_params={params}", "network.width=64", "num_envs=64",
-                                        "epochs_per_iteration=4", "epsilon=0.5", "checkpoint_every=50"])
+                                        "epochs_per_iteration=4", "epsilon=0.5", "checkpoint_every=50",
+                                        "eval_suites=none"])  # eval/value_mae: the run's built-in labels
     run_dir, last = train(config, run_dir=tmp_path / "run", updates=updates, wandb_mode="disabled",
                           stop=lambda r: r.get("eval/value_mae", 1) < bound)
     assert last["eval/value_mae"] < bound, last
@@ -131,7 +132,8 @@ def test_avi_value_error_falls_on_the_balanced_fgame(ray_session, tmp_path):
     from evaluation.exact import exact_labels
 
     config = resolve("fgame", "paper", ["num_envs=1024", "collect_steps=16", "eval_every=20", "epsilon=1.0",
-                                        "epochs_per_iteration=4", "lr=1e-3", "checkpoint_every=100"])
+                                        "epochs_per_iteration=4", "lr=1e-3", "checkpoint_every=100",
+                                        "eval_suites=none"])  # the built-in labels, as below
     run_dir, last = train(config, run_dir=tmp_path / "run", updates=FGAME_UPDATES, wandb_mode="disabled")
     curve = [r for r in read_metrics(run_dir) if "eval/value_mae" in r]
     labels = exact_labels(games.make("fgame"))

@@ -12,11 +12,15 @@ import torch
 
 from learner.checkpoint import (
     CorruptCheckpointError,
+    LearnerState,
+    RunCheckpoint,
     checkpoint_path,
     latest_checkpoint,
     load_checkpoint,
+    load_run_checkpoint,
     prune,
     save_checkpoint,
+    save_run_checkpoint,
 )
 
 
@@ -108,3 +112,32 @@ def test_prune_keeps_the_newest(tmp_path):
                                             "ckpt-000000005.pt", "ckpt-000000005.pt.sha256"]
     with pytest.raises(ValueError, match="keep must be >= 1"):
         prune(tmp_path, keep=0)
+
+
+def run_checkpoint(step):
+    return RunCheckpoint(counters={"updates": step}, learner=LearnerState(payload(step), {"state": 3}),
+                         actors=[{"calls": 2}], config='{"algo": "avi"}', faults={"actor_restarts": 1})
+
+
+def test_a_run_checkpoint_round_trips_as_its_record(tmp_path):
+    path = save_run_checkpoint(checkpoint_path(tmp_path, 8), run_checkpoint(8))
+    got = load_run_checkpoint(path)
+    assert isinstance(got, RunCheckpoint) and isinstance(got.learner, LearnerState)
+    assert got.counters == {"updates": 8} and got.learner.learner["step"] == 8 and got.learner.sampler_rng == {"state": 3}
+    assert got.actors == [{"calls": 2}] and got.config == '{"algo": "avi"}' and got.faults == {"actor_restarts": 1}
+
+
+def test_a_run_checkpoint_missing_a_part_names_the_file_and_the_part(tmp_path):
+    old = run_checkpoint(4).to_payload()
+    del old["faults"]  # written before the fault totals were kept: still loads
+    save_checkpoint(checkpoint_path(tmp_path, 4), old)
+    assert load_run_checkpoint(checkpoint_path(tmp_path, 4)).faults == {}
+    for missing in ("actors", "counters"):
+        broken = run_checkpoint(5).to_payload()
+        del broken[missing]
+        path = save_checkpoint(checkpoint_path(tmp_path, 5), broken)
+        with pytest.raises(CorruptCheckpointError, match=f"ckpt-000000005.pt: holds no {missing}"):
+            load_run_checkpoint(path)
+    path = save_checkpoint(checkpoint_path(tmp_path, 6), {"learner": {"learner": {}}})  # no sampler state
+    with pytest.raises(CorruptCheckpointError, match="ckpt-000000006.pt: holds no learner state"):
+        load_run_checkpoint(path)

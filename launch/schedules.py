@@ -1,0 +1,168 @@
+"""The two schedules of a training run, each a generator of one metrics record per
+iteration over a started :class:`launch.train.Run`.
+
+Synchronous (the AVI paper's Algorithm 1, the default): every actor collects
+``N_envs x K`` rows with frozen weights; then the learner takes its gradient steps
+(epochs per iteration = replay ratio) and new weights are published.
+
+Asynchronous: actors collect all the time, each call with the newest weights, while the
+learner trains in chunks of a quarter iteration whenever the :class:`RateLimiter`
+allows.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+import ray
+
+from actors.pool import CollectStats
+from launch.records import collect_record
+
+if TYPE_CHECKING:  # the run drives the schedules; they only use it
+    from launch.train import Run
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Where a run stops: at ``updates`` gradient steps (the run's total), or at
+    ``deadline`` (a ``time.time()``)."""
+
+    updates: int | None
+    deadline: float | None
+
+    def updates_left(self, done: int) -> int | None:
+        return None if self.updates is None else self.updates - done
+
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.time() >= self.deadline
+
+    def spent(self, done: int) -> bool:
+        left = self.updates_left(done)
+        return (left is not None and left <= 0) or self.out_of_time()
+
+
+class RateLimiter:
+    """When the asynchronous learner may train its next ``chunk`` of updates: its gradient
+    samples may not run ahead of ``samples_per_insert`` times the rows inserted, and it
+    waits while some actor still collects with weights ``max_policy_lag`` versions old
+    (so that no row is more than that far behind)."""
+
+    def __init__(self, *, samples_per_insert: float, batch_size: int, max_policy_lag: int, chunk: int):
+        self.samples_per_insert, self.batch_size = samples_per_insert, batch_size
+        self.max_policy_lag, self.chunk = max_policy_lag, chunk
+
+    def allows(self, *, rows: int, updates: int, version: int, oldest_version: int) -> bool:
+        """``rows`` inserted and ``updates`` done so far; ``version`` of the newest weights,
+        ``oldest_version`` of those an actor still collects with."""
+        if rows < self.batch_size:
+            return False  # AlphaZero: no full batch in the replay yet
+        allowed = int(self.samples_per_insert * rows / self.batch_size) - updates
+        return allowed >= self.chunk and version - oldest_version < self.max_policy_lag
+
+
+def collect_all(run: Run, steps: int, deadline: float | None) -> list[CollectStats]:
+    """One collection call of every actor with the current weights; a call whose actor
+    died is retried by Ray, and the time it waited is entered as lost."""
+    start = time.time()
+    refs = [a.collect.remote([run.weights], steps, deadline) for a in run.actors]
+    done_at, waiting = {}, list(refs)
+    while waiting:
+        ready, waiting = ray.wait(waiting, num_returns=1)
+        done_at[ready[0]] = time.time()
+    stats = ray.get(refs)
+    for ref, s in zip(refs, stats):
+        run.faults.actor_call(s, done_at[ref] - start)
+    run.counters.add_collected(stats)
+    return stats
+
+
+def synchronous(run: Run, budget: Budget) -> Iterator[dict]:
+    cfg, counters = run.config, run.counters
+    while not budget.spent(counters.updates):
+        start = time.time()
+        stats = collect_all(run, cfg.collect_steps, budget.deadline)  # frozen weights
+        record = collect_record(stats)
+        collected = time.time()
+        if counters.rows < cfg.batch_size:  # AlphaZero's rows arrive when games end
+            counters.iteration += 1
+            yield {**record, **run.replay_record(), "collect_seconds": collected - start}
+            continue
+        # Epochs per iteration over the positions played (fewer when time ran out).
+        steps = max(1, round(cfg.epochs_per_iteration * record["collect_positions"] / cfg.batch_size))
+        left = budget.updates_left(counters.updates)
+        trained = run.link.call("train", steps if left is None else min(left, steps), counters.version,
+                                budget.deadline)
+        steps = trained.counters.updates - counters.updates
+        counters.take_learner(trained.counters)
+        trained_at = time.time()
+        run.publish()
+        counters.iteration += 1
+        yield {**record, **trained.metrics(), **run.replay_record(), "collect_seconds": collected - start,
+               "train_seconds": trained_at - collected,
+               # Every row of an iteration comes from the weights published before it.
+               "policy_lag": max(counters.version - 1 - s.version for s in stats),
+               "updates_per_s": steps / max(trained_at - collected, 1e-9)}
+
+
+def asynchronous(run: Run, budget: Budget) -> Iterator[dict]:
+    cfg, counters = run.config, run.counters
+    steps = max(1, cfg.collect_steps // 4)  # shorter calls: fresher weights per call
+    chunk = max(1, cfg.updates_per_iteration // 4)
+    limiter = RateLimiter(samples_per_insert=cfg.samples_per_insert, batch_size=cfg.batch_size,
+                          max_policy_lag=cfg.max_policy_lag, chunk=chunk)
+    pending = {}  # collection call -> (its actor, the weight version it took, when it was submitted)
+
+    def submit(actor) -> None:
+        pending[actor.collect.remote([run.weights], steps, budget.deadline)] = (actor, run.weights.version,
+                                                                                 time.time())
+
+    for actor in run.actors:
+        submit(actor)
+    training = None  # the learner's chunk in flight
+    since, lag_max, limited = [], 0, 0.0  # collection calls, policy lag and seconds held since the last chunk
+    try:
+        while True:
+            left = budget.updates_left(counters.updates)
+            if (left is not None and left <= 0 and training is None) or budget.out_of_time():
+                return
+            oldest = min(version for _, version, _ in pending.values())
+            if training is None and (left is None or left > 0) and limiter.allows(
+                    rows=counters.rows, updates=counters.updates, version=counters.version, oldest_version=oldest):
+                training = run.link.learner.train.remote(chunk if left is None else min(chunk, left),
+                                                         counters.version, budget.deadline)
+            waited = time.perf_counter()
+            ready, _ = ray.wait(list(pending) + ([training] if training else []), num_returns=1)
+            if training is None:
+                limited += time.perf_counter() - waited  # the learner idles: held by the limiter
+            if ready[0] is training:
+                training = None
+                # Actors kept collecting meanwhile: a restart loses no seconds here.
+                trained = run.link.answer(ready[0], "train", None)
+                if trained is None:
+                    continue  # the chunk died with its learner: the limiter issues it again
+                counters.take_learner(trained.counters)
+                run.publish()
+                counters.iteration += 1
+                record = {**(collect_record(since) if since else {}), **trained.metrics(), **run.replay_record(),
+                          "policy_lag": lag_max, "rate_limited_seconds": limited}
+                since, lag_max, limited = [], 0, 0.0
+                yield record
+                continue
+            actor, _, submitted = pending.pop(ready[0])
+            stats = ray.get(ready[0])
+            run.faults.actor_call(stats, time.time() - submitted)
+            counters.add_collected([stats])
+            since.append(stats)
+            lag_max = max(lag_max, counters.version - stats.version)
+            submit(actor)
+    finally:
+        # Wait for the calls in flight (their failures, if any, no longer matter).
+        in_flight = list(pending) + ([training] if training else [])
+        if in_flight:
+            ray.wait(in_flight, num_returns=len(in_flight))
+
+
+SCHEDULES = {"sync": synchronous, "async": asynchronous}

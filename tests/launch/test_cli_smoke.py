@@ -1,0 +1,42 @@
+"""The real command, end to end, with a tiny budget: ``python -m launch --algo avi --game
+tictactoe --updates N`` in its own process, with its own embedded Ray."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from launch.config import resolve
+from learner.checkpoint import load_checkpoint
+
+TINY = ["network.width=32", "num_envs=32", "collect_steps=4", "epochs_per_iteration=2", "replay_capacity=4096",
+        "replay_shards=2", "batch_size=64", "eval_every=1", "checkpoint_every=1"]
+ITERATIONS = 3
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_python_m_launch_trains_checkpoints_and_logs(tmp_path, tmp_path_factory):
+    updates = ITERATIONS * resolve("tictactoe", "small", TINY).updates_per_iteration
+    run_dir = tmp_path / "run"
+    ray_tmp = tmp_path_factory.mktemp("ray")  # short: Ray's socket paths below it must fit in 107 bytes
+    env = {**os.environ, "RAY_TMPDIR": str(ray_tmp), "RAY_AUTH_MODE": "disabled",
+           "WANDB_MODE": "offline", "WANDB_SILENT": "true"}
+    args = [sys.executable, "-m", "launch", "--algo", "avi", "--game", "tictactoe", "--preset", "small",
+            "--updates", str(updates), "--run-dir", str(run_dir), "--wandb", "offline"]
+    for override in TINY:
+        args += ["--set", override]
+    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    trained = [r for r in records if r["iteration"] > 0]  # iteration 0: the untrained network's evaluation
+    assert [r["iteration"] for r in trained] == list(range(1, ITERATIONS + 1))
+    assert trained[-1]["updates"] == updates
+    assert json.loads((run_dir / "config.json").read_text())["game"] == "tictactoe"
+    checkpoints = sorted((run_dir / "checkpoints").glob("ckpt-*.pt"))
+    assert checkpoints, f"no checkpoint in {run_dir / 'checkpoints'}"
+    load_checkpoint(checkpoints[-1])  # its checksum holds and it loads
+    assert list((run_dir / "wandb").glob("offline-run-*"))  # W&B logged offline, into the run directory

@@ -14,17 +14,9 @@ from launch.safe_tree import from_safe, to_safe
 from learner.checkpoint import load_checkpoint, save_checkpoint
 from search.evaluators import UniformEvaluator
 from search.mcts import MCTSConfig
+from tictactoe_boards import makes_line, stones
 
-LINES = [sum(1 << c for c in line) for line in
-         ([0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6])]
 SEARCH = MCTSConfig(simulations=4)  # noise and temperature 1: varied games
-
-
-def stones(obs: np.ndarray) -> tuple[int, int]:
-    """(mover's, opponent's) stone bits of one tic-tac-toe encoding [2, 3, 3]."""
-    bits = obs.reshape(2, 9) > 0
-    return (int(sum(1 << c for c in np.flatnonzero(bits[0]))),
-            int(sum(1 << c for c in np.flatnonzero(bits[1]))))
 
 
 def last_mover_outcome(obs: np.ndarray) -> float:
@@ -33,7 +25,7 @@ def last_mover_outcome(obs: np.ndarray) -> float:
     two or more empty cells the last move won; with one, it won if it made a line."""
     mine, theirs = stones(obs)
     empty = [c for c in range(9) if not (mine | theirs) >> c & 1]
-    wins = [c for c in empty if any((mine | 1 << c) & line == line for line in LINES)]
+    wins = [c for c in empty if makes_line(mine | 1 << c)]
     assert wins or len(empty) == 1, "a game over with two free cells must have ended on a win"
     return 1.0 if wins else 0.0
 

@@ -4,8 +4,6 @@ on across collection calls and through a checkpoint file."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 
@@ -13,37 +11,7 @@ import games
 from actors.avi import AviCollector
 from launch.safe_tree import from_safe, to_safe
 from learner.checkpoint import load_checkpoint, save_checkpoint
-
-# Tic-tac-toe cells r*3+c as bits; the eight lines.
-LINES = [sum(1 << c for c in line) for line in
-         ([0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6])]
-FULL = (1 << 9) - 1
-
-
-@functools.cache
-def negamax(mine: int, theirs: int, gamma: float) -> float:
-    """V(s) = max_a r(s, a) - gamma V(s') for the player to move, by brute force over
-    the game tree of a live tic-tac-toe position (``mine``, ``theirs``: stone bits)."""
-    best = -np.inf
-    for cell in range(9):
-        if (mine | theirs) >> cell & 1:
-            continue
-        placed = mine | 1 << cell
-        if any(placed & line == line for line in LINES):
-            q = 1.0
-        elif placed | theirs == FULL:
-            q = 0.0
-        else:
-            q = -gamma * negamax(theirs, placed, gamma)
-        best = max(best, q)
-    return best
-
-
-def stones(obs: np.ndarray) -> tuple[int, int]:
-    """(mover's, opponent's) stone bits of one tic-tac-toe encoding [2, 3, 3]."""
-    bits = obs.reshape(2, 9) > 0
-    return (int(sum(1 << c for c in np.flatnonzero(bits[0]))),
-            int(sum(1 << c for c in np.flatnonzero(bits[1]))))
+from tictactoe_boards import negamax, stones
 
 
 def exact_value_fn(gamma: float):
@@ -51,7 +19,7 @@ def exact_value_fn(gamma: float):
     return lambda obs: np.array([negamax(*stones(o), gamma) for o in obs], np.float32)
 
 
-def test_the_encoding_read_here_is_the_engine_s():
+def test_the_board_reader_matches_the_engine_s_encoding():
     game = games.make("tictactoe")
     after_centre = game.encode(game.from_moves([[4]]))[0]  # O to move, X in the centre
     assert stones(after_centre) == (0, 1 << 4)

@@ -77,7 +77,7 @@ class SelfPlayWorker:
         else:
             from actors.alphazero import AlphaZeroCollector
             from actors.labels import OracleLabeler
-            from search.evaluators import NetworkEvaluator
+            from search.network import NetworkEvaluator
 
             self.value_fn = NetworkEvaluator(self.game, network)
             labeler = (OracleLabeler(self.game, oracle, min_ply=label_min_ply, store=oracle_store)

@@ -1,12 +1,12 @@
 """Search over a game with learned or exact evaluations: batched PUCT MCTS for AlphaZero
 self-play and evaluation (:mod:`search.mcts`), its leaf evaluators
 (:mod:`search.evaluators`), and depth-limited full-width negamax over a value function
-(:mod:`search.minimax`)."""
+(:mod:`search.minimax`). The network-backed evaluator is :mod:`search.network`, not
+imported here: it needs torch, and the search itself does not."""
 
 from search.evaluators import (  # noqa: F401  (re-exported: the package's public API)
     CrossEvaluator,
     Evaluator,
-    NetworkEvaluator,
     RolloutEvaluator,
     UniformEvaluator,
 )

@@ -5,8 +5,8 @@ An evaluator takes a game state of batch N (none of them over) and returns
 illegal actions are ignored) and ``values float32[N]`` in [-1, 1] for the player to
 move in each state. The search calls it once per simulation for all its trees.
 
-- :class:`NetworkEvaluator`: a policy-value network (AlphaZero), with the same weight
-  versions and compute-proxy counter as the AVI actors' ``learner.learner.ValueFunction``;
+- ``search.network.NetworkEvaluator``: a policy-value network (AlphaZero), kept in its
+  own module because it needs torch (``learner``), which this one does not;
 - :class:`UniformEvaluator`: uniform priors, values from any function of the states
   (zero by default): the search's own cost, or a search over exact values in tests;
 - :class:`RolloutEvaluator`: uniform priors, values by random playouts (classic MCTS);
@@ -22,8 +22,6 @@ import numpy as np
 
 from games import Game, random_legal_actions, repeat, step_live, take
 from games.base import State, batch_size
-from learner.learner import ValueFunction
-from learner.networks import NetworkConfig
 
 Evaluator = Callable[[State], tuple[np.ndarray, np.ndarray]]
 
@@ -44,27 +42,6 @@ def check_evaluation(out, n: int, num_actions: int) -> tuple[np.ndarray, np.ndar
         raise ValueError(f"evaluator returned non-finite values (first at row "
                          f"{int(np.flatnonzero(~np.isfinite(values))[0])})")
     return logits.astype(np.float32, copy=False), values
-
-
-class NetworkEvaluator(ValueFunction):
-    """A policy-value network (``build_network`` of a ``NetworkConfig`` with
-    ``policy_head=True``) in eval mode without autograd, on ``device``, evaluated in
-    chunks of at most ``max_batch`` states. Its values are clipped to [-1, 1] (the value
-    head is a plain regression output). ``torch.set_num_threads`` is the caller's choice.
-
-    It keeps the actors' value-network handling (weights, version, the compute counter
-    ``samples_forward``) of ``learner.learner.ValueFunction``, but is called on game
-    states and answers priors too."""
-
-    def __init__(self, game: Game, net_config: NetworkConfig, *, device="cpu", max_batch: int = 65536):
-        if not net_config.policy_head:
-            raise ValueError("NetworkEvaluator: net_config.policy_head must be True (the search needs priors); "
-                             "use dataclasses.replace(config, policy_head=True)")
-        super().__init__(game, net_config, max_batch=max_batch, device=device)
-
-    def __call__(self, states: State) -> tuple[np.ndarray, np.ndarray]:
-        logits, values = self.forward(self.game.encode(states), logits=True)
-        return logits, np.clip(values, -1.0, 1.0, out=values)
 
 
 class UniformEvaluator:

@@ -16,7 +16,7 @@ from launch.train import train
 from learner.checkpoint import latest_checkpoint
 from learner.learner import numpy_weights
 from learner.networks import build_network
-from search.evaluators import NetworkEvaluator
+from search.network import NetworkEvaluator
 from search.mcts import MCTS, MCTSConfig
 
 

@@ -17,10 +17,10 @@ from search import (
     MCTS,
     CrossEvaluator,
     MCTSConfig,
-    NetworkEvaluator,
     RolloutEvaluator,
     UniformEvaluator,
 )
+from search.network import NetworkEvaluator
 
 TTT = games.make("tictactoe")
 C4 = games.make("connect4")

@@ -4,7 +4,7 @@
                                           [--store PATH|none] [--json]
 
 1. States: value MAE and greedy-policy regret on both committed Connect Four sets
-   (2 x 1500 states) through ``evaluation.runner.Evaluator`` -- the one-step greedy
+   (2 x 1500 states) through ``evaluation.runner.SuiteRunner`` -- the one-step greedy
    policy evaluates every live child (about 6 per state, 2 images each with the
    symmetrized preset). Loading the sets is timed apart; the evaluation is the median
    of ``--repeats`` runs. The acceptance target is under a minute on 2 cores.
@@ -28,10 +28,11 @@ import torch
 
 import games
 from evaluation.datasets import load_dataset
+from evaluation.network import NetworkModel
 from evaluation.oracles import Connect4Oracle
 from evaluation.play import play_vs_oracle
-from evaluation.policies import NetworkModel, greedy_policy
-from evaluation.runner import Evaluator
+from evaluation.policies import greedy_policy
+from evaluation.runner import SuiteRunner
 from learner.learner import Learner
 from learner.networks import PRESET_NETWORKS
 
@@ -51,7 +52,7 @@ def main(argv=None) -> int:
     out = {"threads": args.threads}
 
     start = time.perf_counter()
-    ev = Evaluator(game, config, suites=["connect4-uniform", "connect4-eps-optimal"])
+    ev = SuiteRunner(game, config, suites=["connect4-uniform", "connect4-eps-optimal"])
     out["states_load_s"] = time.perf_counter() - start
     times, metrics = [], {}
     for _ in range(args.repeats):

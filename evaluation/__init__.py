@@ -12,6 +12,6 @@
   head, MCTS, minimax) and the network wrapper that counts inference compute;
 - ``evaluation.metrics``: value MAE, regret, trace metrics, Student-t intervals;
 - ``evaluation.play``: games against the oracle, self-play traces, head-to-head;
-- ``evaluation.runner``: ``Evaluator``, ``evaluate_checkpoint``, ``evaluate_main``;
+- ``evaluation.runner``: ``SuiteRunner``, ``evaluate_checkpoint``, ``evaluate_main``;
 - ``evaluation.report``: ``write_report`` (plots, summary table), ``report_main``.
 """

@@ -9,6 +9,8 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] not in commands:
         print(f"usage: python -m evaluation {{{','.join(commands)}}} ...", file=sys.stderr)
         return 2
+    # Each command imports only what it runs: evaluating loads torch and Ray, building
+    # the solver, and neither should wait for the other.
     if argv[0] == "build":
         from evaluation.builders import build_main
 

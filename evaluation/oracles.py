@@ -24,6 +24,8 @@ import numpy as np
 
 from games import Game, take
 from games.connect4 import CENTRE_FIRST
+from oracle_service.chomp_grundy import ChompTable
+from oracle_service.store import Solved, connect4_keys, open_store
 
 
 class Analysis(NamedTuple):
@@ -79,12 +81,13 @@ class Connect4Oracle(Oracle):
         if client is not None:
             self.solver, self.store = None, None
             return
+        # oracle_service.connect4_solver is imported where it is used, here and below: it
+        # compiles its search when imported (numba, explicit signature), which the Chomp
+        # and F-Game oracles, and a Connect Four oracle on the service, should not wait for.
         from oracle_service.connect4_solver import Connect4Solver
 
         self.solver = Connect4Solver(tt_log2_size=tt_log2_size)
         if isinstance(store, str):
-            from oracle_service.store import open_store
-
             store = open_store(None if store == "default" else store)
         self.store = store
 
@@ -115,8 +118,6 @@ class Connect4Oracle(Oracle):
         if self.store is None:
             self.solves += n
             return self.solver.solve_states(states.current, states.mask, states.moves)
-        from oracle_service.store import Solved, connect4_keys
-
         keys, _ = connect4_keys(states.current, states.mask)
         found = self.store.get_many(keys.tolist())
         out = np.array([s.score if s is not None else 0 for s in found], np.int64)
@@ -153,8 +154,6 @@ class ChompOracle(Oracle):
     strong = False
 
     def __init__(self, game: Game, table=None):
-        from oracle_service.chomp_grundy import ChompTable
-
         if game.name != "chomp":
             raise ValueError(f"ChompOracle needs a chomp game, got {game!r}")
         self.game = game

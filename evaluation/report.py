@@ -70,6 +70,7 @@ def _slug(metric: str) -> str:
 def write_report(run_dirs, out_dir) -> Path:
     """Write PNG plots and ``summary.md`` for ``run_dirs`` into ``out_dir``; returns the
     summary's path."""
+    # Imported here: the file backend must be chosen before pyplot is first imported.
     import matplotlib
 
     matplotlib.use("Agg")

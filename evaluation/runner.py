@@ -11,7 +11,7 @@ Metrics come back flat, ``eval/<suite>/<metric>`` (``eval/connect4-uniform/value
 evaluations its policy spent (``inference_evals``, the compute proxy at inference)
 and its wall time.
 
-:class:`Evaluator` holds the game, the network and the loaded suites, and evaluates
+:class:`SuiteRunner` holds the game, the network and the loaded suites, and evaluates
 numpy weights (``Learner.get_weights``); :func:`evaluate_checkpoint` builds one from a
 ``launch`` checkpoint and checks that the checkpoint is of the game (and algorithm)
 asked for. :func:`evaluate_main` is the command line.
@@ -27,12 +27,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import ray
 
 import games
-from evaluation.datasets import CHOMP_BOARDS, DatasetError, load_dataset
+from evaluation import policies as P
+from evaluation.datasets import CHOMP_BOARDS, FGAME_BETA, FGAME_SEEDS, FGAME_SHAPES, DatasetError, load_dataset
+from evaluation.exact import exact_labels
+from evaluation.metrics import state_metrics
+from evaluation.network import NetworkModel
+from evaluation.oracles import make_oracle
+from evaluation.play import head_to_head, play_vs_oracle, trace_suite
+from evaluation.policies import POLICIES
 from games import Game, take
+from learner.checkpoint import CorruptCheckpointError, load_run_checkpoint
+from learner.networks import NetworkConfig
+from oracle_service.service import OracleClient
 
-POLICIES = ("auto", "greedy", "policy-head", "mcts", "minimax")
 INPUT_PARAMS = ("frames",)  # game parameters of the network's input, not of the rules
 
 
@@ -67,8 +77,6 @@ def suites_for(game: Game) -> list[Suite]:
         return [states, Suite(f"{board}-play", "play", None), Suite(f"{board}-traces", "traces", None),
                 Suite(f"{board}-h2h", "h2h", None, default=False)]
     if name == "fgame":
-        from evaluation.datasets import FGAME_BETA, FGAME_SEEDS, FGAME_SHAPES
-
         named = [f"fgame-{shape}-{game.params['seed']}" for shape, (h, b) in FGAME_SHAPES.items()
                  if (h, b, FGAME_BETA) == (game.params["depth"], game.params["branching"], game.params["beta"])
                  and game.params["seed"] in FGAME_SEEDS]
@@ -96,7 +104,7 @@ def _random_player(game: Game, seed: int):
     return lambda states: games.random_legal_actions(game.legal(states), rng)
 
 
-class Evaluator:
+class SuiteRunner:
     """Evaluates weights of ``net_config`` for ``game`` on ``suites`` (names; None: the
     defaults). ``policy``: auto (greedy for value networks, policy-head argmax for
     policy-value ones), greedy, policy-head, mcts (``simulations``) or minimax
@@ -110,12 +118,8 @@ class Evaluator:
     def __init__(self, game: Game | str, net_config, *, suites=None, policy: str = "auto", gamma: float = 1.0,
                  simulations: int = 64, depth: int = 2, oracle_store="default", cache_dir=None, seed: int = 0,
                  opponent=None, max_openings: int | None = None, oracle_client=None):
-        from evaluation.policies import NetworkModel
-
         self.game = games.make(game) if isinstance(game, str) else game
         if isinstance(net_config, dict):
-            from learner.networks import NetworkConfig
-
             net_config = NetworkConfig(**net_config)
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
@@ -152,8 +156,6 @@ class Evaluator:
     # ---- suite data ---------------------------------------------------------------
 
     def _load(self, suite: Suite):
-        from evaluation.exact import exact_labels
-
         if suite.kind == "states":
             if suite.dataset is None:
                 labels = exact_labels(self.game, self.gamma)
@@ -188,16 +190,12 @@ class Evaluator:
     @property
     def oracle(self):
         if self._oracle is None:
-            from evaluation.oracles import make_oracle
-
             self._oracle = make_oracle(self.game, store=self._oracle_store, client=self._oracle_client)
         return self._oracle
 
     # ---- policies -----------------------------------------------------------------
 
     def choose(self):
-        from evaluation import policies as P
-
         m = self.model
         if self.policy == "greedy":
             return P.greedy_policy(self.game, m.value_obs, self.gamma)
@@ -211,10 +209,6 @@ class Evaluator:
 
     def evaluate(self, weights: dict[str, np.ndarray] | None = None) -> dict:
         """Flat ``eval/<suite>/<metric>`` metrics of ``weights`` (None: the weights set last)."""
-        from evaluation.metrics import state_metrics
-        from evaluation.play import head_to_head, play_vs_oracle, trace_suite
-        from evaluation.policies import state_value
-
         if weights is not None:
             self.model.set_weights(weights)
         out = {}
@@ -224,7 +218,7 @@ class Evaluator:
             start, evals = time.perf_counter(), self.model.evaluations
             if suite.kind == "states":
                 labels, groups = data
-                m = state_metrics(labels, choose=choose, value=state_value(self.game, self.model.value_obs),
+                m = state_metrics(labels, choose=choose, value=P.state_value(self.game, self.model.value_obs),
                                   groups=groups)
                 decisions = m["states"]
             elif suite.kind == "play":
@@ -258,8 +252,6 @@ class Evaluator:
 def read_checkpoint(path, game: str, algo: str | None = None) -> tuple[Game, dict, dict, dict]:
     """(game, net_config dict, numpy weights, run config) of a ``launch`` checkpoint,
     checked against ``game`` (a name) and ``algo`` when given."""
-    from learner.checkpoint import load_run_checkpoint
-
     checkpoint = load_run_checkpoint(path)  # CorruptCheckpointError names the file and what it lacks
     learner = checkpoint.learner.learner  # the Learner's own state dict
     if "net" not in learner or "net_config" not in learner:
@@ -280,24 +272,20 @@ def read_checkpoint(path, game: str, algo: str | None = None) -> tuple[Game, dic
 
 def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None, policy: str = "auto",
                         gamma: float | None = None, opponent_checkpoint=None, **kwargs) -> dict:
-    """Flat metrics of the checkpoint at ``path`` on ``game``'s suites (see :class:`Evaluator`).
+    """Flat metrics of the checkpoint at ``path`` on ``game``'s suites (see :class:`SuiteRunner`).
     ``gamma``: default the run's own (its config), else 1."""
     g, net_config, weights, config = read_checkpoint(path, game, algo)
     gamma = float(config.get("gamma", 1.0)) if gamma is None else gamma
     opponent = None
     if opponent_checkpoint is not None:
-        from evaluation.policies import NetworkModel, greedy_policy, policy_head_policy
-
         og, oconf, ow, oc = read_checkpoint(opponent_checkpoint, game)
         if og.params != g.params:
             raise CheckpointMismatchError(f"opponent checkpoint {opponent_checkpoint} is of {og!r}, "
                                           f"the checkpoint of {g!r}")
-        from learner.networks import NetworkConfig
-
         om = NetworkModel(og, NetworkConfig(**oconf), ow)
-        opponent = policy_head_policy(og, om) if om.has_policy else greedy_policy(
+        opponent = P.policy_head_policy(og, om) if om.has_policy else P.greedy_policy(
             og, om.value_obs, float(oc.get("gamma", 1.0)))
-    ev = Evaluator(g, net_config, suites=suites, policy=policy, gamma=gamma, opponent=opponent, **kwargs)
+    ev = SuiteRunner(g, net_config, suites=suites, policy=policy, gamma=gamma, opponent=opponent, **kwargs)
     return ev.evaluate(weights)
 
 
@@ -307,10 +295,6 @@ def _start_oracle_service(replicas: int, store: str | None):
     one without a dashboard; each replica takes no CPU of its own, since this process
     waits while they work. ``store``: "default" or None for the service's default
     store, or a path / ``redis://`` URL."""
-    import ray
-
-    from oracle_service.service import OracleClient
-
     started = not ray.is_initialized()
     if started:
         ray.init(include_dashboard=False, log_to_driver=False)
@@ -339,8 +323,6 @@ def evaluate_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-openings", type=int, help="play/trace/match suites on the first N openings only")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    from learner.checkpoint import CorruptCheckpointError
-
     if args.oracle_replicas < 0:
         parser.error(f"--oracle-replicas must be >= 0, got {args.oracle_replicas}")
     store = None if args.oracle_store == "none" else args.oracle_store
@@ -359,8 +341,6 @@ def evaluate_main(argv: list[str] | None = None) -> int:
         if client is not None:
             client.close()
         if started_ray:
-            import ray
-
             ray.shutdown()
     if args.json:
         print(json.dumps(metrics, sort_keys=True))
@@ -371,5 +351,5 @@ def evaluate_main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["CheckpointMismatchError", "Evaluator", "Suite", "evaluate_checkpoint", "evaluate_main",
+__all__ = ["CheckpointMismatchError", "Suite", "SuiteRunner", "evaluate_checkpoint", "evaluate_main",
            "read_checkpoint", "suites_for"]

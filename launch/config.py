@@ -261,7 +261,7 @@ def validate(config: TrainConfig) -> None:
     if config.algo == "azal" and config.game not in LABELLED_GAMES:
         raise ConfigError(f"algo azal needs an oracle that labels optimal moves: games "
                           f"{', '.join(LABELLED_GAMES)}, not {config.game!r}")
-    from evaluation.runner import POLICIES
+    from evaluation.policies import POLICIES
 
     if config.eval_policy not in POLICIES:
         raise ConfigError(f"eval_policy must be one of {', '.join(POLICIES)}, got {config.eval_policy!r}")

@@ -1,4 +1,4 @@
-"""The evaluator of a training run: a Ray actor around ``evaluation.runner.Evaluator``.
+"""The evaluator of a training run: a Ray actor around ``evaluation.runner.SuiteRunner``.
 
 Every ``eval_every`` iterations the run hands it the newest weights (a versioned object
 reference, as the self-play actors get them) and logs the metrics it returns under
@@ -26,7 +26,7 @@ AUTO_GAMES = ("connect4", "chomp", "fgame")
 
 
 def chosen_suites(game: str, eval_suites: str) -> list[str] | None | bool:
-    """The suites to pass to ``Evaluator`` (None: the game's defaults), or False: none."""
+    """The suites to pass to ``SuiteRunner`` (None: the game's defaults), or False: none."""
     value = eval_suites.strip()
     if value == "none" or (value == "auto" and game not in AUTO_GAMES):
         return False
@@ -49,10 +49,10 @@ class EvaluatorWorker:
         import torch
 
         import games
-        from evaluation.runner import Evaluator
+        from evaluation.runner import SuiteRunner
 
         torch.set_num_threads(1)
-        self.evaluator = Evaluator(games.make(game, **game_params), network, suites=suites, policy=policy,
+        self.evaluator = SuiteRunner(games.make(game, **game_params), network, suites=suites, policy=policy,
                                    gamma=gamma, simulations=simulations, max_openings=max_openings,
                                    oracle_store=oracle_store or "default", oracle_client=oracle)
 

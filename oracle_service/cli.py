@@ -100,11 +100,11 @@ def _chomp(args) -> Callable[[str], str]:
 
 def _fgame(args) -> Callable[[str], str]:
     from games import IllegalMoveError
-    from oracle_service.fgame_oracle import FGameOracle
+    from oracle_service.fgame_oracle import FGamePathOracle
 
     # Parameters not given take the F-Game defaults (depth 10, branching 5, beta 0.05, seed 0).
     given = {k: getattr(args, k) for k in ("depth", "branching", "beta", "seed") if getattr(args, k) is not None}
-    oracle = FGameOracle(**given)
+    oracle = FGamePathOracle(**given)
 
     def answer(line: str) -> str:
         path = [] if line == EMPTY else _parse_ints(line, "path")

@@ -17,8 +17,10 @@ import numpy as np
 import games
 
 
-class FGameOracle:
-    """Answers for one F-Game instance, ``games.make("fgame", depth=..., ...)``."""
+class FGamePathOracle:
+    """Answers for one F-Game instance, ``games.make("fgame", depth=..., ...)``, about
+    nodes given by their action paths: the service's and the command line's form
+    (``evaluation.oracles.FGameOracle`` answers about engine states instead)."""
 
     def __init__(self, depth: int = 10, branching: int = 5, beta: float = 0.05, seed: int = 0):
         self.game = games.make("fgame", depth=depth, branching=branching, beta=beta, seed=seed)

@@ -341,13 +341,13 @@ class OracleWorker:
     def fgame_value(self, params: dict, paths: Sequence[Sequence[int]]) -> list[Answer]:
         """Per action path from the root: the node's exact value for the player to move
         (-1, 0, 1; leaves too). ``params``: ``depth``, ``branching``, ``beta``, ``seed``."""
-        from oracle_service.fgame_oracle import FGameOracle
+        from oracle_service.fgame_oracle import FGamePathOracle
 
         self._stats["queries"] += len(paths)
         ident = tuple(sorted(params.items()))
         try:
             if ident not in self._fgame:
-                self._fgame[ident] = FGameOracle(**params)
+                self._fgame[ident] = FGamePathOracle(**params)
         except (ValueError, TypeError) as e:
             self._stats["errors"] += len(paths)
             return [Answer(error=f"fgame {params}: {e}") for _ in paths]

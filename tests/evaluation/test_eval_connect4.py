@@ -85,13 +85,13 @@ def test_worst_agent_against_the_oracle(game):
 
 def test_evaluator_on_the_committed_sets(game):
     from evaluation.datasets import GROUPS, DatasetError
-    from evaluation.runner import Evaluator
+    from evaluation.runner import SuiteRunner
     from learner.learner import Learner
     from learner.networks import NetworkConfig
 
     config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, symmetrize=True)
     try:
-        ev = Evaluator(game, config)
+        ev = SuiteRunner(game, config)
     except DatasetError as e:
         pytest.fail(f"committed Connect Four sets are missing or corrupt: {e}")
     m = ev.evaluate(Learner(game, config, device="cpu").get_weights())

@@ -11,10 +11,11 @@ from evaluation import policies as P
 from evaluation.datasets import DatasetError
 from evaluation.exact import enumerate_and_solve
 from evaluation.metrics import state_metrics
+from evaluation.network import NetworkModel
 from evaluation.report import report_main, write_report
 from evaluation.runner import (
     CheckpointMismatchError,
-    Evaluator,
+    SuiteRunner,
     evaluate_checkpoint,
     evaluate_main,
 )
@@ -53,7 +54,7 @@ def test_evaluate_checkpoint_chomp(tmp_path):
                 "eval/chomp-4x5-traces/match_p1", "eval/chomp-4x5-traces/losing_but_won"):
         assert key in m
     # The same numbers as the metric functions applied by hand to the same network.
-    model = P.NetworkModel(game, SMALL, weights)
+    model = NetworkModel(game, SMALL, weights)
     labels = enumerate_and_solve(game)
     by_hand = state_metrics(labels, choose=P.greedy_policy(game, model.value_obs),
                             value=P.state_value(game, model.value_obs))
@@ -67,7 +68,7 @@ def test_evaluate_checkpoint_chomp(tmp_path):
 def test_symmetrized_network_counts_both_images():
     game = games.make("connect4")
     config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, symmetrize=True)
-    model = P.NetworkModel(game, config, Learner(game, config, device="cpu").get_weights())
+    model = NetworkModel(game, config, Learner(game, config, device="cpu").get_weights())
     states = game.from_moves([[3, 3, 2], [0]])
     P.greedy_policy(game, model.value_obs)(states)
     assert model.evaluations == 2 * 14  # 7 children each, two images per child
@@ -124,11 +125,11 @@ def test_evaluate_main_with_an_oracle_service(ray_session, tmp_path, capsys):
 def test_evaluator_inside_training_and_match_suites():
     game = games.make("hex", size=7)
     config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16)
-    ev = Evaluator(game, config)
+    ev = SuiteRunner(game, config)
     m = ev.evaluate(Learner(game, config, device="cpu").get_weights())
     assert m["eval/hex-random/games"] == 256 and -1 <= m["eval/hex-random/score"] <= 1
     with pytest.raises(ValueError, match="needs an opponent"):
-        Evaluator(game, config, suites=["hex-h2h"])
+        SuiteRunner(game, config, suites=["hex-h2h"])
 
 
 def test_policy_adapters_on_exact_values():
@@ -139,12 +140,12 @@ def test_policy_adapters_on_exact_values():
     for choose in (P.greedy_policy(game, value_obs), P.minimax_policy(game, value_obs, depth=1)):
         assert state_metrics(labels, choose=choose)["policy_regret"] == 0.0
     config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, policy_head=True)
-    model = P.NetworkModel(game, config, Learner(game, config, device="cpu").get_weights())
+    model = NetworkModel(game, config, Learner(game, config, device="cpu").get_weights())
     head = P.policy_head_policy(game, model)
     actions = head(labels.states)
     assert game.legal(labels.states)[np.arange(len(actions)), actions].all()
     with pytest.raises(ValueError, match="no policy head"):
-        P.policy_head_policy(game, P.NetworkModel(game, SMALL))
+        P.policy_head_policy(game, NetworkModel(game, SMALL))
     before = model.evaluations
     mcts = P.mcts_policy(game, model.evaluate, simulations=8)
     few = games.take(labels.states, np.arange(5))
@@ -178,8 +179,8 @@ def test_multi_frame_chomp_uses_the_single_frame_datasets():
     """Chomp's ``frames`` changes the network's input, not the rules: the 9x10 datasets
     serve it, with states replayed from their moves so that they carry earlier boards."""
     config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, policy_head=True)
-    framed = Evaluator(games.make("chomp", rows=9, cols=10, frames=3), config)
-    plain = Evaluator(games.make("chomp", rows=9, cols=10), config)
+    framed = SuiteRunner(games.make("chomp", rows=9, cols=10, frames=3), config)
+    plain = SuiteRunner(games.make("chomp", rows=9, cols=10), config)
     (labels, _), (plain_labels, _) = framed._data["chomp-9x10"], plain._data["chomp-9x10"]
     np.testing.assert_array_equal(labels.states.profile, plain_labels.states.profile)
     np.testing.assert_array_equal(labels.v_star, plain_labels.v_star)
@@ -188,4 +189,4 @@ def test_multi_frame_chomp_uses_the_single_frame_datasets():
     metrics = framed.evaluate(numpy_weights(build_network(framed.game, config)))
     assert metrics["eval/chomp-9x10/states"] == len(labels.v_star) and metrics["eval/chomp-9x10-play/games"] > 0
     with pytest.raises(DatasetError, match="dataset .chomp-10x11. is for"):
-        Evaluator(games.make("chomp", rows=9, cols=10), config, suites=["chomp-9x10"])._dataset("chomp-10x11")
+        SuiteRunner(games.make("chomp", rows=9, cols=10), config, suites=["chomp-9x10"])._dataset("chomp-10x11")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import games
-from oracle_service.fgame_oracle import FGameOracle
+from oracle_service.fgame_oracle import FGamePathOracle
 
 
 def negamax_tree(game):
@@ -31,7 +31,7 @@ def negamax_tree(game):
 
 @pytest.mark.parametrize("seed,beta", [(0, 0.0), (1, 0.3), (1, 0.5)])
 def test_values_and_optimal_actions_equal_exhaustive_negamax(seed, beta):
-    oracle = FGameOracle(depth=5, branching=3, beta=beta, seed=seed)
+    oracle = FGamePathOracle(depth=5, branching=3, beta=beta, seed=seed)
     game = games.make("fgame", depth=5, branching=3, beta=beta, seed=seed)
     tree = negamax_tree(game)
     assert tree[()] == 1  # the root is a first-player win by construction
@@ -57,7 +57,7 @@ def test_values_and_optimal_actions_equal_exhaustive_negamax(seed, beta):
 
 
 def test_leaves_have_a_value_and_no_optimal_action():
-    oracle = FGameOracle(depth=3, branching=2, beta=0.0, seed=3)
+    oracle = FGamePathOracle(depth=3, branching=2, beta=0.0, seed=3)
     leaf = [0, 1, 1]
     assert oracle.over([leaf]).tolist() == [True]
     assert oracle.value(leaf) in (-1, 0, 1)
@@ -66,6 +66,6 @@ def test_leaves_have_a_value_and_no_optimal_action():
 
 @pytest.mark.parametrize("path,problem", [([0, 5], "out of range"), ([0, 0, 0, 0], "over")])
 def test_bad_paths_raise(path, problem):
-    oracle = FGameOracle(depth=3, branching=2, beta=0.0, seed=3)
+    oracle = FGamePathOracle(depth=3, branching=2, beta=0.0, seed=3)
     with pytest.raises(ValueError, match=problem):
         oracle.value(path)

@@ -10,12 +10,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import games
 from oracle_service.chomp_grundy import ChompTable
 from oracle_service.connect4_solver import Connect4Solver
-from oracle_service.fgame_oracle import FGameOracle
+from oracle_service.fgame_oracle import FGamePathOracle
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -62,7 +61,7 @@ def test_chomp_mixed_lines(tmp_path):
 
 def test_fgame_mixed_lines():
     params = dict(depth=4, branching=3, beta=0.3, seed=1)
-    oracle = FGameOracle(**params)
+    oracle = FGamePathOracle(**params)
     leaf = [2]
     while not oracle.over([leaf])[0]:
         leaf.append(2)

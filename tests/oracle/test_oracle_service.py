@@ -16,7 +16,7 @@ import ray
 import games
 from oracle_service.chomp_grundy import ChompTable
 from oracle_service.connect4_solver import Board, Connect4Solver, parse_moves
-from oracle_service.fgame_oracle import FGameOracle
+from oracle_service.fgame_oracle import FGamePathOracle
 from oracle_service.service import Answer, DistinctKeys, OracleClient, OracleWorker
 from oracle_service.store import EmbeddedStore, Solved, connect4_key
 
@@ -222,7 +222,7 @@ def test_worker_bad_items_get_their_error(tmp_path, positions, solver):
     assert "item 1 of the batch, profile [3, 4, 0, 0]" in wm[1].error
     assert "rows" in w.chomp_grundy(40, 5, [[1]])[0].error
 
-    oracle = FGameOracle(**FGAME)
+    oracle = FGamePathOracle(**FGAME)
     f = w.fgame_value(FGAME, [[], [0, 1], [5], [0, 0, 0, 0, 0]])
     assert [f[0].value, f[1].value] == [oracle.value([]), oracle.value([0, 1])]
     assert "out of range" in f[2].error and "over" in f[3].error
@@ -256,7 +256,7 @@ def test_client_over_replicas_survives_a_killed_replica(ray_session, tmp_path, p
         assert isinstance(got[40], Answer) and "full" in got[40].error
         assert client.chomp_grundy(3, 3, [[3, 3, 3], [3, 0]])[0].value == \
             ChompTable(3, 3, use_disk=False).grundy([3, 3, 3])
-        assert client.fgame_value(FGAME, [[0]])[0].value == FGameOracle(**FGAME).value([0])
+        assert client.fgame_value(FGAME, [[0]])[0].value == FGamePathOracle(**FGAME).value([0])
 
         # Second query: answered from the shared store, by whichever replica gets it.
         before = client.stats()

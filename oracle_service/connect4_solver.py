@@ -638,10 +638,6 @@ class Connect4Solver:
                 out.append(-self._solve_bits(cur ^ mask, mask | piece, plies + 1, weak))
         return out
 
-    def analyze_many(self, positions: Sequence[str | Sequence[int]],
-                     weak: bool = False) -> list[list[int | None]]:
-        return [self.analyze(p, weak) for p in positions]
-
     def best_moves(self, moves: str | Sequence[int]) -> list[int]:
         """Columns (0..6) of maximal score: the quickest win, else a draw, else the
         slowest loss."""

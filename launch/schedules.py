@@ -80,6 +80,7 @@ def collect_all(run: Run, steps: int, deadline: float | None) -> list[CollectSta
 
 
 def synchronous(run: Run, budget: Budget) -> Iterator[dict]:
+    """Algorithm 1: collect with frozen weights, train on the new rows, publish; repeat."""
     cfg, counters = run.config, run.counters
     while not budget.spent(counters.updates):
         start = time.time()
@@ -108,6 +109,8 @@ def synchronous(run: Run, budget: Budget) -> Iterator[dict]:
 
 
 def asynchronous(run: Run, budget: Budget) -> Iterator[dict]:
+    """Every actor always has a collection call in flight; whenever the rate limiter allows,
+    the learner trains a chunk, after which new weights are published and a record yielded."""
     cfg, counters = run.config, run.counters
     steps = max(1, cfg.collect_steps // 4)  # shorter calls: fresher weights per call
     chunk = max(1, cfg.updates_per_iteration // 4)

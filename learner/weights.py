@@ -1,6 +1,7 @@
 """The cross-package record of a weight broadcast: a version and a Ray object reference.
 
-The learner publishes its weights once per version with ``ray.put``; actors receive
+The run's driver publishes the learner's weights once per version with :func:`publish`
+(into its own object store, so that they outlive the learner's node); actors receive
 the small :class:`WeightVersion` record and ``ray.get`` the dict of numpy arrays,
 which the object store shares read-only between the processes of a node. Weights are
 never broadcast through checkpoint files.

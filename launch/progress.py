@@ -28,14 +28,15 @@ def newest_exact_metric(record: dict) -> tuple[str, float] | None:
 
 
 class Progress:
-    def __init__(self, total: float, unit: str, *, stream=None, interval: float = PLAIN_INTERVAL,
-                 clock=time.monotonic):
-        """``total`` ``unit``s make the budget (updates, or seconds of a --minutes run)."""
+    def __init__(self, total: float, unit: str, *, updates_before: int = 0, stream=None,
+                 interval: float = PLAIN_INTERVAL, clock=time.monotonic):
+        """``total`` ``unit``s make the budget (updates, or seconds of a --minutes run);
+        ``updates_before``: the run's updates when it started (or resumed), for the rate."""
         self.stream = sys.stderr if stream is None else stream
         self.total, self.unit, self.interval, self.clock = total, unit, interval, clock
         self.start = clock()
         self.exact: tuple[str, float] | None = None  # kept until a newer evaluation
-        self._first_updates: int | None = None
+        self.updates_before = updates_before
         self._pending: str | None = None  # a plain line not printed yet
         self._printed_at: float | None = None
         self.bar = (tqdm(total=total, unit=unit, file=self.stream, dynamic_ncols=True, leave=True,
@@ -45,10 +46,8 @@ class Progress:
     def update(self, done: float, record: dict) -> None:
         """``done`` units of the budget spent; ``record`` the newest metrics record."""
         now = self.clock()
-        if self._first_updates is None:
-            self._first_updates = record.get("updates", 0)
         self.exact = newest_exact_metric(record) or self.exact
-        rate = (record.get("updates", 0) - self._first_updates) / max(now - self.start, 1e-9)
+        rate = (record.get("updates", 0) - self.updates_before) / max(now - self.start, 1e-9)
         parts = [f"{rate:,.1f} updates/s", f"loss {record.get('loss', float('nan')):.4f}",
                  f"{record.get('positions_per_s', 0):,.0f} positions/s", f"replay {record.get('replay_size', 0):,}"]
         if self.exact is not None:

@@ -181,7 +181,8 @@ class Run:
             raise ConfigError("give a budget: --updates N or --minutes M")
         start, elapsed_before = time.time(), self.counters.elapsed
         budget = Budget(updates, None if minutes is None else start + minutes * 60)
-        progress = Progress(updates if updates is not None else minutes * 60, "updates" if updates is not None else "s")
+        progress = Progress(updates if updates is not None else minutes * 60, "updates" if updates is not None else "s",
+                            updates_before=self.counters.updates)
         last = {}
         if self.evaluates and self.counters.iteration == 0:
             # The untrained network's errors: the first point of every learning curve.

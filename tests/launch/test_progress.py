@@ -31,7 +31,7 @@ def test_plain_lines_at_most_every_interval_and_the_last_one():
     assert "\r" not in out.getvalue()
     assert lines[-1].startswith("[600/600 updates 100.0%]")
     # The newest exact metric stays shown between evaluations.
-    assert "value MAE 0.400" in lines[-1] and "loss 0.0164" in lines[-1] and "updates/s" in lines[-1]
+    assert "value MAE 0.400" in lines[-1] and "loss 0.0164" in lines[-1] and "10.0 updates/s" in lines[-1]
 
 
 def test_one_line_in_place_on_a_terminal():

@@ -7,9 +7,9 @@ oracle-best move set. It also plays: :meth:`Oracle.choose` picks the first best 
 in a fixed preference order, so games against an oracle are deterministic.
 
 - :class:`Connect4Oracle` (strong): Pons scores (quickest win, slowest loss) from the
-  oracle service's replicas when given its client, else from ``Connect4Solver`` in this
-  process; either way read from and written back to the shared solved-position store
-  (``oracle_service.store``), since early positions take seconds to minutes.
+  oracle service's replicas when given its client, else from the service's worker in
+  this process; either way read from and written back to the shared solved-position
+  store (``oracle_service.store``), since early positions take seconds to minutes.
 - :class:`ChompOracle`: Grundy numbers; a winning move (to a Grundy-0 child) when one
   exists, else the move that takes fewest squares (delays the loss). Only states with
   a nonzero Grundy number have a best move set (AZAL: ``labelled``).
@@ -25,7 +25,9 @@ import numpy as np
 from games import Game, take
 from games.connect4 import CENTRE_FIRST
 from oracle_service.chomp_grundy import ChompTable
-from oracle_service.store import Solved, connect4_keys, open_store
+from oracle_service.connect4_solver import Board, win_score
+from oracle_service.service import OracleWorker
+from oracle_service.store import NullStore, open_store
 
 
 class Analysis(NamedTuple):
@@ -64,9 +66,10 @@ def _best_of(score: np.ndarray, legal: np.ndarray) -> np.ndarray:
 class Connect4Oracle(Oracle):
     """Strong Connect Four oracle. ``client``: an ``oracle_service.service.OracleClient``
     whose replicas answer (through their store, shared with training's labels and other
-    evaluations); without one, a solver in this process, with ``store``: None (solve
-    everything), a store object, or a path / URL for ``oracle_service.store.open_store``
-    ("default" = its default)."""
+    evaluations); without one, an ``OracleWorker`` in this process answers the same
+    queries the same way (look up the store, solve the misses, write them back), with
+    ``store``: None (solve everything), a store object, or a path / URL for
+    ``oracle_service.store.open_store`` ("default" = its default)."""
 
     strong = True
 
@@ -76,27 +79,31 @@ class Connect4Oracle(Oracle):
         self.game = game
         self.client = client
         self.order = CENTRE_FIRST
-        self.solves = 0  # positions sent to this process's solver (store misses)
         self.service_queries = 0  # positions sent to the oracle service
-        if client is not None:
-            self.solver, self.store = None, None
-            return
-        # oracle_service.connect4_solver is imported where it is used, here and below: it
-        # compiles its search when imported (numba, explicit signature), which the Chomp
-        # and F-Game oracles, and a Connect Four oracle on the service, should not wait for.
-        from oracle_service.connect4_solver import Connect4Solver
+        self.worker = None
+        if client is None:
+            if isinstance(store, str):
+                store = open_store(None if store == "default" else store)
+            # No seeding from the store (seed_depth 0): its reads, 56 per position at
+            # depth 2, would slow evaluations of thousands of positions.
+            self.worker = OracleWorker(NullStore() if store is None else store, tt_log2_size=tt_log2_size,
+                                       seed_depth=0)
+        self.answerer = client or self.worker  # connect4_solve(positions) -> list[Answer]
 
-        self.solver = Connect4Solver(tt_log2_size=tt_log2_size)
-        if isinstance(store, str):
-            store = open_store(None if store == "default" else store)
-        self.store = store
+    @property
+    def solves(self) -> int:
+        """Positions solved in this process (store misses; 0 on the service)."""
+        return 0 if self.worker is None else self.worker.stats()["solved"]
+
+    @property
+    def solver(self):
+        """This process's ``Connect4Solver`` (None on the service)."""
+        return None if self.worker is None else self.worker.solver
 
     def child_scores(self, states) -> np.ndarray:
         """int16[B, 7]: the Pons score of each move for the mover (``win_score`` for an
         immediate win, 0 for filling the board, minus the child's score otherwise);
         -128 for a full column."""
-        from oracle_service.connect4_solver import win_score
-
         exp = self.game.expand(states)
         B, A = exp.legal.shape
         out = np.full((B, A), -128, np.int16)
@@ -110,33 +117,15 @@ class Connect4Oracle(Oracle):
         return out
 
     def solve_states(self, states) -> np.ndarray:
-        """int64[N]: Pons scores of live states: from the oracle service when there is a
-        client, else through the store when there is one."""
-        n = len(states.moves)
-        if self.client is not None:
-            return self._service_scores(states)
-        if self.store is None:
-            self.solves += n
-            return self.solver.solve_states(states.current, states.mask, states.moves)
-        keys, _ = connect4_keys(states.current, states.mask)
-        found = self.store.get_many(keys.tolist())
-        out = np.array([s.score if s is not None else 0 for s in found], np.int64)
-        miss = np.array([s is None for s in found], bool)
-        if miss.any():
-            self.solves += int(miss.sum())
-            out[miss] = self.solver.solve_states(states.current[miss], states.mask[miss], states.moves[miss])
-            self.store.put_many((int(k), Solved(int(s))) for k, s in zip(keys[miss], out[miss]))
-        return out
-
-    def _service_scores(self, states) -> np.ndarray:
-        from oracle_service.connect4_solver import Board
-
+        """int64[N]: Pons scores of live states, from the oracle service when there is a
+        client, else from this process's worker."""
         boards = [Board(int(c), int(m)) for c, m in zip(states.current, states.mask)]
-        answers = self.client.connect4_solve(boards)
-        self.service_queries += len(boards)
+        answers = self.answerer.connect4_solve(boards)
+        if self.client is not None:
+            self.service_queries += len(boards)
         bad = [(i, a.error) for i, a in enumerate(answers) if not a.ok]
         if bad:  # engine states are valid positions: this is a bug, not bad input
-            raise RuntimeError(f"the oracle service refused {len(bad)} of {len(boards)} connect4 states, "
+            raise RuntimeError(f"the oracle refused {len(bad)} of {len(boards)} connect4 states, "
                                f"the first (item {bad[0][0]}): {bad[0][1]}")
         return np.array([a.value for a in answers], np.int64)
 

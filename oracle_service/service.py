@@ -106,7 +106,8 @@ class DistinctKeys:
 class OracleWorker:
     """Batched exact answers for Connect Four, Chomp and F-Games (see the module doc).
 
-    ``store``: a path or ``redis://`` URL for :func:`open_store` (None: its default).
+    ``store``: a path or ``redis://`` URL for :func:`open_store` (None: its default), or
+    a store object (``NullStore``: keep nothing).
     Connect Four strong scores and analyses are read from the store before solving and
     written back after; weak (win/draw/loss) queries use a stored score when there is
     one, and otherwise solve in weak mode without storing (the store holds exact scores).
@@ -126,7 +127,7 @@ class OracleWorker:
         if seed_depth < 0:
             raise ValueError(f"oracle worker: seed_depth must be >= 0, got {seed_depth}")
         self.solver = Connect4Solver(tt_log2_size=tt_log2_size)
-        self.store: Store = open_store(store)
+        self.store: Store = store if isinstance(store, Store) else open_store(store)
         self.seed_depth = seed_depth
         self.chomp_cache_dir = chomp_cache_dir
         self._chomp: dict[tuple[int, int], Any] = {}

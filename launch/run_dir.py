@@ -23,7 +23,8 @@ def resumed_config(run_dir, *, algo: str | None = None, game: str | None = None,
     saved = TrainConfig.from_dict(json.loads(saved_path.read_text()))
     wanted = (algo or saved.algo, game or saved.game, saved.game_params if game_params is None else game_params)
     if (saved.algo, saved.game, saved.game_params) != wanted:
-        raise ConfigError(f"--resume {run_dir}: that run trains {saved.algo} on {saved.game} {saved.game_params or ''}, "
+        raise ConfigError(f"--resume {run_dir}: that run trains {saved.algo} on {saved.game} "
+                          f"{saved.game_params or ''}, "
                           f"not {wanted[0]} on {wanted[1]} {wanted[2] or ''}")
     return saved
 

@@ -188,8 +188,8 @@ class RunCheckpoint:
         if missing:
             raise CorruptCheckpointError(f"checkpoint {path}: holds no {', '.join(missing)}; "
                                          f"is it a `python -m launch` training checkpoint?")
-        return cls(counters=payload["counters"], learner=LearnerState(learner["learner"], learner["sampler_rng"]), actors=payload["actors"],
-                   config=payload["config"], faults=payload.get("faults", {}))
+        return cls(counters=payload["counters"], learner=LearnerState(learner["learner"], learner["sampler_rng"]),
+                   actors=payload["actors"], config=payload["config"], faults=payload.get("faults", {}))
 
 
 def save_run_checkpoint(path, checkpoint: RunCheckpoint) -> Path:

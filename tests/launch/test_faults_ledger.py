@@ -56,7 +56,8 @@ def test_a_learner_restart_and_a_resumed_run(capsys):
     ledger.learner_restarted(updates_before=40, updates_after=30, restored_from="ckpt-000000030.pt", seconds=3.0)
     record = ledger.record()
     assert record["faults/learner_restarts"] == 1 and record["faults/learner_updates_lost"] == 10
-    assert "learner restarted from ckpt-000000030.pt with 30 updates (10 updates lost, 3.0 s)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "learner restarted from ckpt-000000030.pt with 30 updates (10 updates lost, 3.0 s)" in out
     resumed = FaultLedger([])
     resumed.restore(ledger.totals)
     first = resumed.record()

@@ -123,7 +123,8 @@ def test_a_run_checkpoint_round_trips_as_its_record(tmp_path):
     path = save_run_checkpoint(checkpoint_path(tmp_path, 8), run_checkpoint(8))
     got = load_run_checkpoint(path)
     assert isinstance(got, RunCheckpoint) and isinstance(got.learner, LearnerState)
-    assert got.counters == {"updates": 8} and got.learner.learner["step"] == 8 and got.learner.sampler_rng == {"state": 3}
+    assert got.counters == {"updates": 8} and got.learner.learner["step"] == 8
+    assert got.learner.sampler_rng == {"state": 3}
     assert got.actors == [{"calls": 2}] and got.config == '{"algo": "avi"}' and got.faults == {"actor_restarts": 1}
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 import games
 from games import take
+from games.connect4 import moves_from_digits
 from oracle_service.store import connect4_keys
 
 
@@ -27,8 +28,6 @@ def book_positions(depth: int, prefix: str = "") -> list[str]:
     if depth < 0:
         raise ValueError(f"book depth must be >= 0, got {depth}")
     game = games.make("connect4")
-    from games.connect4 import moves_from_digits
-
     frontier = game.from_moves([moves_from_digits(prefix)])
     if game.terminal(frontier)[0]:
         raise ValueError(f"book: the position {prefix!r} is already over")

@@ -35,6 +35,10 @@ import argparse
 import sys
 from typing import Callable, TextIO
 
+from games import IllegalMoveError
+from oracle_service.chomp_grundy import ChompTable
+from oracle_service.fgame_oracle import FGamePathOracle
+
 EMPTY = "-"  # the empty move sequence / the root, which a blank line cannot say
 
 
@@ -72,8 +76,6 @@ def _parse_ints(line: str, what: str) -> list[int]:
 
 
 def _chomp(args) -> Callable[[str], str]:
-    from oracle_service.chomp_grundy import ChompTable
-
     rows, cols = args.rows, args.cols
     table = ChompTable(rows, cols, cache_dir=args.cache_dir)
 
@@ -99,9 +101,6 @@ def _chomp(args) -> Callable[[str], str]:
 
 
 def _fgame(args) -> Callable[[str], str]:
-    from games import IllegalMoveError
-    from oracle_service.fgame_oracle import FGamePathOracle
-
     # Parameters not given take the F-Game defaults (depth 10, branching 5, beta 0.05, seed 0).
     given = {k: getattr(args, k) for k in ("depth", "branching", "beta", "seed") if getattr(args, k) is not None}
     oracle = FGamePathOracle(**given)
@@ -172,6 +171,8 @@ def _check_options(parser: argparse.ArgumentParser, args) -> None:
 
 
 def run_book(args, stdout: TextIO, stderr: TextIO) -> int:
+    # Ray and the service load only for the book: its start-up takes seconds, which the
+    # one-line-per-position solve command should not pay.
     import ray
 
     from oracle_service.book import book_positions, fill_book

@@ -25,6 +25,8 @@ import numpy as np
 import ray
 
 from lifecycle import watched
+from oracle_service.chomp_grundy import ChompTable
+from oracle_service.fgame_oracle import FGamePathOracle
 from oracle_service.store import Solved, Store, connect4_keys, open_store
 
 
@@ -122,7 +124,9 @@ class OracleWorker:
 
     def __init__(self, store: str | None = None, *, tt_log2_size: int = 23, seed_depth: int = 2,
                  chomp_cache_dir: str | None = None):
-        from oracle_service.connect4_solver import Connect4Solver  # compiles kernels
+        # The solver module is imported in the worker's methods only: it compiles its
+        # search when imported, which the clients (training, the launcher) should not wait for.
+        from oracle_service.connect4_solver import Connect4Solver
 
         if seed_depth < 0:
             raise ValueError(f"oracle worker: seed_depth must be >= 0, got {seed_depth}")
@@ -290,8 +294,6 @@ class OracleWorker:
     # ---- Chomp ------------------------------------------------------------------
 
     def _chomp_table(self, rows: int, cols: int):
-        from oracle_service.chomp_grundy import ChompTable
-
         if (rows, cols) not in self._chomp:
             self._chomp[(rows, cols)] = ChompTable(rows, cols, cache_dir=self.chomp_cache_dir)
         return self._chomp[(rows, cols)]
@@ -342,8 +344,6 @@ class OracleWorker:
     def fgame_value(self, params: dict, paths: Sequence[Sequence[int]]) -> list[Answer]:
         """Per action path from the root: the node's exact value for the player to move
         (-1, 0, 1; leaves too). ``params``: ``depth``, ``branching``, ``beta``, ``seed``."""
-        from oracle_service.fgame_oracle import FGamePathOracle
-
         self._stats["queries"] += len(paths)
         ident = tuple(sorted(params.items()))
         try:

@@ -5,10 +5,15 @@ import numpy as np
 import pytest
 
 import games
+from evaluation.datasets import GROUPS, DatasetError
 from evaluation.metrics import trace_metrics
 from evaluation.oracles import Connect4Oracle
 from evaluation.play import play_vs_oracle, self_play_traces
+from evaluation.runner import SuiteRunner
 from games.testing import random_move_lists
+from learner.learner import Learner
+from learner.networks import NetworkConfig
+from oracle_service.service import OracleClient
 from oracle_service.store import EmbeddedStore
 
 
@@ -84,11 +89,6 @@ def test_worst_agent_against_the_oracle(game):
 
 
 def test_evaluator_on_the_committed_sets(game):
-    from evaluation.datasets import GROUPS, DatasetError
-    from evaluation.runner import SuiteRunner
-    from learner.learner import Learner
-    from learner.networks import NetworkConfig
-
     config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, symmetrize=True)
     try:
         ev = SuiteRunner(game, config)
@@ -110,8 +110,6 @@ def test_the_oracle_service_answers_as_the_solver_here(game, ray_session, tmp_pa
     """Evaluation's Connect Four oracle through the oracle service (Ray replicas, their
     store): the same analyses and play metrics as the solver in this process, and a
     second evaluation is answered from the store without solving again."""
-    from oracle_service.service import OracleClient
-
     starts = _late_positions(game, n=8, plies=26, seed=21)
     here = Connect4Oracle(game, tt_log2_size=20)
     client = OracleClient(num_replicas=2, store=str(tmp_path / "shared.sqlite"),

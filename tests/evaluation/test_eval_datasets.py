@@ -10,7 +10,11 @@ import pytest
 
 import games
 from evaluation import datasets
+from evaluation.__main__ import main
 from evaluation.datasets import DatasetError, build_dataset, load_dataset
+from games.connect4 import moves_to_digits
+from oracle_service.connect4_solver import Connect4Solver, plies_to_end
+from oracle_service.store import connect4_keys
 
 
 @functools.cache
@@ -99,9 +103,6 @@ def _committed(name):
 
 @pytest.mark.parametrize("name", ["connect4-uniform", "connect4-eps-optimal"])
 def test_connect4_states_against_the_solver(name):
-    from games.connect4 import moves_to_digits
-    from oracle_service.connect4_solver import Connect4Solver, plies_to_end
-
     d = _committed(name)
     assert len(d) == 1500 and d.labelled
     assert set(d.groups) <= set(datasets.GROUPS)
@@ -124,8 +125,6 @@ def test_connect4_states_against_the_solver(name):
 
 
 def test_connect4_openings():
-    from oracle_service.store import connect4_keys
-
     d = _committed("connect4-openings")
     assert len(d) == 568 and (d.plies == 4).all() and d.labels is None
     keys, _ = connect4_keys(d.states.current, d.states.mask)
@@ -147,8 +146,6 @@ def test_connect4_discounted_labels():
 
 
 def test_build_command(tmp_path, capsys):
-    from evaluation.__main__ import main
-
     assert main(["build", "--game", "go", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "go-openings.parquet").is_file()
     assert "go-openings" in capsys.readouterr().out

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from launch.config import ConfigError, TrainConfig, resolve, validate
 from learner.checkpoint import CorruptCheckpointError, load_checkpoint, save_checkpoint
 from oracle_service.cli import main as oracle_main
+from oracle_service.connect4_solver import Board, parse_board
 from oracle_service.service import OracleWorker
 from replay.buffer import RingBuffer, SnapshotError
 from replay.rows import avi_schema
@@ -96,8 +97,6 @@ BITS = st.integers(0, 2 ** 49) | st.integers(-(2 ** 70), 2 ** 70) | st.floats() 
 @FAST
 @given(BITS, BITS)
 def test_oracle_service_boards_are_parsed_or_refused_by_name(current, mask):
-    from oracle_service.connect4_solver import Board, parse_board
-
     try:
         cur, m, plies = parse_board(Board(current, mask))
     except ValueError as e:

@@ -123,8 +123,6 @@ def test_connect4_mixed_lines():
 
 def test_fgame_parameters_default_to_the_game_defaults():
     """Without --beta and --seed the answers are those of games.make("fgame") defaults."""
-    import games
-
     out = subprocess.run([sys.executable, "-m", "oracle_service", "solve", "--game", "fgame"],
                          input="0,3,1\n", capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

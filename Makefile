@@ -1,18 +1,29 @@
-# A virtual environment in .venv, created once and reused; every target sets it up.
+# A virtual environment in .venv, created once and reused; every target sets it up,
+# with the exact versions of constraints.txt (those CI tested) inside pyproject's ranges.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Where `make lock` finds torch's CPU build (PyPI has only the CUDA one for Linux): a
+# page or folder of wheels, such as a local mirror.
+TORCH_CPU_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 
-.PHONY: setup run test bench clean
+.PHONY: setup lock run test bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# constraints.txt again from pyproject.toml: the pinned versions that still fit stay,
+# `make lock UPGRADE=--upgrade` takes the newest releases (then run `make test`).
+lock: $(STAMP)
+	$(PY) -m pip install -q uv
+	$(VENV)/bin/uv pip compile pyproject.toml --extra test --python $(PY) --find-links $(TORCH_CPU_WHEELS) \
+		--custom-compile-command "make lock" $(UPGRADE) -o constraints.txt
 
 # The main job: a short, real AVI training run on an embedded Ray (exact values tracked).
 run: $(STAMP)

@@ -247,13 +247,7 @@ class Game(abc.ABC):
         first_legal = legal.argmax(axis=1)
         actions = np.where(legal, np.arange(A)[None, :], first_legal[:, None]).reshape(-1)
         live = np.repeat(legal.any(axis=1), A)
-        children = repeat(state, A)
-        reward = np.zeros(B * A, np.float32)
-        done = np.zeros(B * A, bool)
-        if live.any():
-            stepped, r, d = self._step(take(children, live), actions[live])
-            children = put(children, live, stepped)
-            reward[live], done[live] = r, d
+        children, reward, done = step_live(self, repeat(state, A), actions, live, check=False)
         flat_legal = legal.reshape(-1)
         reward[~flat_legal], done[~flat_legal] = 0.0, False
         return Expansion(children, reward.reshape(B, A), done.reshape(B, A), legal)
@@ -329,12 +323,13 @@ class Game(abc.ABC):
         state = self.init(B)
         longest = max(len(m) for m in move_lists)
         for ply in range(longest):
-            rows = np.array([b for b in range(B) if len(move_lists[b]) > ply], dtype=np.int64)
-            actions = np.array([move_lists[b][ply] for b in rows], dtype=np.int64)
-            sub = take(state, rows)
-            self.check_actions(sub, actions, label=lambda i: f"{rows[i]}, ply {ply}", what="move list")
-            sub, _, _ = self._step(sub, actions)
-            state = put(state, rows, sub)
+            moving = np.array([len(m) > ply for m in move_lists])
+            actions = np.array([m[ply] if len(m) > ply else 0 for m in move_lists], dtype=np.int64)
+            rows = np.flatnonzero(moving)
+            # Checked here rather than by step_live, to name the move list and the ply.
+            self.check_actions(take(state, rows), actions[rows], label=lambda i: f"{rows[i]}, ply {ply}",
+                               what="move list")
+            state, _, _ = step_live(self, state, actions, moving, check=False)
         return state
 
     def render(self, state: State, i: int = 0) -> str:

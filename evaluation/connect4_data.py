@@ -33,7 +33,9 @@ def _canonical(state) -> np.ndarray:
 
 
 def _uniform_candidates(game, count: int, rng) -> list[list[int]]:
-    """Distinct (up to mirror) live states with >= MIN_PLIES plies from uniform random play."""
+    """Distinct (up to mirror) live states with >= MIN_PLIES plies from uniform random play:
+    every such ply of each game, in the order met (the D.3 protocol), unlike the one random
+    ply per game of ``evaluation.builders.random_ply_move_lists``."""
     B = 512
     seen: set[int] = set()
     out: list[list[int]] = []

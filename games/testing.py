@@ -45,7 +45,8 @@ def random_move_lists(game: Game, count: int, rng: np.random.Generator, max_plie
                       min_plies: int = 0) -> list[list[int]]:
     """``count`` move lists of live positions: random games cut after a number of plies
     drawn uniformly in ``[min_plies, max_plies]``; a game that ends earlier is cut
-    before its last move (too short ones are drawn again)."""
+    before its last move (too short ones are drawn again). One game at a time through
+    the checked ``step``, unlike ``games.random_play``: tests want each list's own depth."""
     out = []
     while len(out) < count:
         state, moves = game.init(1), []

@@ -66,6 +66,8 @@ def measure(store, items, batch: int, repeats: int) -> dict:
 def random_root(plies: int, rng: random.Random) -> str:
     """A move string of ``plies`` random moves after which nobody has won and the mover
     cannot win at once (such a root takes no search)."""
+    # The solver and the service load only for --seeding: the solver compiles its search
+    # when imported, and the store-only measurement needs neither.
     from oracle_service.connect4_solver import parse_moves
 
     def over(moves: str) -> bool:

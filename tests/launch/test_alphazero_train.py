@@ -16,8 +16,8 @@ from launch.train import train
 from learner.checkpoint import latest_checkpoint
 from learner.learner import numpy_weights
 from learner.networks import build_network
-from search.network import NetworkEvaluator
 from search.mcts import MCTS, MCTSConfig
+from search.network import NetworkEvaluator
 
 
 def losses_against_a_perfect_player(game, q_star_of, choose) -> dict:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import uuid
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -404,9 +405,22 @@ class OracleClient:
             raise ValueError(f"oracle client: num_replicas must be >= 1, got {num_replicas}")
         options = {"num_cpus": 1, **(replica_options or {})}
         self.max_attempts = max_attempts
-        self.replicas = [OracleReplica.options(**options).remote(store, **worker_kwargs)
-                         for _ in range(num_replicas)]
+        # Named, so that copies of the client travel by name (see __getstate__).
+        prefix = f"oracle-{uuid.uuid4().hex[:12]}"
+        self.replica_names = [f"{prefix}-replica-{i}" for i in range(num_replicas)]
+        self.replicas = [OracleReplica.options(**options, name=name).remote(store, **worker_kwargs)
+                         for name in self.replica_names]
         ray.get([r.ping.remote() for r in self.replicas])  # fail here, not on the first query
+
+    def __getstate__(self):
+        # A copy travels with its replicas' names, not their handles, and looks them up
+        # where it lands: Ray cannot promise to restart an actor whose constructor
+        # arguments hold references (an actor handle is one), and says so (ray#53727).
+        return {**self.__dict__, "replicas": None}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.replicas = [ray.get_actor(name) for name in self.replica_names]
 
     def _call(self, method: str, items: Sequence, *args, **kwargs) -> list[Answer]:
         """``method(*args, chunk, **kwargs)`` on the replicas, one chunk of ``items`` each."""
@@ -492,4 +506,4 @@ class OracleClient:
     def close(self) -> None:
         for r in self.replicas:
             ray.kill(r, no_restart=True)
-        self.replicas = []
+        self.replicas, self.replica_names = [], []

@@ -122,10 +122,17 @@ class ReplayService:
         self.snapshot_dir = snapshot_dir
         self._cursor = random.randrange(len(self.shards))
 
+    def __getstate__(self):
+        # A copy travels with its shards' names, not their handles, and looks them up where
+        # it lands: Ray cannot promise to restart an actor whose constructor arguments hold
+        # references (an actor handle is one), and says so on the console (ray#53727).
+        return {**self.__dict__, "shards": [_shard_name(self.name, i) for i in range(len(self.shards))]}
+
     def __setstate__(self, state):
         # Each copy (one per actor) starts its round-robin at its own random shard, so copies
         # that never pass ``shard=`` still spread over the shards.
         self.__dict__.update(state)
+        self.shards = [ray.get_actor(name) for name in state["shards"]]
         self._cursor = random.randrange(len(self.shards))
 
     @classmethod
@@ -153,7 +160,7 @@ class ReplayService:
         shard_capacity = capacity // num_shards
         shards = []
         for i in range(num_shards):
-            options = {"name": f"{name}-shard-{i}", "max_restarts": -1, "max_task_retries": 0, "num_cpus": 0}
+            options = {"name": _shard_name(name, i), "max_restarts": -1, "max_task_retries": 0, "num_cpus": 0}
             options.update(actor_options or {})
             path = _shard_path(snapshot_dir, name, i) if snapshot_dir is not None else None
             shards.append(ReplayShard.options(**options).remote(schema, shard_capacity, seed + i, path,
@@ -268,7 +275,7 @@ def _kill(shards: list, name: str, timeout: float = 30.0) -> None:
     asynchronous; a name may meanwhile belong to another service's shard, which is fine)."""
     for s in shards:
         ray.kill(s, no_restart=True)
-    waiting = {f"{name}-shard-{i}": s._actor_id for i, s in enumerate(shards)}
+    waiting = {_shard_name(name, i): s._actor_id for i, s in enumerate(shards)}
     deadline = time.monotonic() + timeout
     while waiting and time.monotonic() < deadline:
         for actor_name, actor_id in list(waiting.items()):
@@ -286,8 +293,12 @@ def _kill(shards: list, name: str, timeout: float = 30.0) -> None:
         )
 
 
+def _shard_name(name: str, i: int) -> str:
+    return f"{name}-shard-{i}"
+
+
 def _shard_path(directory: str, name: str, i: int) -> str:
-    return os.path.join(directory, f"{name}-shard-{i}.parquet")
+    return os.path.join(directory, f"{_shard_name(name, i)}.parquet")
 
 
 class ReplaySampler:

@@ -137,8 +137,7 @@ def test_replay_shards_and_oracle_replicas_log_into_the_folder(ray_session, tmp_
     try:
         for i in range(2):
             wait_for_line(tmp_path / f"lifecycle-test-replay-shard-{i}.log", "started on node")
-        replica_id = oracle.replicas[0]._actor_id.hex()[:12]
-        wait_for_line(tmp_path / f"OracleWorker-{replica_id}.log", "started on node")
+        wait_for_line(tmp_path / f"{oracle.replica_names[0]}.log", "started on node")
     finally:
         replay.close()
         oracle.close()

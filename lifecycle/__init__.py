@@ -126,16 +126,17 @@ def _node_id() -> str:
 
 
 def stop(actors: list, timeout: float = 10.0) -> None:
-    """End ``actors`` so that they log their exit: Ray's graceful termination, which runs
-    the exit hooks and does not restart them; ``ray.kill``, which runs none, only for
-    those still alive after ``timeout`` s (say, inside a long call)."""
+    """End ``actors`` for good so that they log their exit: Ray's graceful termination
+    first, which runs the exit hooks; then ``ray.kill``, which runs none: once they ended
+    (Ray frees the name of an actor that ended itself only when it is killed), or after
+    ``timeout`` s for those still inside a call."""
     for actor in actors:
         actor.__ray_terminate__.remote()
     deadline = time.monotonic() + timeout
     alive = list(actors)
     while alive and time.monotonic() < deadline:
         alive = [a for a in alive if _answers(a, deadline - time.monotonic())]
-    for actor in alive:
+    for actor in actors:
         ray.kill(actor, no_restart=True)
 
 

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import ray
 
-from lifecycle import watched
+from lifecycle import stop, watched
 from oracle_service.chomp_grundy import ChompTable
 from oracle_service.fgame_oracle import FGamePathOracle
 from oracle_service.store import Solved, Store, connect4_keys, open_store
@@ -504,6 +504,6 @@ class OracleClient:
         return out
 
     def close(self) -> None:
-        for r in self.replicas:
-            ray.kill(r, no_restart=True)
+        """End the replicas for good, each logging its exit (``lifecycle.stop``)."""
+        stop(self.replicas)
         self.replicas, self.replica_names = [], []

@@ -34,7 +34,7 @@ import numpy as np
 import ray
 from ray.exceptions import RayActorError
 
-from lifecycle import watched, was_restarted
+from lifecycle import stop, watched, was_restarted
 from replay.buffer import RingBuffer, SnapshotError
 from replay.rows import Column, check_rows
 
@@ -271,10 +271,10 @@ class ReplayService:
 
 
 def _kill(shards: list, name: str, timeout: float = 30.0) -> None:
-    """Kill ``shards`` for good and wait until they no longer hold their names (kills are
-    asynchronous; a name may meanwhile belong to another service's shard, which is fine)."""
-    for s in shards:
-        ray.kill(s, no_restart=True)
+    """End ``shards`` for good, each logging its exit (``lifecycle.stop``), and wait until
+    they no longer hold their names (the end is asynchronous; a name may meanwhile belong
+    to another service's shard, which is fine)."""
+    stop(shards)
     waiting = {_shard_name(name, i): s._actor_id for i, s in enumerate(shards)}
     deadline = time.monotonic() + timeout
     while waiting and time.monotonic() < deadline:

@@ -128,19 +128,27 @@ def test_stop_ends_actors_with_an_exit_line_and_kills_a_busy_one(ray_session, tm
             ray.get(actor.ping.remote(), timeout=30)
     assert "exiting" in wait_for_line(tmp_path / "lifecycle-test-idle.log", "exiting")
     assert "exiting" not in (tmp_path / "lifecycle-test-busy.log").read_text()  # ray.kill runs no exit hooks
+    deadline = time.monotonic() + 30
+    for name in ("lifecycle-test-idle", "lifecycle-test-busy"):  # their names are free again
+        while name in ray.util.list_named_actors():
+            assert time.monotonic() < deadline, f"{name} still held 30 s after stop"
+            time.sleep(0.1)
 
 
 def test_replay_shards_and_oracle_replicas_log_into_the_folder(ray_session, tmp_path):
     replay = ReplayService.create(avi_schema((3, 3, 3)), 8, 2, name="lifecycle-test-replay", log_dir=str(tmp_path))
     oracle = OracleClient(1, str(tmp_path / "store.sqlite"), replica_options={"num_cpus": 0},
                           log_dir=str(tmp_path))  # a keyword of the replicas, as every worker keyword
+    logs = [tmp_path / f"lifecycle-test-replay-shard-{i}.log" for i in range(2)]
+    logs.append(tmp_path / f"{oracle.replica_names[0]}.log")
     try:
-        for i in range(2):
-            wait_for_line(tmp_path / f"lifecycle-test-replay-shard-{i}.log", "started on node")
-        wait_for_line(tmp_path / f"{oracle.replica_names[0]}.log", "started on node")
+        for log in logs:
+            wait_for_line(log, "started on node")
     finally:
         replay.close()
         oracle.close()
+    for log in logs:  # their close ends them the way that lets them say so
+        wait_for_line(log, "exiting")
 
 
 def test_without_a_folder_the_lines_go_to_stderr(capsys):

@@ -36,6 +36,7 @@ from pathlib import Path
 import ray
 
 import games
+import lifecycle
 from actors.pool import SelfPlayActor
 from evaluation.exact import exact_labels, value_metrics
 from evaluation.runner import suites_for
@@ -90,6 +91,8 @@ class Run:
         # Actor names carry the run's name: runs sharing a cluster do not collide, and
         # operators (and the fault-tolerance tests) can find an actor by name.
         name = self.run_dir.resolve().name
+        # Every actor logs its start, exit and crashes to logs/<its name>.log (lifecycle/).
+        log_dir = str(self.run_dir / "logs")
         # Where each role runs: plain CPU/GPU requests on the embedded Ray; on a cluster,
         # confined to the nodes declaring its resource (launch/placement.py, deploy/).
         offered = () if fixed_cluster else offered_resources()
@@ -104,17 +107,18 @@ class Run:
         # any self-play or training starts.
         needs_oracle = config.algo == "azal" or evaluator_needs_oracle(config.game, config.eval_suites)
         self.oracle = (OracleClient(config.oracle_replicas, config.oracle_store or None,
-                                    replica_options=self.placement["oracle"]) if needs_oracle else None)
-        self.evaluator, evaluated_suites = self._start_evaluator(name)
+                                    replica_options=self.placement["oracle"], log_dir=log_dir)
+                       if needs_oracle else None)
+        self.evaluator, evaluated_suites = self._start_evaluator(name, log_dir)
         self.replay = ReplayService.create(schema_for(config.algo, self.game.obs_shape, self.game.num_actions),
                                            config.replay_capacity, config.replay_shards, seed=config.seed,
                                            snapshot_dir=str(self.run_dir / "replay"), name=f"{name}-replay",
-                                           actor_options=self.placement["replay"])
+                                           actor_options=self.placement["replay"], log_dir=log_dir)
         learner = LearnerActor.options(name=f"{name}-learner", **self.placement["learner"]).remote(
             game=config.game, game_params=config.game_params, network=config.network, lr=config.lr,
             batch_size=config.batch_size, replay=self.replay, prefetch=config.prefetch, seed=config.seed,
             device=device, augment=config.augment_symmetries, loss=config.algo,
-            aux_weight=config.aux_weight, checkpoint_dir=str(self.run_dir / "checkpoints"))
+            aux_weight=config.aux_weight, checkpoint_dir=str(self.run_dir / "checkpoints"), log_dir=log_dir)
         self.faults = FaultLedger([r["incarnation"] for r in self.replay.recoveries()])
         per_actor = config.num_envs // config.num_actors
         self.actors = [
@@ -122,7 +126,7 @@ class Run:
                 game=config.game, game_params=config.game_params, network=config.network, num_envs=per_actor,
                 seed=config.seed, index=i, replay=self.replay, threads=config.actor_threads, algo=config.algo,
                 epsilon=config.epsilon, gamma=config.gamma, mcts=config.mcts, oracle=self.oracle,
-                label_min_ply=config.label_min_ply, oracle_store=config.oracle_store or None)
+                label_min_ply=config.label_min_ply, oracle_store=config.oracle_store or None, log_dir=log_dir)
             for i in range(config.num_actors)]
         self.link = LearnerLink(learner, self.counters, self.faults)
         # One path for the exact metrics of states: the evaluator's states suite where it
@@ -151,7 +155,7 @@ class Run:
                               f"the Ray cluster has {cpus:g}")
         return use_gpu
 
-    def _start_evaluator(self, name: str):
+    def _start_evaluator(self, name: str, log_dir: str):
         """The evaluator actor on the game's datasets (launch/evaluator.py) and the names of
         its suites, or (None, [])."""
         cfg = self.config
@@ -161,7 +165,7 @@ class Run:
         evaluator = EvaluatorActor.options(name=f"{name}-evaluator").remote(
             game=cfg.game, game_params=cfg.game_params, network=cfg.network, suites=suites, policy=cfg.eval_policy,
             gamma=cfg.gamma, simulations=cfg.eval_simulations, max_openings=cfg.eval_max_openings or None,
-            oracle_store=cfg.oracle_store or None, oracle=self.oracle)
+            oracle_store=cfg.oracle_store or None, oracle=self.oracle, log_dir=log_dir)
         try:
             names = ray.get(evaluator.suites.remote())  # a missing dataset or unknown suite stops the run now
         except ray.exceptions.RayActorError:
@@ -274,14 +278,11 @@ class Run:
 
     def close(self) -> None:
         self.logger.close()
-        for a in self.actors:
-            ray.kill(a)
-        ray.kill(self.link.learner)
+        # Ended gracefully, so that their logs say they exited.
+        lifecycle.stop([*self.actors, self.link.learner, *([self.evaluator] if self.evaluator is not None else [])])
         self.replay.close()
         if self.oracle is not None:
             self.oracle.close()
-        if self.evaluator is not None:
-            ray.kill(self.evaluator)
 
 
 def train(config: TrainConfig, *, run_dir=None, resume=None, updates=None, minutes=None, address=None,

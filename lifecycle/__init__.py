@@ -13,8 +13,8 @@ tells the actor's whole story: start, traceback, start again (``restarted``), ex
 
 What a process cannot log itself: a death by SIGKILL, ``os._exit`` or ``ray.kill``
 (Ray skips the exit hooks there) leaves no exit line; the next start line, marked
-``restarted``, is what says so. ``stop(actors)`` ends actors the graceful way, so that
-they do log their exit. The plain worker class stays as it was, for tests without Ray.
+``restarted``, is what says so. ``stop(actors)`` has each actor log its exit, then
+kills it. The plain worker class stays as it was, for tests without Ray.
 This package imports only Ray, so every package of the system can use it.
 """
 
@@ -26,11 +26,9 @@ import inspect
 import logging
 import os
 import sys
-import time
 import warnings
 
 import ray
-from ray.exceptions import GetTimeoutError, RayActorError
 
 FORMAT = "%(asctime)s %(levelname)s pid %(process)d %(name)s: %(message)s"
 
@@ -52,6 +50,12 @@ def watched(worker: type) -> type:
             except Exception:  # not SystemExit: Ray's exit_actor is an exit, not a crash
                 self._lifecycle_log.exception("crashed while starting")
                 raise
+
+        def lifecycle_exit(self) -> None:
+            """Log the exit now: ``stop`` kills the actor right after (no exit hooks run then)."""
+            self._lifecycle_log.info("exiting (stopped by its driver)")
+            for handler in self._lifecycle_log.handlers:
+                handler.flush()
 
     for name, method in inspect.getmembers(worker, inspect.isfunction):
         if not name.startswith("_"):
@@ -126,26 +130,11 @@ def _node_id() -> str:
 
 
 def stop(actors: list, timeout: float = 10.0) -> None:
-    """End ``actors`` for good so that they log their exit: Ray's graceful termination
-    first, which runs the exit hooks; then ``ray.kill``, which runs none: once they ended
-    (Ray frees the name of an actor that ended itself only when it is killed), or after
-    ``timeout`` s for those still inside a call."""
-    for actor in actors:
-        actor.__ray_terminate__.remote()
-    deadline = time.monotonic() + timeout
-    alive = list(actors)
-    while alive and time.monotonic() < deadline:
-        alive = [a for a in alive if _answers(a, deadline - time.monotonic())]
+    """End ``actors`` for good, each first logging its exit (``lifecycle_exit``), then
+    ``ray.kill``; an actor still inside a call after ``timeout`` s is killed without that
+    line. Not Ray's graceful ``__ray_terminate__``: on an actor with task retries, Ray
+    reports that task as failed and retried, on the driver's console (and stdout)."""
+    said = [actor.lifecycle_exit.remote() for actor in actors]
+    ray.wait(said, num_returns=len(said), timeout=timeout)
     for actor in actors:
         ray.kill(actor, no_restart=True)
-
-
-def _answers(actor, timeout: float) -> bool:
-    try:
-        ray.get(actor.__ray_ready__.remote(), timeout=max(timeout, 0.01))
-    except RayActorError:
-        return False
-    except GetTimeoutError:  # busy: still alive
-        return True
-    time.sleep(0.05)
-    return True

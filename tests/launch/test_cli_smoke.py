@@ -40,3 +40,14 @@ def test_python_m_launch_trains_checkpoints_and_logs(tmp_path, tmp_path_factory)
     assert checkpoints, f"no checkpoint in {run_dir / 'checkpoints'}"
     load_checkpoint(checkpoints[-1])  # its checksum holds and it loads
     assert list((run_dir / "wandb").glob("offline-run-*"))  # W&B logged offline, into the run directory
+    # Every actor of the run logged its start and its exit into logs/, and Ray printed no
+    # warning about constructor arguments (ray#53727) nor a retried termination task.
+    logs = {path.name: path.read_text() for path in (run_dir / "logs").glob("*.log")}
+    config = json.loads((run_dir / "config.json").read_text())
+    roles = ["learner", *(f"selfplay-{i}" for i in range(config["num_actors"])),
+             *(f"replay-shard-{i}" for i in range(config["replay_shards"]))]
+    assert sorted(logs) == sorted(f"run-{role}.log" for role in roles)  # tic-tac-toe has no evaluator actor
+    for name, text in logs.items():
+        assert "started on node" in text and "exiting" in text, f"{name}: {text!r}"
+    assert "constructor arguments" not in done.stderr + done.stdout
+    assert "__ray_terminate__" not in done.stderr + done.stdout

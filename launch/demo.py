@@ -18,14 +18,12 @@ def play_batch(game, batch: int, rng: np.random.Generator):
     length = np.zeros(batch, np.int64)
     plies = 0
     while live.any():
-        rows = np.flatnonzero(live)
-        sub = take(state, rows)
-        actions = random_legal_actions(game.legal(sub), rng)
-        sub, reward, done = game.step(sub, actions, check=False)
-        state = games.put(state, rows, sub)
-        last_reward[rows], length[rows] = reward, length[rows] + 1
-        live[rows[done]] = False
-        plies += len(rows)
+        actions = np.zeros(batch, np.int64)
+        actions[live] = random_legal_actions(game.legal(take(state, live)), rng)
+        state, reward, done = games.step_live(game, state, actions, live, check=False)
+        last_reward[live], length[live] = reward[live], length[live] + 1
+        plies += int(live.sum())
+        live &= ~done
     return state, last_reward, plies, length
 
 

@@ -35,7 +35,7 @@ def random_encodings(game, batch, seed=0):
     for _ in range(int(rng.integers(1, 6))):
         legal = game.legal(state)
         live = legal.any(axis=1)
-        if not live.all():
+        if not live.all():  # drops the finished games (not games.step_live): only live positions are encoded
             state = take(state, live)
             legal = legal[live]
         state, _, _ = game.step(state, random_legal_actions(legal, rng))

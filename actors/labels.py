@@ -25,6 +25,7 @@ import numpy as np
 
 import games
 from games import Game
+from oracle_service.store import connect4_keys, open_store
 
 SMOOTHING = 1e-3  # the AZAL paper's epsilon in q(a|s)
 LABELLED_GAMES = ("connect4", "chomp")  # games with an oracle that labels AZAL's moves
@@ -92,8 +93,6 @@ class OracleLabeler:
     def _stored_optimal(self, states) -> np.ndarray:
         """bool[N, 7]: the best columns of the positions whose analysis is stored; rows
         of positions not in the store (or stored without an analysis) stay False."""
-        from oracle_service.store import connect4_keys, open_store
-
         if self._store is None:
             self._store = open_store(self._store_location)
         keys, mirrored = connect4_keys(states.current, states.mask)

@@ -19,14 +19,17 @@ from dataclasses import dataclass
 
 import numpy as np
 import ray
+import torch
 
 import games
+from actors.alphazero import AlphaZeroCollector
 from actors.avi import AviCollector
-from actors.labels import LabelStats
+from actors.labels import LabelStats, OracleLabeler
 from learner.learner import ALGOS, ValueFunction
 from learner.weights import WeightVersion
 from lifecycle import watched, was_restarted
 from replay.rows import AUX_POLICY
+from search.network import NetworkEvaluator
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,6 @@ class SelfPlayWorker:
                  mcts=None, oracle=None, label_min_ply: int = 0, oracle_store: str | None = None):
         """``epsilon``, ``gamma``: AVI; ``mcts`` (an ``MCTSConfig``): AlphaZero and AZAL;
         ``oracle`` (an ``OracleClient``), ``label_min_ply`` and ``oracle_store``: AZAL's labels."""
-        import torch
-
         if algo not in ALGOS:
             raise ValueError(f"self-play: unknown algo {algo!r}; known: {', '.join(ALGOS)}")
         torch.set_num_threads(threads)
@@ -75,10 +76,6 @@ class SelfPlayWorker:
             self.value_fn = ValueFunction(self.game, network)
             self.collector = AviCollector(self.game, num_envs, epsilon=epsilon, gamma=gamma, seed=seed)
         else:
-            from actors.alphazero import AlphaZeroCollector
-            from actors.labels import OracleLabeler
-            from search.network import NetworkEvaluator
-
             self.value_fn = NetworkEvaluator(self.game, network)
             labeler = (OracleLabeler(self.game, oracle, min_ply=label_min_ply, store=oracle_store)
                        if algo == "azal" else None)

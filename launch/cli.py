@@ -13,7 +13,10 @@ import json
 import sys
 
 import games
+from evaluation.report import report_main
+from evaluation.runner import evaluate_main
 from launch.config import ConfigError, resolve
+from launch.demo import run_demo
 from launch.run_dir import resumed_config
 from launch.train import train
 from learner.learner import ALGOS
@@ -80,17 +83,11 @@ def demo_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "demo":
-        from launch.demo import run_demo
-
         args = demo_parser().parse_args(argv[1:])
         return run_demo(args.game, parse_game_params(args.param), args.games, args.seed)
     if argv and argv[0] == "evaluate":
-        from evaluation.runner import evaluate_main
-
         return evaluate_main(argv[1:])
     if argv and argv[0] == "report":
-        from evaluation.report import report_main
-
         return report_main(argv[1:])
     parser = train_parser()
     args = parser.parse_args(argv)

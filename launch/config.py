@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 
 import games
 from actors.labels import LABELLED_GAMES
+from evaluation.policies import POLICIES
 from learner.learner import ALGOS
 from learner.networks import PRESET_NETWORKS, NetworkConfig
 from search.mcts import MCTSConfig
@@ -261,8 +262,6 @@ def validate(config: TrainConfig) -> None:
     if config.algo == "azal" and config.game not in LABELLED_GAMES:
         raise ConfigError(f"algo azal needs an oracle that labels optimal moves: games "
                           f"{', '.join(LABELLED_GAMES)}, not {config.game!r}")
-    from evaluation.policies import POLICIES
-
     if config.eval_policy not in POLICIES:
         raise ConfigError(f"eval_policy must be one of {', '.join(POLICIES)}, got {config.eval_policy!r}")
     if config.eval_simulations < 1 or config.eval_max_openings < 0:

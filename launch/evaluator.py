@@ -19,7 +19,10 @@ defaults whatever the game, ``none`` none, and a comma-separated list those suit
 from __future__ import annotations
 
 import ray
+import torch
 
+import games
+from evaluation.runner import SuiteRunner
 from lifecycle import watched
 
 AUTO_GAMES = ("connect4", "chomp", "fgame")
@@ -46,11 +49,6 @@ def evaluator_needs_oracle(game: str, eval_suites: str) -> bool:
 class EvaluatorWorker:
     def __init__(self, *, game: str, game_params: dict, network, suites, policy: str, gamma: float,
                  simulations: int, max_openings: int | None, oracle_store: str | None, oracle=None):
-        import torch
-
-        import games
-        from evaluation.runner import SuiteRunner
-
         torch.set_num_threads(1)
         self.evaluator = SuiteRunner(games.make(game, **game_params), network, suites=suites, policy=policy,
                                    gamma=gamma, simulations=simulations, max_openings=max_openings,

@@ -22,7 +22,10 @@ The search (all in ``_negamax``, compiled with numba):
   shared by all the null-window searches and kept across positions;
 - exact scores known from elsewhere (the solved-position store) can be entered in the
   table beforehand (:meth:`Connect4Solver.seed`, lower = upper bound): a search that
-  reaches such a position reads its score there and does not search below it.
+  reaches such a position reads its score there and does not search below it;
+- a position with 12 stones is an exact leaf when the 12-ply book holds it
+  (:mod:`oracle_service.connect4_book12`), so earlier positions are searched only down
+  to ply 12.
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
-from numba import int64, njit, uint64
+from numba import int8, int32, int64, njit, uint64
 
 from games.connect4 import CENTRE_FIRST, COLUMN_BITS, HEIGHT, WIDTH, moves_from_digits
+from oracle_service.connect4_book12 import BOOK_PLY, NOT_IN_BOOK, Book12, book_score, empty_book, load_book
 
 CELLS = WIDTH * HEIGHT
 MIN_SCORE = -(CELLS // 2) + 3  # -18: lose to the opponent's 4th stone
@@ -112,12 +116,13 @@ def _tt_store(tt, shift, key, lower, upper):
     tt[i] = (key << _KEY_SHIFT) | (lower << _BOUND_BITS) | upper
 
 
-@njit(int64(uint64, uint64, int64, int64, int64, uint64[:], uint64, uint64[:, :], int64[:]),
-      cache=True)
-def _negamax(cur, mask, moves, alpha, beta, tt, shift, buf, stats):
+@njit(int64(uint64, uint64, int64, int64, int64, uint64[:], uint64, uint64[:, :], int64[:],
+            int32[:], int8[:]), cache=True)
+def _negamax(cur, mask, moves, alpha, beta, tt, shift, buf, stats, book_codes, book_scores):
     """Score of a position where the side to move cannot win at once, or a bound:
     <= alpha means score <= result; >= beta means score >= result; else exact.
-    ``buf[moves]`` is this ply's scratch row for its ordered moves."""
+    ``buf[moves]`` is this ply's scratch row for its ordered moves; ``book_codes``,
+    ``book_scores`` the 12-ply book (:mod:`oracle_service.connect4_book12`, may be empty)."""
     stats[0] += 1
     opp = cur ^ mask
     possible = (mask + _BOTTOM_MASK) & _BOARD_MASK
@@ -132,6 +137,13 @@ def _negamax(cur, mask, moves, alpha, beta, tt, shift, buf, stats):
         return -((CELLS - moves) // 2)
     if moves >= CELLS - 2:  # two stones left, neither completes a four
         return 0
+    if moves == BOOK_PLY:
+        # An exact score satisfies the contract whatever the window (it is a bound of
+        # either side), so it is returned as it is, and not entered in the table.
+        s = book_score(book_codes, book_scores, cur, mask)
+        if s != NOT_IN_BOOK:
+            stats[1] += 1
+            return s
 
     lo = -((CELLS - 2 - moves) // 2)  # the opponent cannot win with its next stone
     if alpha < lo:
@@ -178,7 +190,8 @@ def _negamax(cur, mask, moves, alpha, beta, tt, shift, buf, stats):
     alpha0 = alpha
     for k in range(n):
         mv = row[k]
-        s = -_negamax(opp, mask | mv, moves + 1, -beta, -alpha, tt, shift, buf, stats)
+        s = -_negamax(opp, mask | mv, moves + 1, -beta, -alpha, tt, shift, buf, stats, book_codes,
+                      book_scores)
         if s >= beta:
             _tt_store(tt, shift, key, uint64(s + _CODE_OFFSET), _ZERO)
             return s
@@ -196,7 +209,7 @@ def _trunc_half(x):
 
 
 @njit(cache=True)
-def _solve(cur, mask, moves, weak, tt, shift, buf, stats):
+def _solve(cur, mask, moves, weak, tt, shift, buf, stats, book_codes, book_scores):
     """Exact score (weak: its sign) of a position that is not over."""
     possible = (mask + _BOTTOM_MASK) & _BOARD_MASK
     if (_winning_cells(cur, mask) & possible) != _ZERO:  # negamax assumes no win at once
@@ -212,7 +225,7 @@ def _solve(cur, mask, moves, weak, tt, shift, buf, stats):
             med = _trunc_half(lo)
         elif med >= 0 and hi // 2 > med:
             med = hi // 2
-        r = _negamax(cur, mask, moves, med, med + 1, tt, shift, buf, stats)
+        r = _negamax(cur, mask, moves, med, med + 1, tt, shift, buf, stats, book_codes, book_scores)
         if r <= med:
             hi = r
         else:
@@ -223,10 +236,10 @@ def _solve(cur, mask, moves, weak, tt, shift, buf, stats):
 
 
 @njit(cache=True)
-def _solve_batch(cur, mask, moves, weak, tt, shift, buf, stats):
+def _solve_batch(cur, mask, moves, weak, tt, shift, buf, stats, book_codes, book_scores):
     out = np.empty(cur.shape[0], np.int64)  # [B]
     for b in range(cur.shape[0]):
-        out[b] = _solve(cur[b], mask[b], moves[b], weak, tt, shift, buf, stats)
+        out[b] = _solve(cur[b], mask[b], moves[b], weak, tt, shift, buf, stats, book_codes, book_scores)
     return out
 
 
@@ -542,9 +555,12 @@ def descendants(current: np.ndarray, mask: np.ndarray, moves: np.ndarray, depth:
 
 class Connect4Solver:
     """Exact Connect Four scores. Keeps one transposition table of ``2**tt_log2_size``
-    8-byte entries (the default 2**23 = 64 MiB) across calls; not thread-safe."""
+    8-byte entries (the default 2**23 = 64 MiB) across calls; not thread-safe. With
+    ``use_book`` (the default) every position with 12 stones that the 12-ply book holds
+    is an exact leaf of the search (:func:`connect4_book12.load_book`: read once per
+    process; missing, it warns once and every position is searched)."""
 
-    def __init__(self, tt_log2_size: int = 23):
+    def __init__(self, tt_log2_size: int = 23, use_book: bool = True):
         if not 10 <= tt_log2_size <= 32:
             raise ValueError(f"tt_log2_size must be in 10..32, got {tt_log2_size}")
         # np.full writes every page now; np.zeros would map them lazily and make the
@@ -553,15 +569,21 @@ class Connect4Solver:
         self._shift = np.uint64(64 - tt_log2_size)
         # [ply, 2 * WIDTH]: per ply, the ordered moves then their threat counts
         self._buf = np.zeros((_MAX_PLY_ROWS, 2 * WIDTH), dtype=np.uint64)
-        self._stats = np.zeros(1, dtype=np.int64)  # [nodes searched]
+        self._stats = np.zeros(2, dtype=np.int64)  # [nodes searched, book leaves]
+        self.book: Book12 = load_book() if use_book else empty_book()
 
     @property
     def nodes(self) -> int:
         """Nodes searched since construction (or the last ``reset``)."""
         return int(self._stats[0])
 
+    @property
+    def book_leaves(self) -> int:
+        """Searched nodes answered by the 12-ply book since construction (or ``reset``)."""
+        return int(self._stats[1])
+
     def reset(self) -> None:
-        """Forget the transposition table and the node count."""
+        """Forget the transposition table and the node and book-leaf counts."""
         self.tt[:] = 0
         self._stats[:] = 0
 
@@ -584,7 +606,7 @@ class Connect4Solver:
 
     def _solve_bits(self, cur: int, mask: int, plies: int, weak: bool) -> int:
         return int(_solve(np.uint64(cur), np.uint64(mask), plies, weak, self.tt,
-                          self._shift, self._buf, self._stats))
+                          self._shift, self._buf, self._stats, *self.book))
 
     def solve(self, moves: str | Sequence[int], weak: bool = False) -> int:
         """Score of the position after ``moves`` (see the module docstring); with
@@ -599,7 +621,7 @@ class Connect4Solver:
         cur = np.fromiter((p[0] for p in parsed), np.uint64, n)  # [B]
         mask = np.fromiter((p[1] for p in parsed), np.uint64, n)  # [B]
         plies = np.fromiter((p[2] for p in parsed), np.int64, n)  # [B]
-        out = _solve_batch(cur, mask, plies, weak, self.tt, self._shift, self._buf, self._stats)
+        out = _solve_batch(cur, mask, plies, weak, self.tt, self._shift, self._buf, self._stats, *self.book)
         return [int(x) for x in out]
 
     def solve_states(self, current: np.ndarray, mask: np.ndarray, moves: np.ndarray,
@@ -616,7 +638,7 @@ class Connect4Solver:
             raise ValueError(f"connect4 states {bad[:10].tolist()} (of {current.size}) are over "
                              "(won or full) or inconsistent; no position to solve")
         return _solve_batch(current, mask, moves, weak, self.tt, self._shift, self._buf,
-                            self._stats)
+                            self._stats, *self.book)
 
     def analyze(self, moves: str | Sequence[int] | Board, weak: bool = False) -> list[int | None]:
         """Score of each column 0..6 for the side to move now: the score after playing

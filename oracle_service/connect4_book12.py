@@ -101,11 +101,12 @@ def _sha256(path: Path) -> str:
 
 
 @functools.cache
-def load_book() -> Book12:
-    """The installed table, read once per process. If it is missing, fails its checksum
-    or does not parse, one warning says so and the empty book is returned: the solver
-    then searches every position itself (exact, only slower before ply 12)."""
-    path = table_path()
+def load_book(path: Path | None = None) -> Book12:
+    """The table at ``path`` (None: the installed one), read once per process. If it is
+    missing, fails its checksum or does not parse, one warning says so and the empty book
+    is returned: the solver then searches every position itself (exact, only slower
+    before ply 12)."""
+    path = table_path() if path is None else path
     problem = None
     if path is None or not path.is_file():
         problem = (f"{_TABLE_PACKAGE} is not installed" if path is None else f"{path} is missing")

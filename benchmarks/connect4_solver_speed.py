@@ -3,6 +3,7 @@ beside the reference C++ solver measured in the same run.
 
     python -m benchmarks.connect4_solver_speed --sets DIR [--reference PATH]
         [--names Test_L3_R1 Test_L2_R1 ...] [--limit N] [--openings N] [--tt-log2 23]
+    python -m benchmarks.connect4_solver_speed --early N [--no-book]
 
 ``DIR`` holds Pascal Pons' six sets (``Test_L3_R1`` ... ``Test_L1_R3``, lines
 ``<moves> <score>``; they are not in this repository). ``PATH`` is his ``c4solver``
@@ -17,6 +18,11 @@ ratio ours / reference. Each position is timed alone: for the reference, from wr
 its line to reading its answer. ``--openings N`` adds N random positions 4 to 8 plies
 from the start (seeded), checked against the reference. The process is pinned to one
 core; the numba compile is done before timing.
+
+``--early N`` (no sets needed) times N distinct random positions (seeded) in each of
+the groups of plies 0-3, 4-8 and 9-11, which the solver searches down to its 12-ply
+book: the median and the mean per position, and the book leaves per position.
+``--no-book`` runs without the book (minutes per position before ply 8).
 """
 
 from __future__ import annotations
@@ -25,13 +31,14 @@ import argparse
 import json
 import os
 import random
+import statistics
 import subprocess
 import time
 
 if hasattr(os, "sched_setaffinity"):
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
-from oracle_service.connect4_solver import Connect4Solver
+from oracle_service.connect4_solver import Connect4Solver, parse_moves
 
 SETS = ("Test_L3_R1", "Test_L2_R1", "Test_L2_R2", "Test_L1_R1", "Test_L1_R2", "Test_L1_R3")
 
@@ -75,6 +82,44 @@ def random_openings(n: int, seed: int = 0) -> list[str]:
     return sorted(out)
 
 
+EARLY_GROUPS = ((0, 3), (4, 8), (9, 11))
+
+
+def random_live_positions(n: int, low: int, high: int, seed: int = 0) -> list[str]:
+    """Up to n distinct random move strings of ``low`` to ``high`` plies that nobody has
+    won (fewer where the group has fewer positions: plies 0-3 have 400)."""
+    rng = random.Random(seed)
+    out: set[str] = set()
+    for _ in range(100 * n):
+        if len(out) == n:
+            break
+        moves = "".join(str(rng.randint(1, 7)) for _ in range(rng.randint(low, high)))
+        try:
+            parse_moves(moves)
+        except ValueError:  # a full column, or a four
+            continue
+        out.add(moves)
+    positions = sorted(out)
+    rng.shuffle(positions)  # not in prefix order, where each position's table would serve the next
+    return positions
+
+
+def measure_early(n: int, solver: Connect4Solver) -> list[dict]:
+    rows = []
+    for low, high in EARLY_GROUPS:
+        positions = random_live_positions(n, low, high, seed=low)
+        times = []
+        leaves0 = solver.book_leaves
+        for moves in positions:
+            t = time.perf_counter()
+            solver.solve(moves)
+            times.append(time.perf_counter() - t)
+        rows.append({"plies": f"{low}-{high}", "positions": len(positions),
+                     "median_ms": 1e3 * statistics.median(times), "mean_ms": 1e3 * statistics.mean(times),
+                     "max_ms": 1e3 * max(times), "book_leaves_per_pos": (solver.book_leaves - leaves0) / len(times)})
+    return rows
+
+
 def measure(name: str, positions: list[tuple[str, int | None]], solver: Connect4Solver,
             ref: Reference | None) -> dict:
     ours_t, ref_t = [], []
@@ -102,7 +147,9 @@ def measure(name: str, positions: list[tuple[str, int | None]], solver: Connect4
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--sets", required=True, help="directory of the Test_L*_R* files")
+    p.add_argument("--sets", help="directory of the Test_L*_R* files")
+    p.add_argument("--early", type=int, default=0, help="random positions per group of plies 0-3, 4-8, 9-11")
+    p.add_argument("--no-book", action="store_true", help="search without the 12-ply book")
     p.add_argument("--reference", help="path of the built c4solver")
     p.add_argument("--names", nargs="*", default=list(SETS))
     p.add_argument("--limit", type=int, default=1000, help="positions per set")
@@ -110,9 +157,19 @@ def main(argv=None):
     p.add_argument("--tt-log2", type=int, default=23)
     p.add_argument("--json", action="store_true", help="one JSON object per set")
     args = p.parse_args(argv)
+    if not args.sets and not args.early:
+        p.error("give --sets DIR, --early N or both")
 
-    solver = Connect4Solver(tt_log2_size=args.tt_log2)
+    solver = Connect4Solver(tt_log2_size=args.tt_log2, use_book=not args.no_book)
     solver.solve("112233")  # compile (or load the cache) before timing
+    if args.early:
+        for row in measure_early(args.early, solver):
+            print(json.dumps(row) if args.json else
+                  f"plies {row['plies']:5s} n={row['positions']:4d}  median {row['median_ms']:8.3f} ms  "
+                  f"mean {row['mean_ms']:8.3f} ms  max {row['max_ms']:8.1f} ms  "
+                  f"book leaves/pos {row['book_leaves_per_pos']:.0f}", flush=True)
+        if not args.sets:
+            return
     ref = Reference(args.reference) if args.reference else None
     jobs = []
     for name in args.names:

@@ -373,9 +373,10 @@ class OracleWorker:
         store reads for seeding included), ``errors`` (bad items), ``seed_lookups``
         (descendant positions looked up in the store before solving), ``seeded``
         (exact scores entered in the solver's table from those records),
-        ``children_stored`` (children's score records written after analyses); and the
-        store's own counters under ``store``."""
-        return {**self._stats, "unique_positions": self._unique.count(),
+        ``children_stored`` (children's score records written after analyses),
+        ``book_leaves`` (search nodes the solver's 12-ply book answered); and the store's
+        own counters under ``store``."""
+        return {**self._stats, "unique_positions": self._unique.count(), "book_leaves": self.solver.book_leaves,
                 "store": self.store.stats()}
 
     def unique_state(self) -> tuple[np.ndarray | None, np.ndarray]:
@@ -491,6 +492,8 @@ class OracleClient:
           looked up in the store, and exact scores from it entered in the solvers'
           tables (the store consulted during search);
         - ``oracle/children_stored``: children's scores written back after analyses;
+        - ``oracle/book_leaves``: search nodes answered by the 12-ply book (positions
+          with 12 stones: the book, not the store, ends searches from earlier plies);
         - ``oracle/replicas_alive``: replicas that answered (the others are gone).
         """
         stats = [s for s in self._gather("stats") if s is not None]
@@ -498,7 +501,7 @@ class OracleClient:
         out: dict[str, float] = {
             f"oracle/{name}": sum(s[name] for s in stats)
             for name in ("queries", "store_hits", "solved", "solve_seconds", "errors",
-                         "seed_lookups", "seeded", "children_stored")}
+                         "seed_lookups", "seeded", "children_stored", "book_leaves")}
         out["oracle/unique_positions"] = DistinctKeys.merged_count(states)
         out["oracle/replicas_alive"] = len(stats)
         return out

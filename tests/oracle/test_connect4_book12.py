@@ -17,6 +17,7 @@ import pytest
 from oracle_service.connect4_book12 import (BOOK_PLY, NOT_IN_BOOK, book_score, load_book, read_table,
                                             table_path)
 from oracle_service.connect4_solver import Connect4Solver, parse_moves, win_score
+from oracle_service.service import OracleWorker
 from tests.oracle.test_connect4_solver import random_position
 from tests.oracle.test_oracle_cli import REPO, run
 
@@ -123,3 +124,13 @@ def test_an_altered_or_missing_table_warns_once_and_gives_the_empty_book(tmp_pat
         assert empty.codes.size == 0
     # The altered file still parses: the checksum, not the format, is what refuses it.
     assert read_table(altered).codes.size == load_book().codes.size
+
+
+def test_the_service_counts_book_leaves(tmp_path):
+    worker = OracleWorker(str(tmp_path / "store.sqlite"), tt_log2_size=20)
+    assert worker.stats()["book_leaves"] == 0
+    worker.connect4_solve(["4", "4444"])
+    leaves = worker.stats()["book_leaves"]
+    assert leaves > 0
+    worker.connect4_solve(["4444"])  # from the store: no search, no new leaf
+    assert worker.stats()["book_leaves"] == leaves

@@ -123,7 +123,7 @@ def mirror(moves: str) -> str:
     return "".join(str(8 - int(ch)) for ch in moves)
 
 
-ROOT = "274314756126"  # 12 plies, score -2: ~260k nodes from an empty table
+ROOT = "71623642252472"  # 14 plies (past the 12-ply book), score -2: ~230k nodes from an empty table
 
 
 def test_worker_consults_the_store_during_search(tmp_path):
@@ -276,7 +276,7 @@ def test_client_over_replicas_survives_a_killed_replica(ray_session, tmp_path, p
         assert summary["oracle/solve_seconds"] == sum(s["solve_seconds"] for s in after)
         assert set(summary) == {f"oracle/{k}" for k in (
             "queries", "unique_positions", "store_hits", "solved", "solve_seconds", "errors",
-            "seed_lookups", "seeded", "children_stored", "replicas_alive")}
+            "seed_lookups", "seeded", "children_stored", "book_leaves", "replicas_alive")}
 
         # Kill a replica while a batch is in flight: Ray restarts it and retries the call.
         # The test holds the store's write lock, so no replica can finish its chunk (an

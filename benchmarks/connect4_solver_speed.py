@@ -3,7 +3,7 @@ beside the reference C++ solver measured in the same run.
 
     python -m benchmarks.connect4_solver_speed --sets DIR [--reference PATH]
         [--names Test_L3_R1 Test_L2_R1 ...] [--limit N] [--openings N] [--tt-log2 23]
-    python -m benchmarks.connect4_solver_speed --early N [--no-book]
+    python -m benchmarks.connect4_solver_speed --early N [--no-book] [--cold]
 
 ``DIR`` holds Pascal Pons' six sets (``Test_L3_R1`` ... ``Test_L1_R3``, lines
 ``<moves> <score>``; they are not in this repository). ``PATH`` is his ``c4solver``
@@ -22,7 +22,8 @@ core; the numba compile is done before timing.
 ``--early N`` (no sets needed) times N distinct random positions (seeded) in each of
 the groups of plies 0-3, 4-8 and 9-11, which the solver searches down to its 12-ply
 book: the median and the mean per position, and the book leaves per position.
-``--no-book`` runs without the book (minutes per position before ply 8).
+``--no-book`` runs without the book (minutes per position before ply 8); ``--cold``
+empties the transposition table before each of these positions (untimed).
 """
 
 from __future__ import annotations
@@ -104,19 +105,22 @@ def random_live_positions(n: int, low: int, high: int, seed: int = 0) -> list[st
     return positions
 
 
-def measure_early(n: int, solver: Connect4Solver) -> list[dict]:
+def measure_early(n: int, solver: Connect4Solver, cold: bool) -> list[dict]:
     rows = []
     for low, high in EARLY_GROUPS:
         positions = random_live_positions(n, low, high, seed=low)
-        times = []
-        leaves0 = solver.book_leaves
+        times, leaves = [], 0
         for moves in positions:
+            if cold:
+                solver.reset()
+            before = solver.book_leaves
             t = time.perf_counter()
             solver.solve(moves)
             times.append(time.perf_counter() - t)
+            leaves += solver.book_leaves - before
         rows.append({"plies": f"{low}-{high}", "positions": len(positions),
                      "median_ms": 1e3 * statistics.median(times), "mean_ms": 1e3 * statistics.mean(times),
-                     "max_ms": 1e3 * max(times), "book_leaves_per_pos": (solver.book_leaves - leaves0) / len(times)})
+                     "max_ms": 1e3 * max(times), "book_leaves_per_pos": leaves / len(times)})
     return rows
 
 
@@ -150,6 +154,7 @@ def main(argv=None):
     p.add_argument("--sets", help="directory of the Test_L*_R* files")
     p.add_argument("--early", type=int, default=0, help="random positions per group of plies 0-3, 4-8, 9-11")
     p.add_argument("--no-book", action="store_true", help="search without the 12-ply book")
+    p.add_argument("--cold", action="store_true", help="--early: an empty table for each position")
     p.add_argument("--reference", help="path of the built c4solver")
     p.add_argument("--names", nargs="*", default=list(SETS))
     p.add_argument("--limit", type=int, default=1000, help="positions per set")
@@ -163,7 +168,7 @@ def main(argv=None):
     solver = Connect4Solver(tt_log2_size=args.tt_log2, use_book=not args.no_book)
     solver.solve("112233")  # compile (or load the cache) before timing
     if args.early:
-        for row in measure_early(args.early, solver):
+        for row in measure_early(args.early, solver, args.cold):
             print(json.dumps(row) if args.json else
                   f"plies {row['plies']:5s} n={row['positions']:4d}  median {row['median_ms']:8.3f} ms  "
                   f"mean {row['mean_ms']:8.3f} ms  max {row['max_ms']:8.1f} ms  "

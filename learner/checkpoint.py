@@ -96,11 +96,8 @@ def _write_temporary(directory: Path, prefix: str, write) -> Path:
 
 
 def _sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def save_checkpoint(path, payload: dict) -> Path:

@@ -1,9 +1,11 @@
 """``python -m oracle_service solve``: exact answers, one input position per line.
 
-    solve --game connect4 [--weak] [--analyze]
+    solve --game connect4 [--weak] [--analyze] [--engine ours|bitbully]
         in:  move strings of 1-based column digits (``4453``; ``-`` = the empty board)
         out: ``<moves> <score>``, or with --analyze ``<moves> <score col 1> ... <score col 7>``
-             with ``-`` for a full column (scores as in DESIGN.md; --weak: -1, 0, 1)
+             with ``-`` for a full column (scores as in DESIGN.md; --weak: -1, 0, 1);
+             --engine: our solver (the default) or BitBully (the optional extra
+             selfplay[bitbully], AGPL-3.0), the same lines either way
     solve --game chomp --rows R --cols C [--cache-dir DIR]
         in:  row-length profiles, row 0 first, non-increasing (``10,10,7,3``)
         out: ``<profile> <grundy> <winning cells>``: the cells whose taking leaves
@@ -37,6 +39,7 @@ from typing import Callable, TextIO
 
 from games import IllegalMoveError
 from oracle_service.chomp_grundy import ChompTable
+from oracle_service.connect4_engines import BITBULLY_EXTRA, DEFAULT_ENGINE, ENGINES, MissingEngineError
 from oracle_service.fgame_oracle import FGamePathOracle
 
 EMPTY = "-"  # the empty move sequence / the root, which a blank line cannot say
@@ -50,9 +53,9 @@ class InputError(ValueError):
 
 
 def _connect4(args) -> Callable[[str], str]:
-    from oracle_service.connect4_solver import Connect4Solver  # compiles its kernels: only when asked
+    from oracle_service.connect4_engines import make_engine  # compiles or loads an engine: only when asked
 
-    solver = Connect4Solver()
+    solver = make_engine(args.engine)
 
     def answer(line: str) -> str:
         moves = "" if line == EMPTY else line
@@ -133,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     c4 = solve.add_argument_group("connect4")
     c4.add_argument("--weak", action="store_true", help="win/draw/loss only: 1, 0, -1")
     c4.add_argument("--analyze", action="store_true", help="the score of every column")
+    c4.add_argument("--engine", choices=ENGINES, help=f"who solves (default {DEFAULT_ENGINE}: our solver; "
+                                                      f"bitbully: BitBully, AGPL-3.0, {BITBULLY_EXTRA})")
     ch = solve.add_argument_group("chomp")
     ch.add_argument("--rows", type=int)
     ch.add_argument("--cols", type=int)
@@ -158,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _check_options(parser: argparse.ArgumentParser, args) -> None:
     """Options of another game are errors, not silently ignored."""
-    own = {"connect4": ("weak", "analyze"), "chomp": ("rows", "cols", "cache_dir"),
+    own = {"connect4": ("weak", "analyze", "engine"), "chomp": ("rows", "cols", "cache_dir"),
            "fgame": ("depth", "branching", "beta", "seed")}
     for game, names in own.items():
         for name in names:
@@ -206,10 +211,12 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, stdout: TextI
     if args.command == "book":
         return run_book(args, stdout, stderr)
     _check_options(parser, args)
+    if args.game == "connect4" and args.engine is None:
+        args.engine = DEFAULT_ENGINE
     try:
         answer = ANSWERERS[args.game](args)
-    except ValueError as e:  # a board or tree the engines reject (e.g. --rows 40)
-        parser.error(str(e))
+    except (ValueError, MissingEngineError) as e:  # a board or tree the engines reject (e.g. --rows 40),
+        parser.error(str(e))  # or an engine whose optional package is not installed
     bad = 0
     for number, raw in enumerate(stdin, start=1):
         line = raw.strip()

@@ -608,10 +608,11 @@ class Connect4Solver:
         return int(_solve(np.uint64(cur), np.uint64(mask), plies, weak, self.tt,
                           self._shift, self._buf, self._stats, *self.book))
 
-    def solve(self, moves: str | Sequence[int], weak: bool = False) -> int:
-        """Score of the position after ``moves`` (see the module docstring); with
-        ``weak`` only its sign: 1 win, 0 draw, -1 loss for the side to move."""
-        cur, mask, plies = parse_moves(moves)
+    def solve(self, moves: str | Sequence[int] | Board, weak: bool = False) -> int:
+        """Score of the position after ``moves`` (a move sequence or a :class:`Board`;
+        see the module docstring); with ``weak`` only its sign: 1 win, 0 draw, -1 loss
+        for the side to move."""
+        cur, mask, plies = parse_position(moves)
         return self._solve_bits(cur, mask, plies, weak)
 
     def solve_many(self, positions: Sequence[str | Sequence[int]], weak: bool = False) -> list[int]:

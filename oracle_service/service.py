@@ -27,6 +27,7 @@ import ray
 
 from lifecycle import stop, watched
 from oracle_service.chomp_grundy import ChompTable
+from oracle_service.connect4_engines import DEFAULT_ENGINE, make_engine
 from oracle_service.fgame_oracle import FGamePathOracle
 from oracle_service.store import Solved, Store, connect4_keys, open_store
 
@@ -110,7 +111,9 @@ class OracleWorker:
     """Batched exact answers for Connect Four, Chomp and F-Games (see the module doc).
 
     ``store``: a path or ``redis://`` URL for :func:`open_store` (None: its default), or
-    a store object (``NullStore``: keep nothing).
+    a store object (``NullStore``: keep nothing). ``engine``: the Connect Four engine's
+    name (:mod:`oracle_service.connect4_engines`: ``ours``, or ``bitbully`` with the
+    optional extra); the store keeps what either solves, under the same keys.
     Connect Four strong scores and analyses are read from the store before solving and
     written back after; weak (win/draw/loss) queries use a stored score when there is
     one, and otherwise solve in weak mode without storing (the store holds exact scores).
@@ -124,14 +127,12 @@ class OracleWorker:
     """
 
     def __init__(self, store: str | None = None, *, tt_log2_size: int = 23, seed_depth: int = 2,
-                 chomp_cache_dir: str | None = None):
-        # The solver module is imported in the worker's methods only: it compiles its
-        # search when imported, which the clients (training, the launcher) should not wait for.
-        from oracle_service.connect4_solver import Connect4Solver
-
+                 chomp_cache_dir: str | None = None, engine: str = DEFAULT_ENGINE):
         if seed_depth < 0:
             raise ValueError(f"oracle worker: seed_depth must be >= 0, got {seed_depth}")
-        self.solver = Connect4Solver(tt_log2_size=tt_log2_size)
+        # make_engine imports the engine only here, in the replica: our solver compiles
+        # its search when imported, which the clients (training, the launcher) should not wait for.
+        self.solver = make_engine(engine, tt_log2_size=tt_log2_size)
         self.store: Store = store if isinstance(store, Store) else open_store(store)
         self.seed_depth = seed_depth
         self.chomp_cache_dir = chomp_cache_dir

@@ -13,7 +13,7 @@ TORCH_CPU_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -c constraints.txt -e '.[test]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[test,bitbully]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -22,7 +22,7 @@ setup: $(STAMP)
 # `make lock UPGRADE=--upgrade` takes the newest releases (then run `make test`).
 lock: $(STAMP)
 	$(PY) -m pip install -q uv
-	$(VENV)/bin/uv pip compile pyproject.toml --extra test --python $(PY) --find-links $(TORCH_CPU_WHEELS) \
+	$(VENV)/bin/uv pip compile pyproject.toml --extra test --extra bitbully --python $(PY) --find-links $(TORCH_CPU_WHEELS) \
 		--custom-compile-command "make lock" $(UPGRADE) -o constraints.txt
 
 # The main job: a short, real AVI training run on an embedded Ray (exact values tracked).

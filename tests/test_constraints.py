@@ -1,5 +1,5 @@
 """constraints.txt, the exact versions CI tested (`make lock` writes it from pyproject.toml):
-every dependency of pyproject, the test extra included, has one pin inside its range;
+every dependency of pyproject, the test and bitbully extras included, has one pin inside its range;
 torch is the CPU build of pyproject's release and no CUDA package is pinned; the image's
 Ray is the pinned one; and the environment under test is the pinned one (`make setup`
 installs through the file, so a version that differs means the tests ran on another)."""
@@ -35,7 +35,8 @@ def pins() -> dict[str, str]:
 
 def requirements() -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return [Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]]
+    extras = project["optional-dependencies"]
+    return [Requirement(r) for r in project["dependencies"] + extras["test"] + extras["bitbully"]]
 
 
 def test_every_dependency_is_pinned_inside_its_range():

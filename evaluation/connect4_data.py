@@ -19,7 +19,6 @@ from games import random_play, step_live, take
 from oracle_service.connect4_solver import plies_to_end
 from oracle_service.store import connect4_keys
 
-MIN_PLIES = 12
 EPSILON = 0.1
 PER_GROUP = 250
 
@@ -28,14 +27,15 @@ def _remaining(scores: np.ndarray, plies: np.ndarray) -> np.ndarray:
     return np.array([plies_to_end(int(s), int(n)) for s, n in zip(scores, plies)], np.int64)
 
 
-def _canonical(state) -> np.ndarray:
+def canonical_keys(state) -> np.ndarray:
+    """int64[B]: one key per position and its mirror image (the store's), to count positions once."""
     return connect4_keys(state.current, state.mask)[0]
 
 
 def _uniform_candidates(game, count: int, rng) -> list[list[int]]:
-    """Distinct (up to mirror) live states with >= MIN_PLIES plies from uniform random play:
-    every such ply of each game, in the order met (the D.3 protocol), unlike the one random
-    ply per game of ``evaluation.builders.random_ply_move_lists``."""
+    """Distinct (up to mirror) live states from uniform random play, the empty board
+    included: every ply of each game, in the order met (the D.3 protocol), unlike the one
+    random ply per game of ``evaluation.builders.random_ply_move_lists``."""
     B = 512
     seen: set[int] = set()
     out: list[list[int]] = []
@@ -44,12 +44,11 @@ def _uniform_candidates(game, count: int, rng) -> list[list[int]]:
         for ply, step in enumerate(random_play(game, game.init(B), rng, plies=42)):
             if not step.moving.any():  # the state after the last ply: every game is over
                 break
-            if ply >= MIN_PLIES:
-                live = step.moving
-                for i, k in zip(np.flatnonzero(live), _canonical(take(step.state, live)).tolist()):
-                    if k not in seen:
-                        seen.add(k)
-                        out.append(hist[i, :ply].tolist())
+            live = step.moving
+            for i, k in zip(np.flatnonzero(live), canonical_keys(take(step.state, live)).tolist()):
+                if k not in seen:
+                    seen.add(k)
+                    out.append(hist[i, :ply].tolist())
             hist[:, ply] = step.actions
     order = rng.permutation(len(out))
     return [out[i] for i in order[:count]]
@@ -108,12 +107,9 @@ def _eps_optimal(game, oracle, rng, count: int, log) -> tuple[list, np.ndarray]:
     moves, groups = [], []
     B = 64
     while True:
-        # Random prefixes of MIN_PLIES plies that leave the game running.
+        # Every game from the empty board, the solver on both sides (D.3).
         hist = [[] for _ in range(B)]
-        for step in random_play(game, game.init(B), rng, plies=MIN_PLIES):
-            for i in np.flatnonzero(step.moving):
-                hist[i].append(int(step.actions[i]))
-        state = step.state
+        state = game.init(B)
         while True:
             live = ~game.terminal(state)
             if not live.any():
@@ -123,7 +119,7 @@ def _eps_optimal(game, oracle, rng, count: int, log) -> tuple[list, np.ndarray]:
             analysis = oracle.analyze(sub)
             top = analysis.score.max(axis=1)
             rem = _remaining(top, sub.moves)
-            for j, (i, k) in enumerate(zip(rows, _canonical(sub).tolist())):
+            for j, (i, k) in enumerate(zip(rows, canonical_keys(sub).tolist())):
                 if k not in seen:
                     seen.add(k)
                     moves.append(list(hist[i]))
@@ -163,7 +159,7 @@ def _labels(game, oracle, moves: list[list[int]]) -> dict:
 def build_connect4(name: str, *, count: int = 1500, seed: int | None = None, log=print) -> tuple[dict, dict]:
     game = games.make("connect4")
     if name == "connect4-openings":
-        moves = distinct_after(game, 4, _canonical)
+        moves = distinct_after(game, 4, canonical_keys)
         meta = dataset_meta(name, game, None, "one position per mirror class after 4 plies (568), unlabelled",
                      construction="lexicographically first move sequence per class of the 1120 distinct "
                                   "4-ply positions under the left-right mirror")
@@ -180,6 +176,6 @@ def build_connect4(name: str, *, count: int = 1500, seed: int | None = None, log
             "solves": oracle.solves}
     log(f"{name}: {len(moves)} states labelled, {cost}")
     meta = dataset_meta(name, game, seed, f"{count} states stratified over the six D.3 groups",
-                 min_plies=MIN_PLIES, epsilon=EPSILON if name.endswith("eps-optimal") else None,
+                 epsilon=EPSILON if name.endswith("eps-optimal") else None,
                  per_group=PER_GROUP, labelling_cost=cost)
     return cols, meta

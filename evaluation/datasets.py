@@ -36,23 +36,38 @@ Chomp adds:
   grundy         int16          Grundy number (0: the mover loses)
   winning_moves  list<int16>    actions to a Grundy-0 child (empty when g = 0)
 The schema metadata key ``evaluation`` holds JSON: name, game, game_params, seed,
-generator parameters, description and, for solver-labelled sets, the labelling cost.
+generator parameters, description, the contents' ``version`` (``VERSIONS``) and, for
+solver-labelled sets, the labelling cost.
 
-Connect Four generation (what was chosen and why). Solving a position with few plies
-takes seconds to over a minute with our solver (no opening book), so labelled states
-have at least ``min_plies = 12`` plies (measured: about 0.02 s per solve there, 10 s
-at 4 plies); the opening groups therefore hold plies 12-14. Uniform: distinct states
-(up to mirror) met by uniform random play from the empty board, shuffled and solved
-until each group has 250 (or the candidates run out; the shortfall is filled from the
-other groups). Epsilon-optimal: games that start with 12 uniformly random plies, then
-the solver plays both sides, a uniformly random legal move with probability
-``epsilon = 0.1`` and otherwise a uniformly random best-score move; the visited states
-(distinct up to mirror) are stratified the same way. Openings: the paper's Table 1 has
-"406 (after 4 plies)"; we could not find a construction that gives 406. The 1120
-distinct positions after 4 plies form 568 classes under the left-right mirror (16 are
-symmetric); we keep one per class (reached by the lexicographically first move
-sequence), 568 openings, unlabelled (a 4-ply position takes ~10 s to solve; play against
-the oracle solves, and the store keeps, what it meets).
+Connect Four generation (what was chosen and why). Every live state may be labelled,
+the empty board included: the solver searches down to its 12-ply book, so a state before
+ply 12 takes milliseconds. (Version 1 of the two labelled sets kept only states with at
+least 12 plies, since without the book a 4-ply state took about 10 s: their opening
+groups held plies 12-14 only, and the epsilon-optimal games began with 12 random plies.
+Version 2, the current one, has 501 uniform and 335 epsilon-optimal states before ply 12;
+``load_dataset`` refuses a file of another version.)
+Uniform: distinct states (up to mirror) met by uniform random play from the empty board,
+shuffled and solved until each group has 250 (the shortfall, if any, is filled from the
+other groups); 1500, 250 per group. Epsilon-optimal: the solver plays both sides from
+the empty board, a uniformly random legal move with probability ``epsilon = 0.1`` and
+otherwise a uniformly random best-score move; the visited states (distinct up to mirror)
+are collected in batches of 64 games until there are 6000 (6953 here), then 250 per
+group are drawn and the shortfall filled uniformly from the rest (near-optimal play
+seldom ends within 14 plies of an opening: 84 easy openings, against 254 when the games
+began with 12 random plies). Building both took 12.7 min on 2 shared cores (152 s and 603 s of
+labelling). Openings: the paper's Table 1 has "406 (after 4 plies)"; we could not find
+a construction that gives 406. The 1120 distinct positions after 4 plies form 568
+classes under the left-right mirror (16 are symmetric); we keep one per class (reached
+by the lexicographically first move sequence), 568 openings, unlabelled. Every rule
+tried, counted exactly on the solved positions (``python -m evaluation.connect4_openings``;
+classes / positions): the first player, to move, wins 349 / 690, draws 101 / 200, loses
+118 / 230; not won by the side that just moved 450 / 890; not decided by a forced win
+within 3 plies 528 / 1042, and also not lost by the mover 410 / 812; a mistake possible
+(some move changes the value) 440 / 870, and no forced win within 3 plies 403 / 798; a
+unique best-score move 368 / 727; not decided within 35 plies 212 / 418; no column
+with 3 stones 480 / 945; stones in 3 or more columns 426 / 840; no stone on one of its
+own colour 397 / 784. Positions after 4 plies cannot hold an immediate threat (2 stones
+each), so threat filters keep all 568. None gives 406, so no other opening set is offered.
 """
 
 from __future__ import annotations
@@ -79,6 +94,11 @@ FGAME_BETA = 0.05
 FGAME_SEEDS = range(10)
 CHOMP_BOARDS = ((9, 10), (10, 11))
 COMMITTED = ("connect4-uniform", "connect4-eps-optimal", "connect4-openings")
+# The contents' version of each dataset rebuilt with other contents since its first file
+# (the others are at 1, also when the file predates the key): ``load_dataset`` refuses a
+# committed file and rebuilds a cached one of another version, so that a stale copy is
+# never read as the current set. 2: the Connect Four states of every ply (0-11 included).
+VERSIONS = {"connect4-uniform": 2, "connect4-eps-optimal": 2}
 # Who builds each dataset, by the game its name starts with: imported only to build one,
 # since building needs the solver and the samplers, and reading needs neither.
 BUILDERS = {"connect4": "evaluation.connect4_data:build_connect4", "chomp": "evaluation.builders:build_chomp",
@@ -215,10 +235,15 @@ class Dataset:
         return LabelledStates(self.states, v, q)
 
 
+def dataset_version(name: str) -> int:
+    """The version of dataset ``name``'s contents that this code builds and reads."""
+    return VERSIONS.get(name, 1)
+
+
 def dataset_meta(name: str, game: Game, seed: int | None, description: str, **extra) -> dict:
     """The ``evaluation`` metadata of a dataset file (see the schema above)."""
     return {"name": name, "game": game.name, "game_params": game.params, "seed": seed,
-            "description": description, "format_version": 1, **extra}
+            "description": description, "format_version": 1, "version": dataset_version(name), **extra}
 
 
 def dataset_columns(moves: list[list[int]], groups=None, value=None, action_values=None, extra=None) -> dict:
@@ -280,6 +305,14 @@ def load_dataset(name: str, *, cache_dir: Path | None = None, build: bool = True
     if missing or meta.get("name") != name:
         raise DatasetError(f"dataset {name!r}: {path} lacks columns {sorted(missing)} or names another "
                            f"dataset ({meta.get('name')!r}); rebuild it")
+    found, wanted = meta.get("version", 1), dataset_version(name)
+    if found != wanted:
+        if name in COMMITTED or not build:
+            raise DatasetError(f"dataset {name!r}: {path} holds version {found} of its contents, this code "
+                               f"reads version {wanted}; rebuild it with "
+                               f"`python -m evaluation build --game {game.name}`")
+        build_dataset(name, cache_dir=cache_dir)
+        return load_dataset(name, cache_dir=cache_dir, build=False)
     return Dataset(name, game, table, meta, path)
 
 
@@ -307,6 +340,7 @@ __all__ = [
     "dataset_columns",
     "dataset_meta",
     "dataset_names",
+    "dataset_version",
     "load_dataset",
     "write_dataset",
 ]

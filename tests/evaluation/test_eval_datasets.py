@@ -3,6 +3,7 @@ oracles and an independent slow Grundy computation, determinism under the seed, 
 clear errors for unknown, missing and corrupt files."""
 
 import functools
+import json
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -91,6 +92,24 @@ def test_bad_datasets_are_named(tmp_path, monkeypatch):
         load_dataset("go-openings", cache_dir=cache)
 
 
+def test_stale_versions_are_refused_or_rebuilt(tmp_path, monkeypatch):
+    # A committed file of older contents (the states from ply 12 on) is refused by name.
+    table = pq.read_table(datasets.DATA_DIR / "connect4-uniform.parquet")
+    meta = json.loads(table.schema.metadata[b"evaluation"])
+    monkeypatch.setattr(datasets, "DATA_DIR", tmp_path)
+    pq.write_table(table.replace_schema_metadata({"evaluation": json.dumps({**meta, "version": 1})}),
+                   tmp_path / "connect4-uniform.parquet")
+    with pytest.raises(DatasetError, match=r"'connect4-uniform'.*version 1 of its contents.*reads version 2"):
+        load_dataset("connect4-uniform")
+    # A cached one is rebuilt (here: as if go-openings had moved on to version 2).
+    cache = tmp_path / "cache"
+    build_dataset("go-openings", cache_dir=cache)
+    monkeypatch.setitem(datasets.VERSIONS, "go-openings", 2)
+    with pytest.raises(DatasetError, match="holds version 1"):
+        load_dataset("go-openings", cache_dir=cache, build=False)
+    assert load_dataset("go-openings", cache_dir=cache).meta["version"] == 2
+
+
 # ---------------------------------------------------------------- Connect Four
 
 
@@ -105,8 +124,8 @@ def _committed(name):
 def test_connect4_states_against_the_solver(name):
     d = _committed(name)
     assert len(d) == 1500 and d.labelled
-    assert set(d.groups) <= set(datasets.GROUPS)
-    assert (d.plies >= d.meta["min_plies"]).all()
+    assert set(d.groups) == set(datasets.GROUPS)  # the hard openings too, now from every ply
+    assert d.meta["version"] == 2 and (d.plies < 12).sum() > 300  # states before the 12-ply book
     scores, move_scores, remaining = d.column("score"), d.column("move_scores"), d.column("remaining")
     # Groups follow D.3 from plies played and remaining.
     for g, n, r in zip(d.groups, d.plies, remaining):

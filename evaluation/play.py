@@ -70,9 +70,10 @@ def play(game: Game, starts, players, first: np.ndarray, *, hook: Callable | Non
 
 def play_vs_oracle(game: Game, agent, oracle, openings) -> dict:
     """The agent (player 0) against ``oracle`` from every opening, agent first then oracle
-    first. Returns error_rate, blunder_rate, score (mean outcome for the agent),
-    move_match_rate (oracle-best moves over labelled agent moves), move_error_rate
-    (moves that give up outcome, q* < V*) and counts."""
+    first. Returns error_rate and blunder_rate with their counts (error_games,
+    blunder_games, out of games), score (mean outcome for the agent), move_match_rate
+    (oracle-best moves over labelled agent moves), move_error_rate (moves that give up
+    outcome, q* < V*) and agent_moves."""
     n = len(np.asarray(openings[0]))
     starts = games.concat([openings, openings])
     first = np.repeat([0, 1], n)
@@ -96,8 +97,10 @@ def play_vs_oracle(game: Game, agent, oracle, openings) -> dict:
 
     result = play(game, starts, (agent, oracle.choose), first, hook=hook, names=("agent", "oracle"))
     errors = result.outcome < theory
+    blundered = blunders > 0
     moves = max(counts["moves"], 1)
-    return {"error_rate": float(errors.mean()), "blunder_rate": float((blunders > 0).mean()),
+    return {"error_rate": float(errors.mean()), "blunder_rate": float(blundered.mean()),
+            "error_games": int(errors.sum()), "blunder_games": int(blundered.sum()),
             "score": float(result.outcome.mean()), "games": int(2 * n),
             "move_match_rate": counts["matched"] / max(counts["labelled"], 1), "move_error_rate": counts["outcome_errors"] / moves,
             "agent_moves": counts["moves"]}

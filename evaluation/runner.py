@@ -62,10 +62,16 @@ def suites_for(game: Game) -> list[Suite]:
     """Every suite of ``game``; those with ``default`` run when none are named."""
     name = game.name
     if name == "connect4":
-        # Play and traces meet early positions that take the solver seconds each; opt-in.
+        # Play from every 4-ply opening, both sides, is a default: the solver's 12-ply
+        # book answers its early positions in milliseconds, and the oracle's quick wins
+        # keep the games short (1,136 games: about 7 min on a cold store, 1 on a warm one).
+        # Traces annotate every ply of the agent's self-play, midgames past the book
+        # that a new checkpoint mostly leaves unsolved (568 traces: 9 min with the store
+        # warm from play); AlphaZero and AZAL runs add them (launch/config.py), as the
+        # AZAL paper reports them.
         return [Suite("connect4-uniform", "states", "connect4-uniform"),
                 Suite("connect4-eps-optimal", "states", "connect4-eps-optimal"),
-                Suite("connect4-play", "play", "connect4-openings", default=False),
+                Suite("connect4-play", "play", "connect4-openings"),
                 Suite("connect4-traces", "traces", "connect4-openings", default=False),
                 Suite("connect4-h2h", "h2h", "connect4-openings", default=False)]
     if name == "chomp":
@@ -112,8 +118,7 @@ class SuiteRunner:
     Connect Four oracle queries of play and trace suites; without one they are solved
     in this process, and ``oracle_store`` says where solved positions are kept
     ("default": the shared store; None: solve without one). ``max_openings``: play,
-    trace and match suites use only the first openings (Connect Four play from all 568
-    four-ply openings costs hours of solver time on a cold store)."""
+    trace and match suites use only the first openings (a cheaper check)."""
 
     def __init__(self, game: Game | str, net_config, *, suites=None, policy: str = "auto", gamma: float = 1.0,
                  simulations: int = 64, depth: int = 2, oracle_store="default", cache_dir=None, seed: int = 0,
@@ -207,12 +212,15 @@ class SuiteRunner:
 
     # ---- evaluation ---------------------------------------------------------------
 
-    def evaluate(self, weights: dict[str, np.ndarray] | None = None) -> dict:
-        """Flat ``eval/<suite>/<metric>`` metrics of ``weights`` (None: the weights set last)."""
+    def evaluate(self, weights: dict[str, np.ndarray] | None = None, *, kinds=None) -> dict:
+        """Flat ``eval/<suite>/<metric>`` metrics of ``weights`` (None: the weights set last)
+        on the loaded suites of ``kinds`` (None: all of them)."""
         if weights is not None:
             self.model.set_weights(weights)
         out = {}
         for suite in self.suites:
+            if kinds is not None and suite.kind not in kinds:
+                continue
             data = self._data[suite.name]
             choose = self.choose()
             start, evals = time.perf_counter(), self.model.evaluations

@@ -64,6 +64,7 @@ def test_perfect_agent_against_the_oracle(game):
     oracle = Connect4Oracle(game, tt_log2_size=20)
     m = play_vs_oracle(game, oracle.choose, oracle, starts)
     assert (m["error_rate"], m["blunder_rate"], m["move_error_rate"], m["move_match_rate"]) == (0, 0, 0, 1)
+    assert (m["error_games"], m["blunder_games"], m["games"]) == (0, 0, 2 * 6)
     # The oracle plays both sides of each opening: the scores cancel out exactly.
     assert m["score"] == pytest.approx(0.0)
     t = trace_metrics(self_play_traces(game, oracle.choose, oracle, starts))
@@ -80,6 +81,9 @@ def test_worst_agent_against_the_oracle(game):
 
     v = oracle.analyze(starts).value
     m = play_vs_oracle(game, worst, oracle, starts)
+    assert m["games"] == 2 * len(v) and m["error_games"] == round(m["error_rate"] * m["games"])
+    # Against a perfect oracle a blunder (won to lost) loses the game: an error too.
+    assert 0 < m["blunder_games"] <= m["error_games"] and m["blunder_games"] == round(m["blunder_rate"] * m["games"])
     # Each game whose value for the agent is not a loss ends worse for it: the worst move
     # from a won or drawn position late in the game loses when one exists (it does in
     # these positions unless the board is nearly full; checked through the count).
@@ -90,11 +94,14 @@ def test_worst_agent_against_the_oracle(game):
 
 def test_evaluator_on_the_committed_sets(game):
     config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, symmetrize=True)
-    try:
-        ev = SuiteRunner(game, config)
+    try:  # the default suites, games from the first openings only (the whole protocol takes minutes)
+        ev = SuiteRunner(game, config, max_openings=3, oracle_store=None)
     except DatasetError as e:
         pytest.fail(f"committed Connect Four sets are missing or corrupt: {e}")
+    assert [s.name for s in ev.suites] == ["connect4-uniform", "connect4-eps-optimal", "connect4-play"]
     m = ev.evaluate(Learner(game, config, device="cpu").get_weights())
+    assert m["eval/connect4-play/games"] == 6
+    assert 0 <= m["eval/connect4-play/blunder_games"] <= m["eval/connect4-play/error_games"] <= 6
     for suite in ("connect4-uniform", "connect4-eps-optimal"):
         assert m[f"eval/{suite}/states"] == 1500
         counts = [m.get(f"eval/{suite}/{g}/states", 0) for g in GROUPS]

@@ -6,7 +6,10 @@ F-Games, C.2 for Othello and Go (Table 3 with epsilon 0.15). Tic-tac-toe and Cho
 have no paper preset; theirs are small versions of Table 3 sized for a laptop.
 AlphaZero and AZAL (``--algo alphazero|azal``) start from the same preset with a policy
 head on the network and Table 4's search and schedule (Table 6 for F-Games); AZAL adds
-the auxiliary loss weight lambda_aux = 1.0 of the AZAL paper.
+the auxiliary loss weight lambda_aux = 1.0 of the AZAL paper, and labels every ply.
+Connect Four's presets run the evaluator's game suites (play against the oracle and
+traces, 1,136 and 568 games; traces for AlphaZero and AZAL only) at every 10th
+evaluation (``eval_play_every``), its labelled states at every one.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ class TrainConfig:
     # AlphaZero and AZAL self-play (Table 4; Table 6 for F-Games; AZAL paper B.3).
     mcts: MCTSConfig = field(default_factory=MCTSConfig)  # the self-play search (training values)
     aux_weight: float = 1.0  # AZAL: lambda_aux of the oracle cross-entropy
-    label_min_ply: int = 0  # AZAL Connect Four: positions with fewer stones get no label (solving them is slow)
+    label_min_ply: int = 0  # AZAL Connect Four: positions with fewer stones get no label (0: every ply)
     oracle_replicas: int = 1  # AZAL: oracle service actors answering the labels
     oracle_store: str = ""  # AZAL: solved-position store, a path or redis:// URL ("" = the default file)
 
@@ -75,6 +78,7 @@ class TrainConfig:
     checkpoint_every: int = 1  # iterations between checkpoints (and replay snapshots)
     keep_checkpoints: int = 3
     eval_every: int = 1  # iterations between evaluations (built-in exact labels and the evaluator's suites)
+    eval_play_every: int = 1  # evaluations between the evaluator's game suites (play, traces; launch/evaluator.py)
     eval_suites: str = "auto"  # the evaluator actor's suites: auto, default, none or a comma list (launch/evaluator.py)
     eval_policy: str = "auto"  # its policy: auto (greedy or policy head), greedy, policy-head, mcts, minimax
     eval_simulations: int = 64  # its MCTS budget (eval_policy=mcts)
@@ -135,7 +139,9 @@ def _table3(game: str, **changes) -> TrainConfig:
 
 # (game, preset name) -> config. "paper" is the default preset of each game.
 PRESETS: dict[tuple[str, str], TrainConfig] = {
-    ("connect4", "paper"): _table3("connect4"),
+    # Play and traces from every opening take minutes (launch/evaluator.py; README,
+    # Evaluation): every 10th evaluation, so that they cost a fraction of the run.
+    ("connect4", "paper"): _table3("connect4", eval_play_every=10),
     ("hex", "paper"): _table3("hex"),
     ("othello", "paper"): _table3("othello", epsilon=0.15, augment_symmetries=True),
     ("go", "paper"): _table3("go", epsilon=0.15, augment_symmetries=True),
@@ -157,13 +163,15 @@ for (_game, _name), _cfg in list(PRESETS.items()):
 # of 128 x 128 positions; Table 6 (F-Games): 4096 x 32 positions, batches of 1024, 200
 # steps per iteration, and the c_init / c_base schedule of PUCT.
 ALPHAZERO_CHANGES: dict[str, dict] = {
+    # The AZAL paper's trace metrics (Tables 1 and 2) beside play, for AlphaZero and AZAL alike.
+    "connect4": dict(eval_suites="connect4-uniform,connect4-eps-optimal,connect4-play,connect4-traces"),
     "fgame": dict(num_envs=4096, collect_steps=32, batch_size=1024, epochs_per_iteration=200 * 1024 / (4096 * 32),
                   mcts=MCTSConfig(c_init=1.25, c_base=19652.0)),
 }
-# AZAL on Connect Four: the solver takes seconds to minutes per position in the first
-# ten plies; leave those unlabelled unless the user lowers this (after filling the
-# store with ``python -m oracle_service book``).
-AZAL_CHANGES: dict[str, dict] = {"connect4": dict(label_min_ply=10)}
+# AZAL on Connect Four labels every ply, the opening included, where the AZAL paper finds
+# the oracle's guidance matters most: the solver's 12-ply book answers a position before
+# ply 12 in milliseconds (it took seconds to minutes without it).
+AZAL_CHANGES: dict[str, dict] = {"connect4": dict(label_min_ply=0)}
 
 
 def for_algo(config: TrainConfig, algo: str) -> TrainConfig:
@@ -275,7 +283,7 @@ def validate(config: TrainConfig) -> None:
     except (TypeError, ValueError) as err:
         raise ConfigError(f"game_params {config.game_params}: {err}") from None
     positive = ["num_envs", "collect_steps", "num_actors", "actor_threads", "batch_size", "replay_capacity",
-                "replay_shards", "prefetch", "checkpoint_every", "keep_checkpoints", "eval_every"]
+                "replay_shards", "prefetch", "checkpoint_every", "keep_checkpoints", "eval_every", "eval_play_every"]
     for name in positive:
         if getattr(config, name) < 1:
             raise ConfigError(f"{name} must be >= 1, got {getattr(config, name)}")

@@ -2,7 +2,10 @@
 
 Every ``eval_every`` iterations the run hands it the newest weights (a versioned object
 reference, as the self-play actors get them) and logs the metrics it returns under
-``eval/<suite>/...`` in ``metrics.jsonl`` and W&B; where it scores the game's states,
+``eval/<suite>/...`` in ``metrics.jsonl`` and W&B. Its game suites (``PLAY_KINDS``: play
+against the oracle and self-play traces, whole games from every opening) run at every
+``eval_play_every``-th of those evaluations, counted from the untrained network's, and
+on the final weights; the other suites at every one. Where it scores the game's states,
 the run logs no built-in exact metrics (``eval/value_mae`` ...) beside it. It works in
 its own process, on the game's fixed datasets (``evaluation/datasets.py``), and keeps
 its suites loaded between calls; it takes no CPU of its own because the synchronous
@@ -22,10 +25,13 @@ import ray
 import torch
 
 import games
-from evaluation.runner import SuiteRunner
+from evaluation.runner import SuiteRunner, suites_for
 from lifecycle import watched
 
 AUTO_GAMES = ("connect4", "chomp", "fgame")
+# Suites of whole games from every opening, on the eval_play_every cadence: on Connect
+# Four they take minutes (1,136 games against the oracle), the states suites seconds.
+PLAY_KINDS = ("play", "traces")
 
 
 def chosen_suites(game: str, eval_suites: str) -> list[str] | None | bool:
@@ -43,7 +49,11 @@ def evaluator_needs_oracle(game: str, eval_suites: str) -> bool:
     that the run starts the oracle service for it. Chomp's and F-Games' oracles are
     tables and values by construction, answered in the evaluator's process."""
     suites = chosen_suites(game, eval_suites)
-    return game == "connect4" and bool(suites) and any(s in ("connect4-play", "connect4-traces") for s in suites)
+    if game != "connect4" or suites is False:
+        return False
+    known = suites_for(games.make(game))
+    names = [s.name for s in known if s.default] if suites is None else suites
+    return any(s.name in names and s.kind in PLAY_KINDS for s in known)
 
 
 class EvaluatorWorker:
@@ -54,12 +64,19 @@ class EvaluatorWorker:
                                    gamma=gamma, simulations=simulations, max_openings=max_openings,
                                    oracle_store=oracle_store or "default", oracle_client=oracle)
 
-    def evaluate(self, weights: list) -> dict:
-        """Metrics of ``weights[0]`` (a ``WeightVersion``, in a list so Ray passes the reference)."""
-        return self.evaluator.evaluate(ray.get(weights[0].ref))
+    def evaluate(self, weights: list, *, play: bool = True, others: bool = True) -> dict:
+        """Metrics of ``weights[0]`` (a ``WeightVersion``, in a list so Ray passes the
+        reference) on the game suites (``play``) and the other suites (``others``)."""
+        kinds = {s.kind for s in self.evaluator.suites if (s.kind in PLAY_KINDS and play)
+                 or (s.kind not in PLAY_KINDS and others)}
+        return self.evaluator.evaluate(ray.get(weights[0].ref), kinds=kinds) if kinds else {}
 
     def suites(self) -> list[str]:
         return [s.name for s in self.evaluator.suites]
+
+    def play_suites(self) -> list[str]:
+        """The names of its suites on the eval_play_every cadence."""
+        return [s.name for s in self.evaluator.suites if s.kind in PLAY_KINDS]
 
 
 EvaluatorActor = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(watched(EvaluatorWorker))

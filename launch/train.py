@@ -8,7 +8,9 @@ weights, and the run, in :meth:`Run.run`:
 
 1. adds the run's counters (``launch/records.py``) and compute proxy to the record;
 2. adds the faults since the last record (``launch/faults.py``);
-3. every ``eval_every`` iterations, the exact metrics of the new weights;
+3. every ``eval_every`` iterations, the exact metrics of the new weights (the
+   evaluator's game suites, play against the oracle and traces, at every
+   ``eval_play_every``-th of these evaluations and on the final weights);
 4. logs the record to ``metrics.jsonl`` and W&B, and shows it on the console;
 5. every ``checkpoint_every`` iterations, writes a replay snapshot and then a
    checkpoint (learner, optimizer, counters, faults, environments and random states
@@ -109,7 +111,7 @@ class Run:
         self.oracle = (OracleClient(config.oracle_replicas, config.oracle_store or None,
                                     replica_options=self.placement["oracle"], log_dir=log_dir)
                        if needs_oracle else None)
-        self.evaluator, evaluated_suites = self._start_evaluator(name, log_dir)
+        self.evaluator, evaluated_suites, self.play_suites = self._start_evaluator(name, log_dir)
         self.replay = ReplayService.create(schema_for(config.algo, self.game.obs_shape, self.game.num_actions),
                                            config.replay_capacity, config.replay_shards, seed=config.seed,
                                            snapshot_dir=str(self.run_dir / "replay"), name=f"{name}-replay",
@@ -156,12 +158,12 @@ class Run:
         return use_gpu
 
     def _start_evaluator(self, name: str, log_dir: str):
-        """The evaluator actor on the game's datasets (launch/evaluator.py) and the names of
-        its suites, or (None, [])."""
+        """The evaluator actor on the game's datasets (launch/evaluator.py), the names of
+        its suites and of those among them on the eval_play_every cadence, or (None, [], [])."""
         cfg = self.config
         suites = chosen_suites(cfg.game, cfg.eval_suites)
         if suites is False:
-            return None, []
+            return None, [], []
         evaluator = EvaluatorActor.options(name=f"{name}-evaluator").remote(
             game=cfg.game, game_params=cfg.game_params, network=cfg.network, suites=suites, policy=cfg.eval_policy,
             gamma=cfg.gamma, simulations=cfg.eval_simulations, max_openings=cfg.eval_max_openings or None,
@@ -171,11 +173,17 @@ class Run:
         except ray.exceptions.RayActorError:
             ray.kill(evaluator)
             raise
-        return evaluator, names
+        return evaluator, names, ray.get(evaluator.play_suites.remote())
 
     @property
     def evaluates(self) -> bool:
         return self.labels is not None or self.evaluator is not None
+
+    def plays_at(self, iteration: int) -> bool:
+        """Whether the evaluation at ``iteration`` (one of every ``eval_every``) runs the
+        game suites: every ``eval_play_every``-th evaluation, the untrained network's
+        (iteration 0) first. Counted in iterations, so that a resumed run keeps the cadence."""
+        return iteration % (self.config.eval_every * self.config.eval_play_every) == 0
 
     # ------------------------------------------------------------- the loop
 
@@ -201,7 +209,7 @@ class Run:
                 if self.oracle is not None:  # the oracle service's totals so far
                     record.update(self.oracle.stats_summary())
                 if self.evaluates and self.counters.iteration % self.config.eval_every == 0:
-                    record.update(self.evaluate())
+                    record.update(self.evaluate(play=self.plays_at(self.counters.iteration)))
                 self.logger.log(record)
                 last = record
                 progress.update(self.counters.updates if updates is not None else time.time() - start, record)
@@ -212,10 +220,15 @@ class Run:
         finally:
             records.close()  # an async schedule waits for its calls in flight
             progress.close()
-        if self.evaluates and last and not any(k.startswith("eval/") for k in last):
-            last.update(self.evaluate())  # the final weights are always evaluated
-            self.logger.log({**self.counters.as_dict(), "compute": self.counters.compute,
-                             **{k: v for k, v in last.items() if k.startswith("eval/")}})
+        if self.evaluates and last:
+            # The final weights are always evaluated on every suite: what the last
+            # record lacks (all of it, or the game suites it skipped) is added.
+            evaluated = any(k.startswith("eval/") for k in last)
+            played = not self.play_suites or any(k.startswith(f"eval/{s}/") for s in self.play_suites for k in last)
+            if not (evaluated and played):
+                final = self.evaluate(play=not played, others=not evaluated)
+                last.update(final)
+                self.logger.log({**self.counters.as_dict(), "compute": self.counters.compute, **final})
         if self.counters.iteration % self.config.checkpoint_every != 0:
             self.checkpoint()
         return last
@@ -230,13 +243,14 @@ class Run:
     def replay_record(self) -> dict:
         return replay_record(replay_call(self.replay.stats))
 
-    def evaluate(self) -> dict:
+    def evaluate(self, *, play: bool = True, others: bool = True) -> dict:
         """Exact metrics of the newest weights: the built-in labels' (``eval/value_mae``
-        ...) or the evaluator actor's suites (``eval/<suite>/...``)."""
+        ...) or the evaluator actor's suites (``eval/<suite>/...``); its game suites when
+        ``play``, the others (and the built-in labels) when ``others``."""
         out = {}
-        if self.evaluator is not None:
-            pending = self.evaluator.evaluate.remote([self.weights])  # in its own process, meanwhile
-        if self.labels is not None:
+        if self.evaluator is not None:  # in its own process, meanwhile
+            pending = self.evaluator.evaluate.remote([self.weights], play=play, others=others)
+        if self.labels is not None and others:
             self.eval_fn.set_weights(ray.get(self.weights.ref), self.weights.version)
             out.update({f"eval/{k}": v for k, v in value_metrics(self.game, self.labels, self.eval_fn,
                                                                   self.config.gamma).items()})

@@ -44,7 +44,8 @@ def test_the_run_starts_the_oracle_service_for_connect4_play_and_traces():
 
     assert evaluator_needs_oracle("connect4", "connect4-uniform,connect4-play")
     assert evaluator_needs_oracle("connect4", "connect4-traces")
-    # The defaults (labelled states), no suites, and games whose oracle is a table.
-    assert not evaluator_needs_oracle("connect4", "auto")
+    assert evaluator_needs_oracle("connect4", "auto")  # the defaults include play and traces
+    # Labelled states only, no suites, and games whose oracle is a table.
+    assert not evaluator_needs_oracle("connect4", "connect4-uniform,connect4-eps-optimal")
     assert not evaluator_needs_oracle("connect4", "none")
     assert not evaluator_needs_oracle("chomp", "chomp-4x5-play")

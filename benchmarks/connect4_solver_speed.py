@@ -1,23 +1,29 @@
-"""Correctness and speed of the Connect Four solver on the published benchmark sets,
-beside the reference C++ solver measured in the same run.
+"""Exactness and speed of every Connect Four engine, measured in one run on the same
+positions: ours with its 12-ply book, ours without it, BitBully without and with its
+book (the optional extra ``selfplay[bitbully]``), Pascal Pons' C++ solver where it is
+built, and the oracle command line (``python -m oracle_service solve``) with each engine.
 
-    python -m benchmarks.connect4_solver_speed --sets DIR [--reference PATH]
-        [--names Test_L3_R1 Test_L2_R1 ...] [--limit N] [--openings N] [--tt-log2 23]
+    python -m benchmarks.connect4_solver_speed [--sets DIR] [--reference PATH] [--random N]
+        [--names Test_L3_R1 ...] [--limit N] [--budget S] [--engines ...] [--tt-log2 23]
     python -m benchmarks.connect4_solver_speed --early N [--no-book] [--cold]
 
-``DIR`` holds Pascal Pons' six sets (``Test_L3_R1`` ... ``Test_L1_R3``, lines
+``DIR`` holds Pons' six published sets (``Test_L3_R1`` ... ``Test_L1_R3``, lines
 ``<moves> <score>``; they are not in this repository). ``PATH`` is his ``c4solver``
-built from github.com/PascalPons/connect4 with its Makefile (a reference for measurement
-only): it reads one move string per line on stdin and prints ``<moves> <score>``. It
-runs without its opening book, as we do, and keeps its transposition table across
-positions, as we do.
+built from github.com/PascalPons/connect4 with its Makefile (a reference for
+measurement only, without its opening book): it reads one move string per line on
+stdin and prints ``<moves> <score>``. ``--random N`` adds N random positions (seeded,
+nobody has won) in each group of plies 1-3, 4-8, 9-16 and 17-30.
 
-For each set (its first ``--limit`` positions): how many of our scores equal the
-file's (and the reference's), our mean time per position, the reference's, and the
-ratio ours / reference. Each position is timed alone: for the reference, from writing
-its line to reading its answer. ``--openings N`` adds N random positions 4 to 8 plies
-from the start (seeded), checked against the reference. The process is pinned to one
-core; the numba compile is done before timing.
+Per set and engine: the positions measured, how many scores equal the file's (the
+random groups: BitBully's with its book), the median and the mean time per position
+and the mean's ratio to the fastest engine's on that set. Each position is timed alone
+(for a process, from writing its line to reading its answer, start-up excluded); every
+engine keeps its table across positions. An engine stops on a set after ``--budget``
+seconds, so that the run stays short, and the engines without a book (Pons' included)
+see only the positions of ``--no-book-from`` plies or more (default 14: before, they
+cost seconds to minutes each); a row says how many positions it measured, and its
+ratio is given where that is the whole set (engines[0], ours with the book, sees all). The process is pinned to one core
+(its subprocesses too); compiling and loading books is done before timing.
 
 ``--early N`` (no sets needed) times N distinct random positions (seeded) in each of
 the groups of plies 0-3, 4-8 and 9-11, which the solver searches down to its 12-ply
@@ -34,53 +40,60 @@ import os
 import random
 import statistics
 import subprocess
+import sys
 import time
 
 if hasattr(os, "sched_setaffinity"):
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
+from oracle_service.connect4_engines import make_engine
 from oracle_service.connect4_solver import Connect4Solver, parse_moves
 
 SETS = ("Test_L3_R1", "Test_L2_R1", "Test_L2_R2", "Test_L1_R1", "Test_L1_R2", "Test_L1_R3")
+RANDOM_GROUPS = ((1, 3), (4, 8), (9, 16), (17, 30))
+ENGINES = ("ours", "ours-no-book", "bitbully-no-book", "bitbully", "pons", "cli-ours", "cli-bitbully")
+# Without a book a position before ply ~10 costs seconds to minutes: --no-book-from.
+WITHOUT_BOOK = ("ours-no-book", "bitbully-no-book", "pons")
+CLI = [sys.executable, "-m", "oracle_service", "solve", "--game", "connect4"]
 
 
-class Reference:
-    """Pons' c4solver as a subprocess, one position at a time."""
+class LineSolver:
+    """A command that answers ``<moves> <score>`` to each move string on stdin (Pons'
+    c4solver, our oracle command line), as a subprocess, one position at a time."""
 
-    def __init__(self, path: str):
-        self.proc = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    def __init__(self, command: list[str]):
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        self.solve("4")  # started (and compiled, and its book loaded) before timing
 
-    def solve(self, moves: str) -> tuple[int, float]:
-        t = time.perf_counter()
-        self.proc.stdin.write(moves + "\n")
+    def solve(self, moves: str) -> int:
+        self.proc.stdin.write((moves or "-") + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
-        dt = time.perf_counter() - t
         got, score = line.split()[:2]
-        if got != moves:
-            raise RuntimeError(f"reference answered {line!r} to {moves!r}")
-        return int(score), dt
+        if got != (moves or "-"):
+            raise RuntimeError(f"{self.proc.args[0]} answered {line!r} to {moves!r}")
+        return int(score)
 
     def close(self):
         self.proc.stdin.close()
         self.proc.wait()
 
 
-def random_openings(n: int, seed: int = 0) -> list[str]:
-    """n distinct random move strings of 4 to 8 plies (nobody can have won that early)."""
-    rng = random.Random(seed)
-    out: set[str] = set()
-    while len(out) < n:
-        plies = rng.randint(4, 8)
-        heights = [0] * 7
-        s = ""
-        for _ in range(plies):
-            c = rng.choice([c for c in range(7) if heights[c] < 6])
-            heights[c] += 1
-            s += str(c + 1)
-        out.add(s)
-    return sorted(out)
+def open_engine(name: str, reference: str | None, tt_log2: int):
+    """(solve function, close function) of the engine called ``name`` (see ENGINES)."""
+    if name == "pons":
+        if reference is None:
+            raise ValueError("pons needs --reference PATH")
+        proc = LineSolver([reference])
+        return proc.solve, proc.close
+    if name.startswith("cli-"):
+        proc = LineSolver(CLI + ["--engine", name.removeprefix("cli-")])
+        return proc.solve, proc.close
+    base, _, book = name.partition("-")
+    engine = make_engine(base, use_book=book != "no-book", tt_log2_size=tt_log2)
+    engine.solve("4")  # compiled (or the cache loaded) before timing
+    return engine.solve, lambda: None
 
 
 EARLY_GROUPS = ((0, 3), (4, 8), (9, 11))
@@ -124,81 +137,90 @@ def measure_early(n: int, solver: Connect4Solver, cold: bool) -> list[dict]:
     return rows
 
 
-def measure(name: str, positions: list[tuple[str, int | None]], solver: Connect4Solver,
-            ref: Reference | None) -> dict:
-    ours_t, ref_t = [], []
-    equal_file = equal_ref = 0
-    nodes0 = solver.nodes
+def measure(solve, positions: list[tuple[str, int]], budget: float) -> dict:
+    """Per-position times of ``solve`` over ``positions`` (moves, expected score), until
+    ``budget`` seconds are spent."""
+    if not positions:
+        return {"positions": 0, "equal": 0, "median_ms": None, "mean_ms": None}
+    times, equal = [], 0
     for moves, expected in positions:
         t = time.perf_counter()
-        score = solver.solve(moves)
-        ours_t.append(time.perf_counter() - t)
-        equal_file += expected is not None and score == expected
-        if ref is not None:
-            r, dt = ref.solve(moves)
-            ref_t.append(dt)
-            equal_ref += r == score
-    n = len(positions)
-    row = {"set": name, "positions": n,
-           "equal_file": equal_file if any(e is not None for _, e in positions) else None,
-           "ours_ms": 1e3 * sum(ours_t) / n, "ours_max_ms": 1e3 * max(ours_t),
-           "ours_nodes_per_pos": (solver.nodes - nodes0) / n}
-    if ref is not None:
-        row.update(equal_ref=equal_ref, ref_ms=1e3 * sum(ref_t) / n,
-                   ref_max_ms=1e3 * max(ref_t), ratio=sum(ours_t) / sum(ref_t))
-    return row
+        score = solve(moves)
+        times.append(time.perf_counter() - t)
+        equal += score == expected
+        if sum(times) > budget:
+            break
+    return {"positions": len(times), "equal": equal, "median_ms": 1e3 * statistics.median(times),
+            "mean_ms": 1e3 * statistics.mean(times)}
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sets", help="directory of the Test_L*_R* files")
-    p.add_argument("--early", type=int, default=0, help="random positions per group of plies 0-3, 4-8, 9-11")
-    p.add_argument("--no-book", action="store_true", help="search without the 12-ply book")
-    p.add_argument("--cold", action="store_true", help="--early: an empty table for each position")
-    p.add_argument("--reference", help="path of the built c4solver")
     p.add_argument("--names", nargs="*", default=list(SETS))
     p.add_argument("--limit", type=int, default=1000, help="positions per set")
-    p.add_argument("--openings", type=int, default=0, help="random positions 4-8 plies in")
+    p.add_argument("--random", type=int, default=0, help="random positions per group of plies 1-3, 4-8, 9-16, 17-30")
+    p.add_argument("--engines", nargs="*", choices=ENGINES, help="default: all (pons with --reference)")
+    p.add_argument("--budget", type=float, default=10.0, help="seconds per engine and set, at most about")
+    p.add_argument("--reference", help="path of the built c4solver")
+    p.add_argument("--no-book-from", type=int, default=14,
+                   help="engines without a book: only positions of at least this many plies")
+    p.add_argument("--early", type=int, default=0, help="random positions per group of plies 0-3, 4-8, 9-11")
+    p.add_argument("--no-book", action="store_true", help="--early: search without the 12-ply book")
+    p.add_argument("--cold", action="store_true", help="--early: an empty table for each position")
     p.add_argument("--tt-log2", type=int, default=23)
-    p.add_argument("--json", action="store_true", help="one JSON object per set")
+    p.add_argument("--json", action="store_true", help="one JSON object per row")
     args = p.parse_args(argv)
-    if not args.sets and not args.early:
-        p.error("give --sets DIR, --early N or both")
+    if not (args.sets or args.early or args.random):
+        p.error("give --sets DIR, --random N or --early N")
 
-    solver = Connect4Solver(tt_log2_size=args.tt_log2, use_book=not args.no_book)
-    solver.solve("112233")  # compile (or load the cache) before timing
     if args.early:
+        solver = Connect4Solver(tt_log2_size=args.tt_log2, use_book=not args.no_book)
+        solver.solve("112233")  # compile (or load the cache) before timing
         for row in measure_early(args.early, solver, args.cold):
             print(json.dumps(row) if args.json else
                   f"plies {row['plies']:5s} n={row['positions']:4d}  median {row['median_ms']:8.3f} ms  "
                   f"mean {row['mean_ms']:8.3f} ms  max {row['max_ms']:8.1f} ms  "
                   f"book leaves/pos {row['book_leaves_per_pos']:.0f}", flush=True)
-        if not args.sets:
-            return
-    ref = Reference(args.reference) if args.reference else None
     jobs = []
-    for name in args.names:
+    for name in args.names if args.sets else ():
         with open(os.path.join(args.sets, name)) as f:
             lines = [line.split() for line in f if line.strip()][:args.limit]
         jobs.append((name, [(m, int(s)) for m, s in lines]))
-    if args.openings:
-        jobs.append(("openings_4_8", [(m, None) for m in random_openings(args.openings)]))
-    try:
-        for name, positions in jobs:
-            row = measure(name, positions, solver, ref)
+    if args.random:
+        truth = make_engine("bitbully")  # the scores the random groups are checked against
+        for low, high in RANDOM_GROUPS:
+            moves = random_live_positions(args.random, low, high, seed=low)
+            jobs.append((f"random_{low}_{high}", [(m, truth.solve(m)) for m in moves]))
+    if not jobs:
+        return
+    engines = args.engines or [e for e in ENGINES if e != "pons" or args.reference]
+    results = {}  # (set, engine) -> row
+    for engine in engines:
+        solve, close = open_engine(engine, args.reference, args.tt_log2)
+        try:
+            for name, positions in jobs:
+                if engine in WITHOUT_BOOK:
+                    positions = [(m, e) for m, e in positions if len(m) >= args.no_book_from]
+                results[name, engine] = measure(solve, positions, args.budget)
+                print(f"{name} {engine}: {results[name, engine]}", file=sys.stderr, flush=True)
+        finally:
+            close()
+    for name, _ in jobs:
+        # Against the fastest engine that measured the same positions: all of the set's.
+        whole = [e for e in engines if results[name, e]["positions"] == results[name, engines[0]]["positions"]]
+        fastest = min(results[name, e]["mean_ms"] for e in whole)
+        for engine in engines:
+            row = {"set": name, "engine": engine, **results[name, engine]}
+            row["ratio"] = row["mean_ms"] / fastest if engine in whole else None
             if args.json:
                 print(json.dumps(row), flush=True)
-                continue
-            line = (f"{name:13s} n={row['positions']:4d}  equal file="
-                    f"{row['equal_file'] if row['equal_file'] is not None else '-'}  "
-                    f"ours {row['ours_ms']:9.3f} ms/pos")
-            if ref is not None:
-                line += (f"  reference {row['ref_ms']:9.3f} ms/pos  ratio {row['ratio']:5.2f}"
-                         f"  equal reference={row['equal_ref']}")
-            print(line, flush=True)
-    finally:
-        if ref is not None:
-            ref.close()
+            elif row["positions"] == 0:
+                print(f"{name:13s} {engine:17s} n=   0  (no position from ply {args.no_book_from})")
+            else:
+                print(f"{name:13s} {engine:17s} n={row['positions']:4d} equal={row['equal']:4d}  "
+                      f"median {row['median_ms']:10.3f} ms  mean {row['mean_ms']:10.3f} ms  "
+                      + (f"x{row['ratio']:.2f}" if row["ratio"] is not None else "(fewer positions)"), flush=True)
 
 
 if __name__ == "__main__":

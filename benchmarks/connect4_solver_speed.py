@@ -54,6 +54,8 @@ RANDOM_GROUPS = ((1, 3), (4, 8), (9, 16), (17, 30))
 ENGINES = ("ours", "ours-no-book", "bitbully-no-book", "bitbully", "pons", "cli-ours", "cli-bitbully")
 # Without a book a position before ply ~10 costs seconds to minutes: --no-book-from.
 WITHOUT_BOOK = ("ours-no-book", "bitbully-no-book", "pons")
+# A late position (Test_L3_R1's first): quick without a book, unlike an early one.
+WARM_UP = "2252576253462244111563365343671351441"
 CLI = [sys.executable, "-m", "oracle_service", "solve", "--game", "connect4"]
 
 
@@ -64,7 +66,7 @@ class LineSolver:
     def __init__(self, command: list[str]):
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        self.solve("4")  # started (and compiled, and its book loaded) before timing
+        self.solve(WARM_UP)  # started (and compiled, and its book loaded) before timing
 
     def solve(self, moves: str) -> int:
         self.proc.stdin.write((moves or "-") + "\n")
@@ -92,7 +94,7 @@ def open_engine(name: str, reference: str | None, tt_log2: int):
         return proc.solve, proc.close
     base, _, book = name.partition("-")
     engine = make_engine(base, use_book=book != "no-book", tt_log2_size=tt_log2)
-    engine.solve("4")  # compiled (or the cache loaded) before timing
+    engine.solve(WARM_UP)  # compiled (or the cache loaded) before timing
     return engine.solve, lambda: None
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from games import Game, take
 from games.connect4 import CENTRE_FIRST
 from oracle_service.chomp_grundy import ChompTable
+from oracle_service.connect4_engines import DEFAULT_ENGINE
 from oracle_service.connect4_solver import Board, win_score
 from oracle_service.service import OracleWorker
 from oracle_service.store import NullStore, open_store
@@ -69,11 +70,12 @@ class Connect4Oracle(Oracle):
     evaluations); without one, an ``OracleWorker`` in this process answers the same
     queries the same way (look up the store, solve the misses, write them back), with
     ``store``: None (solve everything), a store object, or a path / URL for
-    ``oracle_service.store.open_store`` ("default" = its default)."""
+    ``oracle_service.store.open_store`` ("default" = its default), and ``engine`` (a name of
+    ``oracle_service.connect4_engines.ENGINES``; the client's replicas have their own)."""
 
     strong = True
 
-    def __init__(self, game: Game, *, store=None, client=None, tt_log2_size: int = 24):
+    def __init__(self, game: Game, *, store=None, client=None, tt_log2_size: int = 24, engine: str = DEFAULT_ENGINE):
         if game.name != "connect4":
             raise ValueError(f"Connect4Oracle needs the connect4 game, got {game!r}")
         self.game = game
@@ -87,7 +89,7 @@ class Connect4Oracle(Oracle):
             # No seeding from the store (seed_depth 0): its reads, 56 per position at
             # depth 2, would slow evaluations of thousands of positions.
             self.worker = OracleWorker(NullStore() if store is None else store, tt_log2_size=tt_log2_size,
-                                       seed_depth=0)
+                                       seed_depth=0, engine=engine)
         self.answerer = client or self.worker  # connect4_solve(positions) -> list[Answer]
 
     @property
@@ -188,12 +190,13 @@ class FGameOracle(Oracle):
         return Analysis(q.max(axis=1), q, q, _best_of(q, legal), legal.any(axis=1))
 
 
-def make_oracle(game: Game, *, store=None, client=None) -> Oracle:
+def make_oracle(game: Game, *, store=None, client=None, engine: str = DEFAULT_ENGINE) -> Oracle:
     """The exact oracle of ``game``; ValueError for games without one (Hex, Othello, Go).
     ``client`` (an ``OracleClient``): Connect Four positions are solved by the oracle
-    service (Chomp and F-Games are answered here: tables and values by construction)."""
+    service (Chomp and F-Games are answered here: tables and values by construction);
+    ``engine``: the Connect Four engine of an oracle in this process."""
     if game.name == "connect4":
-        return Connect4Oracle(game, store=store, client=client)
+        return Connect4Oracle(game, store=store, client=client, engine=engine)
     if game.name == "chomp":
         return ChompOracle(game)
     if game.name == "fgame":

@@ -41,6 +41,7 @@ from evaluation.policies import POLICIES
 from games import Game, take
 from learner.checkpoint import CorruptCheckpointError, load_run_checkpoint
 from learner.networks import NetworkConfig
+from oracle_service.connect4_engines import DEFAULT_ENGINE, ENGINES
 from oracle_service.service import OracleClient
 
 INPUT_PARAMS = ("frames",)  # game parameters of the network's input, not of the rules
@@ -117,12 +118,14 @@ class SuiteRunner:
     (``depth``). ``oracle_client``: an ``OracleClient`` whose service answers the
     Connect Four oracle queries of play and trace suites; without one they are solved
     in this process, and ``oracle_store`` says where solved positions are kept
-    ("default": the shared store; None: solve without one). ``max_openings``: play,
+    ("default": the shared store; None: solve without one), and ``oracle_engine`` which engine
+    solves (``ours``, or ``bitbully``, the optional AGPL extra). ``max_openings``: play,
     trace and match suites use only the first openings (a cheaper check)."""
 
     def __init__(self, game: Game | str, net_config, *, suites=None, policy: str = "auto", gamma: float = 1.0,
                  simulations: int = 64, depth: int = 2, oracle_store="default", cache_dir=None, seed: int = 0,
-                 opponent=None, max_openings: int | None = None, oracle_client=None):
+                 opponent=None, max_openings: int | None = None, oracle_client=None,
+                 oracle_engine: str = DEFAULT_ENGINE):
         self.game = games.make(game) if isinstance(game, str) else game
         if isinstance(net_config, dict):
             net_config = NetworkConfig(**net_config)
@@ -151,6 +154,7 @@ class SuiteRunner:
         self._oracle = None
         self._oracle_store = oracle_store
         self._oracle_client = oracle_client
+        self._oracle_engine = oracle_engine
         self._data = {s.name: self._load(s) for s in chosen}
         if max_openings is not None:  # game suites on the first openings only (a cheaper check)
             for s in chosen:
@@ -195,7 +199,8 @@ class SuiteRunner:
     @property
     def oracle(self):
         if self._oracle is None:
-            self._oracle = make_oracle(self.game, store=self._oracle_store, client=self._oracle_client)
+            self._oracle = make_oracle(self.game, store=self._oracle_store, client=self._oracle_client,
+                                       engine=self._oracle_engine)
         return self._oracle
 
     # ---- policies -----------------------------------------------------------------
@@ -297,7 +302,7 @@ def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None
     return ev.evaluate(weights)
 
 
-def _start_oracle_service(replicas: int, store: str | None):
+def _start_oracle_service(replicas: int, store: str | None, engine: str = DEFAULT_ENGINE):
     """(an ``OracleClient`` of ``replicas`` replicas, whether Ray was started here): on
     the Ray this process has, else ``RAY_ADDRESS``'s cluster when set, else an embedded
     one without a dashboard; each replica takes no CPU of its own, since this process
@@ -306,7 +311,8 @@ def _start_oracle_service(replicas: int, store: str | None):
     started = not ray.is_initialized()
     if started:
         ray.init(include_dashboard=False, log_to_driver=False)
-    client = OracleClient(replicas, None if store in (None, "default") else store, replica_options={"num_cpus": 0})
+    client = OracleClient(replicas, None if store in (None, "default") else store, replica_options={"num_cpus": 0},
+                          engine=engine)
     return client, started
 
 
@@ -328,18 +334,22 @@ def evaluate_main(argv: list[str] | None = None) -> int:
                         help="answer Connect Four oracle queries with an oracle service of N replicas on Ray "
                              "(the cluster of RAY_ADDRESS, else an embedded one), sharing --oracle-store; "
                              "0 (default): a solver in this process")
+    parser.add_argument("--oracle-engine", default=DEFAULT_ENGINE, choices=ENGINES,
+                        help="the Connect Four oracle's engine: ours (default), or bitbully (the optional "
+                             "AGPL-3.0 extra, a reference)")
     parser.add_argument("--max-openings", type=int, help="play/trace/match suites on the first N openings only")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     if args.oracle_replicas < 0:
         parser.error(f"--oracle-replicas must be >= 0, got {args.oracle_replicas}")
     store = None if args.oracle_store == "none" else args.oracle_store
-    client, started_ray = _start_oracle_service(args.oracle_replicas, store) if args.oracle_replicas else (None, False)
+    client, started_ray = _start_oracle_service(args.oracle_replicas, store, args.oracle_engine) if args.oracle_replicas else (None, False)
     try:
         metrics = evaluate_checkpoint(
             args.checkpoint, args.game, args.suite, algo=args.algo, policy=args.policy,
             simulations=args.simulations, depth=args.depth, opponent_checkpoint=args.opponent,
-            oracle_store=store, max_openings=args.max_openings, oracle_client=client)
+            oracle_store=store, max_openings=args.max_openings, oracle_client=client,
+            oracle_engine=args.oracle_engine)
         if client is not None:
             metrics.update(client.stats_summary())
     except (CorruptCheckpointError, DatasetError, CheckpointMismatchError, ValueError) as e:

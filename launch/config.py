@@ -23,6 +23,7 @@ from actors.labels import LABELLED_GAMES
 from evaluation.policies import POLICIES
 from learner.learner import ALGOS
 from learner.networks import PRESET_NETWORKS, NetworkConfig
+from oracle_service.connect4_engines import ENGINES
 from search.mcts import MCTSConfig
 
 
@@ -54,6 +55,7 @@ class TrainConfig:
     label_min_ply: int = 0  # AZAL Connect Four: positions with fewer stones get no label (0: every ply)
     oracle_replicas: int = 1  # AZAL: oracle service actors answering the labels
     oracle_store: str = ""  # AZAL: solved-position store, a path or redis:// URL ("" = the default file)
+    oracle_engine: str = "ours"  # the Connect Four oracle's engine: ours, or bitbully (the optional AGPL extra)
 
     # Optimisation.
     lr: float = 3e-4  # Adam learning rate
@@ -274,6 +276,8 @@ def validate(config: TrainConfig) -> None:
         raise ConfigError(f"eval_policy must be one of {', '.join(POLICIES)}, got {config.eval_policy!r}")
     if config.eval_simulations < 1 or config.eval_max_openings < 0:
         raise ConfigError("eval_simulations must be >= 1 and eval_max_openings >= 0")
+    if config.oracle_engine not in ENGINES:
+        raise ConfigError(f"oracle_engine must be one of {', '.join(ENGINES)}, got {config.oracle_engine!r}")
     if config.label_min_ply < 0 or config.oracle_replicas < 1:
         raise ConfigError("label_min_ply must be >= 0 and oracle_replicas >= 1")
     if config.game not in games.names():

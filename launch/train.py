@@ -109,7 +109,8 @@ class Run:
         # any self-play or training starts.
         needs_oracle = config.algo == "azal" or evaluator_needs_oracle(config.game, config.eval_suites)
         self.oracle = (OracleClient(config.oracle_replicas, config.oracle_store or None,
-                                    replica_options=self.placement["oracle"], log_dir=log_dir)
+                                    replica_options=self.placement["oracle"], log_dir=log_dir,
+                                    engine=config.oracle_engine)
                        if needs_oracle else None)
         self.evaluator, evaluated_suites, self.play_suites = self._start_evaluator(name, log_dir)
         self.replay = ReplayService.create(schema_for(config.algo, self.game.obs_shape, self.game.num_actions),

@@ -122,6 +122,25 @@ def test_evaluate_main_with_an_oracle_service(ray_session, tmp_path, capsys):
     assert "--oracle-replicas must be >= 0" in capsys.readouterr().err
 
 
+def test_play_against_either_oracle_engine_gives_the_same_games(tmp_path, capsys):
+    """``--oracle-engine bitbully`` (the optional extra) plays and scores the same games as
+    our engine: both are exact, and ties between best moves break the same way."""
+    pytest.importorskip("bitbully", reason="the optional AGPL engine: pip install 'selfplay[bitbully]'")
+    path, _ = _checkpoint(tmp_path, games.make("connect4"))
+    results = {}
+    for engine in ("ours", "bitbully"):
+        argv = ["--checkpoint", str(path), "--game", "connect4", "--suite", "connect4-play", "--json",
+                "--max-openings", "6", "--oracle-store", "none", "--oracle-engine", engine]
+        assert evaluate_main(argv) == 0
+        out = json.loads(capsys.readouterr().out)
+        results[engine] = {k: v for k, v in out.items() if not k.endswith("seconds")}
+    assert results["ours"]["eval/connect4-play/games"] == 12
+    assert results["ours"] == results["bitbully"]
+    with pytest.raises(SystemExit):
+        evaluate_main(argv[:-1] + ["pons"])
+    assert "invalid choice: 'pons'" in capsys.readouterr().err
+
+
 def test_evaluator_inside_training_and_match_suites():
     game = games.make("hex", size=7)
     config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16)

@@ -39,6 +39,8 @@ def test_malformed_set(capsys):
     assert code == 2 and "--set 'lr=fast'" in err
     code, err = run_cli(["--algo", "avi", "--game", "tictactoe", "--set", "epsilon=2", "--updates", "1"], capsys)
     assert code == 2 and "epsilon must lie in [0, 1]" in err
+    code, err = run_cli(["--algo", "avi", "--game", "connect4", "--set", "oracle_engine=pons", "--updates", "1"], capsys)
+    assert code == 2 and "oracle_engine must be one of ours, bitbully, got 'pons'" in err
 
 
 def test_preset_for_another_game(capsys):

@@ -5,7 +5,7 @@ built, and the oracle command line (``python -m oracle_service solve``) with eac
 
     python -m benchmarks.connect4_solver_speed [--sets DIR] [--reference PATH] [--random N]
         [--names Test_L3_R1 ...] [--limit N] [--budget S] [--engines ...] [--tt-log2 23]
-    python -m benchmarks.connect4_solver_speed --early N [--no-book] [--cold]
+    python -m benchmarks.connect4_solver_speed --early N [--no-book] [--cold] [--analyze] [--cli]
 
 ``DIR`` holds Pons' six published sets (``Test_L3_R1`` ... ``Test_L1_R3``, lines
 ``<moves> <score>``; they are not in this repository). ``PATH`` is his ``c4solver``
@@ -29,7 +29,9 @@ ratio is given where that is the whole set (engines[0], ours with the book, sees
 the groups of plies 0-3, 4-8 and 9-11, which the solver searches down to its 12-ply
 book: the median and the mean per position, and the book leaves per position.
 ``--no-book`` runs without the book (minutes per position before ply 8); ``--cold``
-empties the transposition table before each of these positions (untimed).
+empties the transposition table before each of these positions (untimed); ``--analyze``
+times the score of every column instead; ``--cli`` times the oracle command line (a
+subprocess, with ``--analyze`` if given) instead of the solver in this process.
 """
 
 from __future__ import annotations
@@ -66,16 +68,20 @@ class LineSolver:
     def __init__(self, command: list[str]):
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        self.solve(WARM_UP)  # started (and compiled, and its book loaded) before timing
+        self.answer(WARM_UP)  # started (and compiled, and its book loaded) before timing
 
-    def solve(self, moves: str) -> int:
+    def answer(self, moves: str) -> list[str]:
+        """The words of the answer to ``moves`` after its echo."""
         self.proc.stdin.write((moves or "-") + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
-        got, score = line.split()[:2]
-        if got != (moves or "-"):
+        got, *words = line.split()
+        if got != (moves or "-") or not words:
             raise RuntimeError(f"{self.proc.args[0]} answered {line!r} to {moves!r}")
-        return int(score)
+        return words
+
+    def solve(self, moves: str) -> int:
+        return int(self.answer(moves)[0])
 
     def close(self):
         self.proc.stdin.close()
@@ -120,22 +126,25 @@ def random_live_positions(n: int, low: int, high: int, seed: int = 0) -> list[st
     return positions
 
 
-def measure_early(n: int, solver: Connect4Solver, cold: bool) -> list[dict]:
+def measure_early(n: int, solver: Connect4Solver | None, cold: bool, call) -> list[dict]:
+    """Per group of EARLY_GROUPS: times of ``call(moves)``; ``solver`` (None for the
+    command line) is reset for ``cold`` and gives the book leaves."""
     rows = []
     for low, high in EARLY_GROUPS:
         positions = random_live_positions(n, low, high, seed=low)
         times, leaves = [], 0
         for moves in positions:
-            if cold:
+            if cold and solver is not None:
                 solver.reset()
-            before = solver.book_leaves
+            before = solver.book_leaves if solver is not None else 0
             t = time.perf_counter()
-            solver.solve(moves)
+            call(moves)
             times.append(time.perf_counter() - t)
-            leaves += solver.book_leaves - before
+            leaves += solver.book_leaves - before if solver is not None else 0
         rows.append({"plies": f"{low}-{high}", "positions": len(positions),
                      "median_ms": 1e3 * statistics.median(times), "mean_ms": 1e3 * statistics.mean(times),
-                     "max_ms": 1e3 * max(times), "book_leaves_per_pos": leaves / len(times)})
+                     "max_ms": 1e3 * max(times),
+                     "book_leaves_per_pos": leaves / len(times) if solver is not None else None})
     return rows
 
 
@@ -170,6 +179,8 @@ def main(argv=None):
     p.add_argument("--early", type=int, default=0, help="random positions per group of plies 0-3, 4-8, 9-11")
     p.add_argument("--no-book", action="store_true", help="--early: search without the 12-ply book")
     p.add_argument("--cold", action="store_true", help="--early: an empty table for each position")
+    p.add_argument("--analyze", action="store_true", help="--early: time the score of every column")
+    p.add_argument("--cli", action="store_true", help="--early: time the oracle command line")
     p.add_argument("--tt-log2", type=int, default=23)
     p.add_argument("--json", action="store_true", help="one JSON object per row")
     args = p.parse_args(argv)
@@ -177,13 +188,23 @@ def main(argv=None):
         p.error("give --sets DIR, --random N or --early N")
 
     if args.early:
-        solver = Connect4Solver(tt_log2_size=args.tt_log2, use_book=not args.no_book)
-        solver.solve("112233")  # compile (or load the cache) before timing
-        for row in measure_early(args.early, solver, args.cold):
+        if args.cli:
+            if args.no_book or args.cold:
+                p.error("--cli times the command line's default path: no --no-book, --cold")
+            proc = LineSolver(CLI + (["--analyze"] if args.analyze else []))
+            solver, call = None, proc.answer
+        else:
+            solver = Connect4Solver(tt_log2_size=args.tt_log2, use_book=not args.no_book)
+            solver.solve("112233")  # compile (or load the cache) before timing
+            call = solver.analyze if args.analyze else solver.solve
+        for row in measure_early(args.early, solver, args.cold, call):
+            leaves = row["book_leaves_per_pos"]
             print(json.dumps(row) if args.json else
                   f"plies {row['plies']:5s} n={row['positions']:4d}  median {row['median_ms']:8.3f} ms  "
-                  f"mean {row['mean_ms']:8.3f} ms  max {row['max_ms']:8.1f} ms  "
-                  f"book leaves/pos {row['book_leaves_per_pos']:.0f}", flush=True)
+                  f"mean {row['mean_ms']:8.3f} ms  max {row['max_ms']:8.1f} ms"
+                  + (f"  book leaves/pos {leaves:.0f}" if leaves is not None else ""), flush=True)
+        if args.cli:
+            proc.close()
     jobs = []
     for name in args.names if args.sets else ():
         with open(os.path.join(args.sets, name)) as f:

@@ -65,8 +65,7 @@ def test_the_first_move_scores_are_the_published_ones(solver):
 
 
 def test_every_score_equals_bitbully():
-    bitbully = pytest.importorskip("bitbully", reason="the optional extra selfplay[bitbully] is not installed")
-    del bitbully
+    pytest.importorskip("bitbully", reason="the optional extra selfplay[bitbully] is not installed")
     reference = make_engine("bitbully")
     wrong = {m: (s, reference.solve(m)) for m, s in lines().items() if reference.solve(m) != s}
     assert not wrong, list(wrong.items())[:10]

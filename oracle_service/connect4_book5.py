@@ -16,7 +16,7 @@ The file: one line per mirror class, ``<moves> <score>`` as the command line pri
 lexicographic order) that reaches the class, ``score`` for the side to move (DESIGN.md).
 Regenerate it with
 
-    python -m oracle_service.connect4_book5 [--out PATH]
+    python -m oracle_service.connect4_book5_build [--out PATH]
 
 which solves every class with our solver and its 12-ply book (not with this file), deepest
 first (about 2 s), and prints the file's sha256; :data:`BOOK5_SHA256` pins it.
@@ -25,10 +25,8 @@ tests/oracle/test_connect4_book5.py regenerates the file and checks it against B
 
 from __future__ import annotations
 
-import argparse
 import functools
 import hashlib
-import sys
 import warnings
 from importlib import resources
 from pathlib import Path
@@ -115,20 +113,6 @@ def classes(max_ply: int = BOOK5_PLY) -> list[str]:
     return out
 
 
-def generate(max_ply: int = BOOK5_PLY) -> str:
-    """The file's text: every class up to ``max_ply`` solved by our solver with its 12-ply
-    book and without this file, deepest first (each shallower search finds its children's
-    bounds in the transposition table)."""
-    from oracle_service.connect4_solver import Connect4Solver  # it imports this module
-
-    solver = Connect4Solver(use_book5=False)
-    if solver.book.codes.size == 0:
-        raise RuntimeError("the 12-ply book is not loaded: the generation would take hours")
-    moves = classes(max_ply)
-    scores = {m: solver.solve(m) for m in sorted(moves, key=len, reverse=True)}
-    return "".join(f"{m or '-'} {scores[m]}\n" for m in moves)
-
-
 def parse(text: str) -> Book5:
     """The book of a file's text; ValueError if a line is malformed, a class repeats or a
     score is out of range."""
@@ -175,7 +159,7 @@ def load_book5(path: Path | None = None) -> Book5:
                 problem = f"{path}: {e}"
     warnings.warn(f"connect4 5-ply book not used: {problem}; the solver searches positions up to "
                   f"ply {BOOK5_PLY} (exact, a few ms each before ply 4). Regenerate it with "
-                  f"python -m oracle_service.connect4_book5.", RuntimeWarning, stacklevel=2)
+                  f"python -m oracle_service.connect4_book5_build.", RuntimeWarning, stacklevel=2)
     return empty_book5()
 
 
@@ -197,18 +181,3 @@ def book5_score(keys, scores, cur, mask):
     if i < keys.shape[0] and keys[i] == key:
         return np.int64(scores[i])
     return NOT_IN_BOOK5
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="regenerate the Connect Four 5-ply book")
-    p.add_argument("--out", type=Path, default=None, help=f"default: the packaged {BOOK5_FILE}")
-    args = p.parse_args(argv)
-    text = generate()
-    out = args.out or book5_path()
-    out.write_text(text)
-    print(f"{out}: {len(text.splitlines())} positions, sha256 {hashlib.sha256(text.encode()).hexdigest()}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

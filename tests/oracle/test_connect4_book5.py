@@ -13,7 +13,8 @@ import warnings
 import numpy as np
 import pytest
 
-from oracle_service.connect4_book5 import BOOK5_PLY, BOOK5_SHA256, book5_path, generate, load_book5
+from oracle_service.connect4_book5 import BOOK5_PLY, BOOK5_SHA256, book5_path, load_book5
+from oracle_service.connect4_book5_build import generate
 from oracle_service.connect4_engines import make_engine
 from oracle_service.connect4_solver import Board, Connect4Solver, parse_moves
 

@@ -48,6 +48,8 @@ class Connect4Engine(Protocol):
                      weak: bool = False) -> np.ndarray:
         """int64[B] scores of engine states, none of them over."""
 
+    takes_seeds: bool  # whether seed() enters scores in its search (else the store is not read for it)
+
     def seed(self, current: np.ndarray, mask: np.ndarray, scores: np.ndarray) -> None:
         """Exact scores known from elsewhere (the store), for the search to stop at."""
 
@@ -114,8 +116,10 @@ class BitBullyEngine:
     def book_leaves(self) -> int:
         return 0  # BitBully does not count its book's answers apart from its nodes
 
+    takes_seeds = False  # no way in to BitBully's table: see the class docstring
+
     def seed(self, current: np.ndarray, mask: np.ndarray, scores: np.ndarray) -> None:
-        return None  # no way in to BitBully's table: see the class docstring
+        return None
 
     def _board(self, current: int, mask: int, plies: int):
         board = self._core_module.BoardCore()

@@ -574,6 +574,8 @@ class Connect4Solver:
     ``use_book5`` too (the default), every position up to ply 5 is read from the 5-ply
     book (:func:`connect4_book5.load_book5`) without a search."""
 
+    takes_seeds = True  # seed() enters stored scores in the transposition table
+
     def __init__(self, tt_log2_size: int = 23, use_book: bool = True, use_book5: bool = True):
         if not 10 <= tt_log2_size <= 32:
             raise ValueError(f"tt_log2_size must be in 10..32, got {tt_log2_size}")

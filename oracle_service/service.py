@@ -193,8 +193,8 @@ class OracleWorker:
         analyses among those records, the scores of these descendants' children."""
         from oracle_service.connect4_solver import children, descendants
 
-        if self.seed_depth == 0 or cur.size == 0:
-            return
+        if self.seed_depth == 0 or cur.size == 0 or not self.solver.takes_seeds:
+            return  # (an engine that cannot take seeds: no store reads for them)
         dcur, dmask, dplies = descendants(cur, mask, plies, self.seed_depth)  # [D] each
         keys, mirrored = connect4_keys(dcur, dmask)  # [D]
         records = self.store.get_many(keys.tolist())

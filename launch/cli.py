@@ -21,7 +21,7 @@ from launch.run_dir import resumed_config
 from launch.train import train
 from learner.learner import ALGOS
 
-SUBCOMMANDS = ("demo", "evaluate", "report")
+SUBCOMMANDS = ("demo", "evaluate", "report", "play")
 
 
 def parse_game_params(pairs: list[str]) -> dict:
@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         return evaluate_main(argv[1:])
     if argv and argv[0] == "report":
         return report_main(argv[1:])
+    if argv and argv[0] == "play":  # the board in the browser (board/cli.py); imported here, it loads a web stack
+        from board.cli import play_main
+        return play_main(argv[1:])
     parser = train_parser()
     args = parser.parse_args(argv)
     return run_training(parser, args)

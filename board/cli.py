@@ -1,0 +1,153 @@
+"""``python -m launch play``: the board in the browser (or ``--tui``, in the terminal).
+
+Without ``--checkpoint`` the agent is the exact oracle where the game has one (Connect
+Four, Chomp, F-Games) and a uniformly random player elsewhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import games
+from board.agents import POLICIES, OracleAgent, RandomAgent, load_agent
+from board.replay import ReplayError, parse_replay
+from board.session import BadMove, Table
+from evaluation.runner import CheckpointMismatchError
+from learner.checkpoint import CorruptCheckpointError
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def play_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m launch play",
+        description="Play a checkpoint (or the oracle) on a board in the browser, with the oracle's marks.")
+    p.add_argument("--game", required=True, choices=games.names())
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="game parameter without a checkpoint, e.g. --param rows=4 (a value in JSON, else a "
+                        "string); a checkpoint brings its own")
+    p.add_argument("--checkpoint", type=Path, help="a `python -m launch` checkpoint (default: the oracle, "
+                                                   "else a random player)")
+    p.add_argument("--policy", default="greedy", choices=POLICIES,
+                   help="greedy: one-step lookahead over the network's values (AVI's G(V)); mcts: PUCT search")
+    p.add_argument("--simulations", type=int, default=64, help="MCTS simulations per move")
+    p.add_argument("--opponent", type=Path, help="a second checkpoint, seat 1 when watching")
+    p.add_argument("--human", default="first", choices=("first", "second", "watch"),
+                   help="the person's side in a new game (the page can change it)")
+    p.add_argument("--replay", type=Path, help="open this recorded game (JSON record, SGF, or Connect Four digits)")
+    p.add_argument("--oracle-store", default="none",
+                   help="the Connect Four oracle's solved-position store: 'none' (default), 'default', a path "
+                        "or redis:// URL")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
+    p.add_argument("--port", type=int, default=8765, help="port (0: any free one)")
+    p.add_argument("--tui", action="store_true", help="play in the terminal instead of the browser")
+    return p
+
+
+def _params(pairs: list[str]) -> dict:
+    params = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"error: --param {pair!r} is not of the form key=value")
+        try:
+            params[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            params[key] = raw
+    return params
+
+
+def build_table(args) -> Table:
+    """The game, agent, opponent and oracle of the arguments; the errors of a bad
+    checkpoint or game are raised as they are (``play_main`` prints them)."""
+    if args.checkpoint is not None:
+        if args.param:
+            raise ValueError("--param is for play without a checkpoint: a checkpoint brings its game's parameters")
+        game, agent = load_agent(args.checkpoint, args.game, policy=args.policy, simulations=args.simulations)
+    else:
+        game, agent = games.make(args.game, **_params(args.param)), None
+    store = None if args.oracle_store == "none" else args.oracle_store
+    oracle = Table.oracle_for(game, store)
+    if agent is None:
+        agent = OracleAgent(game, oracle) if oracle is not None else RandomAgent(game)
+    opponent = None
+    if args.opponent is not None:
+        _, opponent = load_agent(args.opponent, args.game, policy=args.policy, simulations=args.simulations,
+                                 expect_params=game.params)
+    return Table(game, agent, opponent=opponent, oracle=oracle)
+
+
+def _human(args) -> int | None:
+    return {"first": 0, "second": 1, "watch": None}[args.human]
+
+
+def play_main(argv: list[str] | None = None) -> int:
+    args = play_parser().parse_args(argv)
+    if args.simulations < 1:
+        print(f"error: --simulations must be >= 1, got {args.simulations}", file=sys.stderr)
+        return 2
+    try:
+        table = build_table(args)
+        replay = None
+        if args.replay is not None:
+            replay = parse_replay(args.replay.read_text(), table.game)
+    except (CheckpointMismatchError, CorruptCheckpointError, ReplayError, ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.tui:
+        from board.tui import run_tui
+        return run_tui(table, _human(args), replay=replay, source=str(args.replay))
+    return serve(table, args.host, args.port, human=_human(args), replay=replay, source=str(args.replay))
+
+
+def serve(table: Table, host: str, port: int, *, human=0, replay=None, source="") -> int:
+    import uvicorn
+
+    from board.server import make_app
+    app = make_app(table, human=human)
+    if replay is not None:  # the first session's game: the replay (new sessions start fresh)
+        app.state.sessions.replay = (replay, source)
+    if host not in LOOPBACK:
+        print(f"warning: listening on {host}, not loopback: anyone who reaches this machine on port {port} "
+              f"can use the board and its compute", file=sys.stderr)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    print(f"{table.game.name} against {table.agent.name}: http://{host}:{port}/  (Ctrl-C stops)", flush=True)
+    server.run()
+    return 0
+
+
+class BackgroundServer:
+    """The app served by uvicorn in a thread on ``host``, a free port (tests, scripts)."""
+
+    def __init__(self, table: Table, host: str = "127.0.0.1", **app_options):
+        import uvicorn
+
+        from board.server import make_app
+        self.app = make_app(table, **app_options)
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host=host, port=0, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.host = host
+
+    def __enter__(self) -> "BackgroundServer":
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the board's server did not start")
+            time.sleep(0.02)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://{self.host}:{port}"
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+__all__ = ["BackgroundServer", "BadMove", "build_table", "play_main", "play_parser", "serve"]

@@ -1,0 +1,106 @@
+"""Recorded games the board can replay, from text:
+
+- a game record (JSON): ``{"game": "connect4", "params": {}, "moves": [3, 3, 4]}``, a list
+  of them, or one a line (JSON lines); ``index`` picks one of several. This is what
+  :func:`evaluation_game` writes of the games ``python -m launch evaluate`` plays;
+- a Connect Four solver move string of 1-based column digits (``4453``, the oracle command
+  line's format);
+- an SGF game (``(;GM[1]SZ[9];B[cd];W[ee]...)``): Go (``GM[1]``), Othello (``GM[2]``) and
+  Hex (``GM[11]``); ``B[]`` or ``B[tt]`` is a pass.
+
+:func:`evaluation_game` replays, move for move, a game of evaluation's play suite: the
+agent against the oracle from one of the suite's openings (``evaluation.play.play`` with
+the same players, which are deterministic), so the board shows what the metrics counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+
+from games import Game
+
+_SGF_MOVE = re.compile(r";\s*(B|W)\[([a-z]{0,2})\]")
+_SGF_PROP = re.compile(r"\b(GM|SZ)\[([^\]]*)\]")
+_SGF_GAMES = {"1": "go", "2": "othello", "11": "hex"}
+
+
+class ReplayError(ValueError):
+    """Text that is no game record of the board's game."""
+
+
+def _from_sgf(text: str, game: Game) -> list[int]:
+    props = dict(_SGF_PROP.findall(text))
+    if "GM" in props and _SGF_GAMES.get(props["GM"]) != game.name:
+        raise ReplayError(f"the SGF is of game GM[{props['GM']}] "
+                          f"({_SGF_GAMES.get(props['GM'], 'unknown here')}), not {game.name}")
+    if game.name not in _SGF_GAMES.values():
+        raise ReplayError(f"SGF replay is for go, othello and hex; this board plays {game.name}")
+    size = 8 if game.name == "othello" else game.size
+    if "SZ" in props and props["SZ"].strip() != str(size):
+        raise ReplayError(f"the SGF's board is SZ[{props['SZ']}], this board's is {size}")
+    moves = []
+    for colour, coords in _SGF_MOVE.findall(text):
+        if coords in ("", "tt"):
+            moves.append(size * size)  # pass (Hex: the swap action)
+            continue
+        if len(coords) != 2:
+            raise ReplayError(f"SGF move {colour}[{coords}] is not two letters")
+        c, r = ord(coords[0]) - ord("a"), ord(coords[1]) - ord("a")
+        if not (0 <= r < size and 0 <= c < size):
+            raise ReplayError(f"SGF move {colour}[{coords}] is off the {size}x{size} board")
+        moves.append(r * size + c)
+    return moves
+
+
+def _from_record(record, game: Game, where: str) -> list[int]:
+    if not isinstance(record, dict) or not isinstance(record.get("moves"), list):
+        raise ReplayError(f"{where}: a game record is a JSON object with a list 'moves'")
+    if record.get("game", game.name) != game.name:
+        raise ReplayError(f"{where}: the record is of game {record['game']!r}; this board plays {game.name!r}")
+    params = record.get("params")
+    if params is not None and params != {k: v for k, v in game.params.items() if k in params}:
+        raise ReplayError(f"{where}: the record is of {record['game']} {params}, this board's is {game.params}")
+    moves = record["moves"]
+    bad = [m for m in moves if isinstance(m, bool) or not isinstance(m, int)]
+    if bad:
+        raise ReplayError(f"{where}: moves must be integer actions, got {bad[0]!r}")
+    return moves
+
+
+def parse_replay(text: str, game: Game, index: int = 0) -> list[int]:
+    """The moves of the recorded game in ``text`` (see the module doc)."""
+    text = text.strip()
+    if not text:
+        raise ReplayError("the replay is empty")
+    if text.startswith("("):
+        return _from_sgf(text, game)
+    if game.name == "connect4" and re.fullmatch(r"[1-7]+", text):
+        return [int(ch) - 1 for ch in text]
+    try:
+        data = json.loads(text)
+        records = data if isinstance(data, list) else [data]
+    except json.JSONDecodeError:
+        try:
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as e:
+            raise ReplayError(f"the replay is neither a game record (JSON or JSON lines), an SGF, "
+                              f"nor a Connect Four move string: {e}") from None
+    if not 0 <= index < len(records):
+        raise ReplayError(f"game {index} asked for; the replay holds {len(records)} game(s)")
+    return _from_record(records[index], game, f"game {index}")
+
+
+def evaluation_game(game: Game, agent_choose, oracle, opening: list[int], agent_first: bool) -> dict:
+    """The game record of evaluation's play suite from ``opening`` (a list of moves):
+    ``agent_choose`` against ``oracle``, the agent moving first or second, exactly as
+    ``evaluation.play.play_vs_oracle`` plays it."""
+    from evaluation.play import play
+    start = game.from_moves([opening])
+    first = np.array([0 if agent_first else 1])
+    result = play(game, start, (agent_choose, oracle.choose), first, names=("agent", "oracle"))
+    return {"game": game.name, "params": game.params, "moves": list(opening) + result.actions[0],
+            "opening_plies": len(opening), "agent_seat": (len(opening) + (0 if agent_first else 1)) % 2,
+            "agent_outcome": float(result.outcome[0])}

@@ -10,6 +10,12 @@ call of a restarted actor says so (``restarted``), for the launcher's fault metr
 A restarted actor starts its environments afresh (its state is not restored).
 Rows go in with ``ReplayService.put``, which sends them again while their shard
 restarts, so a shard crash costs no rows of the call in flight.
+
+The weights are frozen during a call, so the actor's network sees each distinct input
+once (``eval_cache``, ``search.cache``): ``"cache"`` (the default) deduplicates every
+network call and keeps the answers until the weight version changes, ``"batch"`` only
+deduplicates within a call, ``"off"`` evaluates everything. The answers are the
+network's own; ``forward_samples`` counts the evaluations actually run.
 """
 
 from __future__ import annotations
@@ -29,7 +35,10 @@ from learner.learner import ALGOS, ValueFunction
 from learner.weights import WeightVersion
 from lifecycle import watched, was_restarted
 from replay.rows import AUX_POLICY
+from search.cache import CachedEvaluator, CachedValueFn
 from search.network import NetworkEvaluator
+
+EVAL_CACHE_MODES = ("off", "batch", "cache")
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,10 @@ class CollectStats:
     replay_incarnation: str
     labels: LabelStats | None = None  # AZAL: this call's oracle queries
     labelled_rows: int = 0  # AZAL: rows with an oracle target
+    # The evaluation cache (eval_cache): inputs asked of the network, and those it ran
+    # (the others were repeats within a call or answered from an earlier one); 0 when off.
+    cache_lookups: int = 0
+    cache_evaluated: int = 0
 
 
 class SelfPlayWorker:
@@ -63,20 +76,28 @@ class SelfPlayWorker:
 
     def __init__(self, *, game: str, game_params: dict, network, num_envs: int, seed: int, index: int,
                  replay, threads: int = 1, algo: str = "avi", epsilon: float = 0.0, gamma: float = 1.0,
-                 mcts=None, oracle=None, label_min_ply: int = 0, oracle_store: str | None = None):
+                 mcts=None, oracle=None, label_min_ply: int = 0, oracle_store: str | None = None,
+                 eval_cache: str = "cache"):
         """``epsilon``, ``gamma``: AVI; ``mcts`` (an ``MCTSConfig``): AlphaZero and AZAL;
-        ``oracle`` (an ``OracleClient``), ``label_min_ply`` and ``oracle_store``: AZAL's labels."""
+        ``oracle`` (an ``OracleClient``), ``label_min_ply`` and ``oracle_store``: AZAL's labels;
+        ``eval_cache``: one of ``EVAL_CACHE_MODES`` (see the module docstring)."""
         if algo not in ALGOS:
             raise ValueError(f"self-play: unknown algo {algo!r}; known: {', '.join(ALGOS)}")
+        if eval_cache not in EVAL_CACHE_MODES:
+            raise ValueError(f"self-play: unknown eval_cache {eval_cache!r}; known: {', '.join(EVAL_CACHE_MODES)}")
         torch.set_num_threads(threads)
         self.index, self.replay = index, replay
         self.game = games.make(game, **game_params)
         seed = np.random.SeedSequence([seed, index]).generate_state(1)[0]
         if algo == "avi":
             self.value_fn = ValueFunction(self.game, network)
+            if eval_cache != "off":
+                self.value_fn = CachedValueFn(self.value_fn, persist=eval_cache == "cache")
             self.collector = AviCollector(self.game, num_envs, epsilon=epsilon, gamma=gamma, seed=seed)
         else:
             self.value_fn = NetworkEvaluator(self.game, network)
+            if eval_cache != "off":
+                self.value_fn = CachedEvaluator(self.game, self.value_fn, persist=eval_cache == "cache")
             labeler = (OracleLabeler(self.game, oracle, min_ply=label_min_ply, store=oracle_store)
                        if algo == "azal" else None)
             self.collector = AlphaZeroCollector(self.game, num_envs, mcts=mcts, seed=seed, labeler=labeler)
@@ -97,6 +118,8 @@ class SelfPlayWorker:
         games_before, forward_before, positions_before = c.games_finished, self.value_fn.samples_forward, c.positions
         labeler = getattr(c, "labeler", None)
         labels_before = labeler.stats() if labeler is not None else None
+        cache = getattr(self.value_fn, "cache", None)
+        lookups_before, evaluated_before = (cache.lookups, cache.evaluated) if cache is not None else (0, 0)
         start = time.perf_counter()
         rows = c.collect(self.value_fn, steps, deadline)
         collected = time.perf_counter()
@@ -119,7 +142,9 @@ class SelfPlayWorker:
             restarted=self.restarted, replay_add_failures=add_failures, replay_shard=stored["shard"],
             replay_total_added=stored["total_added"], replay_incarnation=stored["incarnation"],
             labels=None if labeler is None else labeler.stats().since(labels_before),
-            labelled_rows=int((rows[AUX_POLICY].sum(1) > 0).sum()) if labeler is not None else 0)
+            labelled_rows=int((rows[AUX_POLICY].sum(1) > 0).sum()) if labeler is not None else 0,
+            cache_lookups=cache.lookups - lookups_before if cache is not None else 0,
+            cache_evaluated=cache.evaluated - evaluated_before if cache is not None else 0)
         self.restarted = False
         return out
 

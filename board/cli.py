@@ -106,43 +106,51 @@ def play_main(argv: list[str] | None = None) -> int:
 
 
 def serve(table: Table, host: str, port: int, *, human=0, replay=None, source="") -> int:
-    import uvicorn
-
-    from board.server import make_app
-    app = make_app(table, human=human)
-    if replay is not None:  # the first session's game: the replay (new sessions start fresh)
-        app.state.sessions.replay = (replay, source)
+    """Serve until Ctrl-C; prints the page's address (with the real port when ``port`` is 0)."""
     if host not in LOOPBACK:
         print(f"warning: listening on {host}, not loopback: anyone who reaches this machine on port {port} "
               f"can use the board and its compute", file=sys.stderr)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    print(f"{table.game.name} against {table.agent.name}: http://{host}:{port}/  (Ctrl-C stops)", flush=True)
-    server.run()
+    server = BackgroundServer(table, host, port=port, human=human)
+    if replay is not None:  # every session opens with the recorded game
+        server.app.state.sessions.replay = (replay, source)
+    try:
+        server.__enter__()
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"{table.game.name} against {table.agent.name}: {server.url}/  (Ctrl-C stops)", flush=True)
+    try:
+        while server.thread.is_alive():
+            server.thread.join(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.__exit__(None, None, None)
     return 0
 
 
 class BackgroundServer:
-    """The app served by uvicorn in a thread on ``host``, a free port (tests, scripts)."""
+    """The app served by uvicorn in a thread on ``host`` and ``port`` (0: a free one)."""
 
-    def __init__(self, table: Table, host: str = "127.0.0.1", **app_options):
+    def __init__(self, table: Table, host: str = "127.0.0.1", port: int = 0, **app_options):
         import uvicorn
 
         from board.server import make_app
         self.app = make_app(table, **app_options)
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host=host, port=0, log_level="warning"))
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host=host, port=port, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.host = host
+        self.host, self.port = host, port
 
     def __enter__(self) -> "BackgroundServer":
         self.thread.start()
         deadline = time.monotonic() + 30
         while not self.server.started:
             if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("the board's server did not start")
+                raise RuntimeError(f"the board's server did not start on {self.host}:{self.port} "
+                                   f"(is the port in use? --port 0 takes a free one)")
             time.sleep(0.02)
         port = self.server.servers[0].sockets[0].getsockname()[1]
-        self.url = f"http://{self.host}:{port}"
+        self.url = f"http://{self.host if ':' not in self.host else f'[{self.host}]'}:{port}"
         return self
 
     def __exit__(self, *exc) -> None:

@@ -93,11 +93,13 @@ def client(c4_server):
 class ScriptedAgent:
     """Plays the moves it is given, in order (known positions for the marks)."""
 
-    def __init__(self, moves):
-        self.moves, self.name = list(moves), "scripted"
+    def __init__(self, moves, game=None):
+        self.moves, self.game, self.name = list(moves), game, "scripted"
 
     def think(self, state):
-        return self.moves.pop(0), {"kind": "values", "values": {}}
+        move = self.moves.pop(0)
+        legal = [] if self.game is None else self.game.legal(state)[0].nonzero()[0]
+        return move, {"kind": "values", "values": {str(a): float(a == move) for a in legal}}
 
 
 @pytest.fixture

@@ -1,0 +1,98 @@
+"""Replays (a game record, a Connect Four move string, SGF, a game of evaluation's play
+suite), the real command in a subprocess, and the terminal fallback."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import games
+from board.replay import ReplayError, evaluation_game, parse_replay
+from board.session import Session, Table
+from board.tui import run_tui
+from evaluation.datasets import load_dataset
+from tests.board.conftest import Client, ScriptedAgent
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_replay_formats(connect4):
+    assert parse_replay("4453", connect4) == [3, 3, 4, 2]
+    assert parse_replay('{"game": "connect4", "moves": [3, 3]}', connect4) == [3, 3]
+    lines = '{"game": "connect4", "moves": [0]}\n{"game": "connect4", "moves": [1, 2]}\n'
+    assert parse_replay(lines, connect4, index=1) == [1, 2]
+    with pytest.raises(ReplayError, match="of game 'chomp'"):
+        parse_replay('{"game": "chomp", "moves": [1]}', connect4)
+    with pytest.raises(ReplayError, match="neither a game record"):
+        parse_replay("hello", connect4)
+    with pytest.raises(ReplayError, match="holds 2 game"):
+        parse_replay(lines, connect4, index=2)
+    go = games.make("go", size=9)
+    assert parse_replay("(;GM[1]SZ[9];B[cd];W[ee];B[])", go) == [3 * 9 + 2, 4 * 9 + 4, 81]
+    with pytest.raises(ReplayError, match="SZ\\[19\\]"):
+        parse_replay("(;GM[1]SZ[19];B[cd])", go)
+
+
+def test_replay_marks_every_move_and_seeks(client, connect4):
+    status, s = client.post("/api/replay", {"text": "1", "name": "opening.txt"})
+    assert status == 200 and s["replay"] == {"length": 1, "cursor": 1, "source": "opening.txt"}
+    assert s["oracle"]["marks"] == ["blunder"] and s["legal"] == [] and s["turn"] is None
+    assert client.post("/api/move", {"action": 3})[0] == 400
+    status, s = client.post("/api/seek", {"ply": 0})
+    assert s["moves"] == [] and s["oracle"]["marks"] == []
+    assert client.post("/api/seek", {"ply": 5}) == (400, {"error": "ply must be an integer 0..1, got 5"})
+    status, answer = client.post("/api/replay", {"text": "4444444"})
+    assert status == 400 and "not a legal connect4 game" in answer["error"] and "column 4 is full" in answer["error"]
+
+
+def test_a_game_of_evaluations_play_suite_replays_with_its_marks(connect4, c4_oracle, c4_table):
+    # The first opening of connect4-play, the agent moving first, as evaluation plays it.
+    opening = [int(a) for a in load_dataset("connect4-openings").moves[0]]
+    agent = c4_table.agent
+    record = evaluation_game(connect4, lambda states: [agent.think(states)[0]], c4_oracle, opening, True)
+    assert record["moves"][:4] == opening and record["agent_seat"] == 0
+    session = Session(c4_table)
+    session.load_replay(parse_replay(json.dumps(record), connect4), "eval")
+    s = session.to_json()
+    assert s["done"] and len(s["oracle"]["marks"]) == len(record["moves"])
+    theory = s["history"][4]["oracle"]["value"]  # the opening's value for the agent
+    # the outcome the agent got: worse than the opening's value means a mark that gave up outcome
+    if record["agent_outcome"] < theory:
+        agent_marks = s["oracle"]["marks"][4::2]
+        assert any(m in ("error", "blunder") for m in agent_marks)
+
+
+def test_the_command_serves_and_reports_bad_input():
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "launch", "play", "--game", "connect4", "--port", "0"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert "connect4 against the exact oracle: http://127.0.0.1:" in line, (line, proc.stderr.read()[-2000:] if proc.poll() is not None else "")
+        url = line.split(": ", 1)[1].split("/  ")[0]
+        c = Client(url)
+        assert c.post("/api/move", {"action": 3})[1]["moves"] == [3, 3]  # the oracle answers in the centre
+        status, raw = c.raw("/api/move", b"{nope")
+        assert status == 400 and b"malformed JSON" in raw
+        assert c.get()[0] == 200 and proc.poll() is None  # still serving
+        assert b"<svg id=\"board\"" in c.raw("/")[1]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def test_the_terminal_plays_with_the_same_marks(connect4, c4_oracle):
+    table = Table(connect4, ScriptedAgent([0, 3]), oracle=c4_oracle)
+    out = io.StringIO()
+    assert run_tui(table, 1, inp=io.StringIO("9\n4\nu\nq\n"), out=out) == 0
+    text = out.getvalue()
+    assert "agent        1 [blunder]  position win; played -2" in text  # the agent's losing opening
+    assert "error: '9' is not a legal move here" in text
+    assert "human        4 [optimal]" in text
+    assert "oracle, now (win for the side to move)" in text

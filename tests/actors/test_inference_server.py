@@ -1,0 +1,99 @@
+"""The batched inference actor (actors/inference_server.py): requests that wait together
+run as one network call and each gets its own rows back; errors reach every caller; on
+Ray, two self-play processes share the server's batches and get the network's values."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+import games
+from actors.inference_server import BatchingServer, InferenceActor, InferenceClient
+from learner.learner import ValueFunction, numpy_weights
+from learner.networks import PRESET_NETWORKS, build_network
+
+
+class Recorder:
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, obs):
+        self.calls.append(len(obs))
+        return obs.reshape(len(obs), -1).sum(axis=1).astype(np.float32)
+
+
+def test_waiting_requests_are_one_batch_and_each_gets_its_rows():
+    fn = Recorder()
+    server = BatchingServer(fn, min_requests=3, max_wait_s=10.0)
+    requests = [np.full((n, 2), i, np.float32) for i, n in enumerate([2, 5, 1])]
+
+    async def main():
+        return await asyncio.gather(*(server.evaluate(r) for r in requests))
+
+    answers = asyncio.run(main())
+    assert fn.calls == [8]  # one call for the three
+    for r, a in zip(requests, answers):
+        np.testing.assert_array_equal(a, fn(r))
+    assert server.stats()["max_requests_per_batch"] == 3
+
+
+def test_a_lone_request_runs_after_max_wait_and_errors_reach_every_caller():
+    fn = Recorder()
+    server = BatchingServer(fn, min_requests=4, max_wait_s=0.01)
+    assert asyncio.run(server.evaluate(np.ones((3, 2), np.float32))).tolist() == [2.0, 2.0, 2.0]
+
+    def broken(obs):
+        raise RuntimeError("out of memory")
+
+    server = BatchingServer(broken, min_requests=2)
+
+    async def main():
+        return await asyncio.gather(*(server.evaluate(np.ones((1, 2), np.float32)) for _ in range(2)),
+                                    return_exceptions=True)
+
+    assert [str(e) for e in asyncio.run(main())] == ["out of memory"] * 2
+    with pytest.raises(ValueError, match="min_requests"):
+        BatchingServer(fn, min_requests=0)
+
+
+def test_two_self_play_processes_share_the_server_s_batches(ray_session):
+    ray = ray_session
+    game, network = games.make("tictactoe"), PRESET_NETWORKS["tictactoe"]
+    weights = numpy_weights(build_network(game, network))
+    server = InferenceActor.options(num_cpus=0).remote(game="tictactoe", game_params={}, network=network,
+                                                       min_requests=2, max_wait_s=0.5)
+
+    @ray.remote(num_cpus=0)
+    def play(server, weights, seed):
+        import numpy as np
+
+        from actors.avi import AviCollector
+        from actors.inference_server import InferenceClient
+
+        client = InferenceClient(server)
+        client.set_weights(weights, 3)
+        asked, answered = [], []
+
+        def value_fn(obs):
+            values = client(obs)
+            asked.append(obs.copy())
+            answered.append(values)
+            return values
+
+        rows = AviCollector(games.make("tictactoe"), 32, epsilon=0.5, gamma=1.0, seed=seed).collect(value_fn, 6)
+        return np.concatenate(asked), np.concatenate(answered), len(rows["target"])
+
+    results = ray.get([play.remote(server, weights, seed) for seed in (0, 1)])
+    local = ValueFunction(game, network)
+    local.set_weights(weights, 3)
+    for obs, values, rows in results:
+        assert rows == 6 * 32
+        np.testing.assert_allclose(values, local(obs), rtol=0, atol=1e-6)  # batch rounding only
+    stats = ray.get(server.stats.remote())
+    assert stats["version"] == 3 and stats["requests"] == 12
+    assert stats["max_requests_per_batch"] == 2 and stats["batches"] < 12  # shared batches
+    assert stats["cache"]["evaluated"] < stats["rows"]  # the two games' openings, evaluated once
+    assert isinstance(InferenceClient(server).samples_forward, int)
+    ray.kill(server)

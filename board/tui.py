@@ -26,7 +26,10 @@ def _parse_action(game, word: str, legal_names: dict):
     raise BadMove(f"{word!r} is not a legal move here; legal: {', '.join(legal_names.values()) or 'none'}")
 
 
-def describe(s: dict) -> str:
+def describe(s: dict, game) -> str:
+    def name(a) -> str:  # a move's name for people (Connect Four: columns 1..7)
+        return game.action_name(int(a))
+
     lines = [s["text"], ""]
     for p in s["history"]:
         tag = f" [{p['mark']}]" if p["mark"] else ""
@@ -34,22 +37,22 @@ def describe(s: dict) -> str:
         if p["oracle"] is not None and p["mark"] not in (None, "optimal"):
             o = p["oracle"]
             chosen = o["moves"][str(p["action"])]
-            best = [f"{m}" for m, v in o["moves"].items() if v["best"]]
+            best = [name(m) for m, v in o["moves"].items() if v["best"]]
             why = (f"  position {o['value_text']}; played {chosen['score']} ({chosen['text']}); "
                    f"best {', '.join(best)} at {o['best_score']}")
         lines.append(f"  ply {p['ply'] + 1:>2} {p['who']:<8} {p['name']:>5}{tag}{why}")
     if s["values"]:
         v = s["values"]
         if v["kind"] == "mcts":
-            lines.append("agent: prior " + " ".join(f"{a}:{x:.2f}" for a, x in v["prior"].items())
-                         + " | visits " + " ".join(f"{a}:{x}" for a, x in v["visits"].items()))
+            lines.append("agent: prior " + " ".join(f"{name(a)}:{x:.2f}" for a, x in v["prior"].items())
+                         + " | visits " + " ".join(f"{name(a)}:{x}" for a, x in v["visits"].items()))
         elif "values" in v:
             lines.append("agent's values of its last move's children: "
-                         + " ".join(f"{a}:{x:+.2f}" for a, x in v["values"].items()))
+                         + " ".join(f"{name(a)}:{x:+.2f}" for a, x in v["values"].items()))
     if s["oracle"] and s["oracle"]["position"]:
         o = s["oracle"]["position"]
         lines.append(f"oracle, now ({o['value_text']} for the side to move): "
-                     + " ".join(f"{s['legal_names'].get(a, a)}:{m['score']}" for a, m in o["moves"].items()))
+                     + " ".join(f"{name(a)}:{m['score']}" for a, m in o["moves"].items()))
     if s["done"]:
         lines.append(f"game over: {s['result']}")
     if s["replay"]:
@@ -67,7 +70,7 @@ def run_tui(table: Table, human: int | None = 0, *, replay=None, source: str = "
           f"w watch, < > replay, q quit.", file=out)
     while True:
         s = session.to_json()
-        print(describe(s), file=out)
+        print(describe(s, table.game), file=out)
         print("> ", end="", file=out, flush=True)
         line = inp.readline()
         if not line:

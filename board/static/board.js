@@ -116,8 +116,11 @@ function drawBoard() {
         if (v) el("circle", { cx: x, cy: y, r: CELL * 0.38, fill: v === 1 ? "#111" : "#fff", stroke: "#333" }, svg);
       }
       const mk = markAt[r + "," + c];
-      if (mk) el("circle", { cx: x, cy: y, r: CELL * 0.3, fill: "none", stroke: MARK_COLOUR[mk],
-                             "stroke-width": 5, class: "ply-mark " + mk }, svg);
+      if (mk) {  // the agent's move, ringed in its mark's colour (a white ring under it, to show on any disc)
+        el("circle", { cx: x, cy: y, r: CELL * 0.27, fill: "none", stroke: "#fff", "stroke-width": 9 }, svg);
+        el("circle", { cx: x, cy: y, r: CELL * 0.27, fill: "none", stroke: MARK_COLOUR[mk],
+                       "stroke-width": 5, class: "ply-mark " + mk }, svg);
+      }
       if (last && last[0] === r && last[1] === c) {
         el("circle", { cx: x, cy: y, r: 5, fill: "#111", class: "last-move" }, svg);
       }

@@ -6,6 +6,8 @@ A suite is one measurement on one fixed set (see :func:`suites_for`):
   traces  the agent's self-play from every opening, annotated by the oracle (AZAL)
   random  head-to-head score against a uniformly random player (games without oracle)
   h2h     head-to-head score against an opponent policy (``opponent=``)
+  engine  games against an outside GTP engine (``go-gnugo``, ``othello-grhino``:
+          ``evaluation.engine_suites``), at ``engine_level``
 Metrics come back flat, ``eval/<suite>/<metric>`` (``eval/connect4-uniform/value_mae``,
 ``eval/connect4-uniform/easy-opening/policy_regret``), each suite with the network
 evaluations its policy spent (``inference_evals``, the compute proxy at inference)
@@ -32,6 +34,7 @@ import ray
 import games
 from evaluation import policies as P
 from evaluation.datasets import CHOMP_BOARDS, FGAME_BETA, FGAME_SEEDS, FGAME_SHAPES, DatasetError, load_dataset
+from evaluation.engine_suites import engine_match
 from evaluation.exact import exact_labels
 from evaluation.metrics import state_metrics
 from evaluation.network import NetworkModel
@@ -54,7 +57,7 @@ class CheckpointMismatchError(ValueError):
 @dataclass(frozen=True)
 class Suite:
     name: str
-    kind: str  # states | play | traces | random | h2h
+    kind: str  # states | play | traces | random | h2h | engine
     dataset: str | None  # a dataset name, or None for labels built in (exact_labels / starts)
     default: bool = True
 
@@ -93,8 +96,14 @@ def suites_for(game: Game) -> list[Suite]:
     if name == "tictactoe":
         return [Suite("tictactoe-states", "states", None)]
     if name in ("hex", "othello", "go"):
-        return [Suite(f"{name}-random", "random", f"{name}-openings"),
-                Suite(f"{name}-h2h", "h2h", f"{name}-openings", default=False)]
+        out = [Suite(f"{name}-random", "random", f"{name}-openings"),
+               Suite(f"{name}-h2h", "h2h", f"{name}-openings", default=False)]
+        # Outside engines over GTP (installed from Debian), on the board they play.
+        if name == "go" and game.params["size"] == 9:
+            out.append(Suite("go-gnugo", "engine", "go-openings", default=False))
+        if name == "othello":
+            out.append(Suite("othello-grhino", "engine", "othello-openings", default=False))
+        return out
     raise ValueError(f"no evaluation suites for game {name!r}")
 
 
@@ -120,12 +129,17 @@ class SuiteRunner:
     in this process, and ``oracle_store`` says where solved positions are kept
     ("default": the shared store; None: solve without one), and ``oracle_engine`` which engine
     solves (``ours``, or ``bitbully``, the optional AGPL extra). ``max_openings``: play,
-    trace and match suites use only the first openings (a cheaper check)."""
+    trace and match suites use only the first openings (a cheaper check). ``engine_level``,
+    ``engine_tables`` (games at once), ``engine_timeout`` (seconds per engine move) and
+    ``sgf_dir`` (where each game's SGF is kept) are those of the engine suites."""
 
     def __init__(self, game: Game | str, net_config, *, suites=None, policy: str = "auto", gamma: float = 1.0,
                  simulations: int = 64, depth: int = 2, oracle_store="default", cache_dir=None, seed: int = 0,
                  opponent=None, max_openings: int | None = None, oracle_client=None,
-                 oracle_engine: str = DEFAULT_ENGINE):
+                 oracle_engine: str = DEFAULT_ENGINE, engine_level: int | None = None,
+                 engine_tables: int | None = None, engine_timeout: float = 60.0, sgf_dir=None):
+        self.engine_options = {"level": engine_level, "tables": engine_tables, "timeout": engine_timeout,
+                               "sgf_dir": sgf_dir}
         self.game = games.make(game) if isinstance(game, str) else game
         if isinstance(net_config, dict):
             net_config = NetworkConfig(**net_config)
@@ -158,7 +172,9 @@ class SuiteRunner:
         self._data = {s.name: self._load(s) for s in chosen}
         if max_openings is not None:  # game suites on the first openings only (a cheaper check)
             for s in chosen:
-                if s.kind != "states":
+                if s.kind == "engine":
+                    self._data[s.name] = self._data[s.name][:max_openings]
+                elif s.kind != "states":
                     n = len(np.asarray(self._data[s.name][0]))
                     self._data[s.name] = take(self._data[s.name], np.arange(min(max_openings, n)))
 
@@ -174,6 +190,8 @@ class SuiteRunner:
             data = self._dataset(suite.dataset)
             labels = data.labels_at(self.gamma)
             return labels._replace(states=self._states(data)), data.groups
+        if suite.kind == "engine":  # move lists: the engine is told the opening move by move
+            return [list(map(int, m)) for m in self._dataset(suite.dataset).moves]
         if suite.dataset is None:
             if self.game.name == "chomp" and (self.game.params["rows"], self.game.params["cols"]) in CHOMP_BOARDS:
                 return self._states(self._dataset(f"{suite.name.rsplit('-', 1)[0]}-openings"))
@@ -240,6 +258,9 @@ class SuiteRunner:
             elif suite.kind == "traces":
                 m = trace_suite(self.game, choose, self.oracle, data)
                 decisions = m["plies"]
+            elif suite.kind == "engine":
+                m = engine_match(self.game, choose, suite.name, data, **self.engine_options)
+                decisions = m["agent_moves"]
             else:
                 if suite.kind == "random":
                     opponent = _random_player(self.game, self.seed)
@@ -262,9 +283,9 @@ class SuiteRunner:
 # ------------------------------------------------------------------ checkpoints
 
 
-def read_checkpoint(path, game: str, algo: str | None = None) -> tuple[Game, dict, dict, dict]:
+def read_checkpoint(path, game: str | None, algo: str | None = None) -> tuple[Game, dict, dict, dict]:
     """(game, net_config dict, numpy weights, run config) of a ``launch`` checkpoint,
-    checked against ``game`` (a name) and ``algo`` when given."""
+    checked against ``game`` (a name; None: any) and ``algo`` when given."""
     checkpoint = load_run_checkpoint(path)  # CorruptCheckpointError names the file and what it lacks
     learner = checkpoint.learner.learner  # the Learner's own state dict
     if "net" not in learner or "net_config" not in learner:
@@ -272,7 +293,7 @@ def read_checkpoint(path, game: str, algo: str | None = None) -> tuple[Game, dic
                                       f"{sorted(learner)[:6]}); is it a `python -m launch` training checkpoint?")
     config = json.loads(checkpoint.config)
     saved_game, params = learner.get("game"), dict(learner.get("game_params") or {})
-    if saved_game != game:
+    if game is not None and saved_game != game:
         raise CheckpointMismatchError(f"checkpoint {path} is of game {saved_game!r} {params or ''}, "
                                       f"not {game!r}; pass --game {saved_game}")
     saved_algo = config.get("algo", learner.get("loss"))
@@ -338,6 +359,12 @@ def evaluate_main(argv: list[str] | None = None) -> int:
                         help="the Connect Four oracle's engine: ours (default), or bitbully (the optional "
                              "AGPL-3.0 extra, a reference)")
     parser.add_argument("--max-openings", type=int, help="play/trace/match suites on the first N openings only")
+    parser.add_argument("--engine-level", type=int,
+                        help="level of the engine suites' engine (go-gnugo: GNU Go 0..10, default 0; "
+                             "othello-grhino: gtp-rhino 1..5, default 1)")
+    parser.add_argument("--engine-tables", type=int, help="engine games played at once (default: one per CPU)")
+    parser.add_argument("--engine-timeout", type=float, default=60.0, help="seconds an engine may take per move")
+    parser.add_argument("--sgf-dir", type=Path, help="keep each engine game as SGF, and a JSON line per game, here")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     if args.oracle_replicas < 0:
@@ -349,10 +376,11 @@ def evaluate_main(argv: list[str] | None = None) -> int:
             args.checkpoint, args.game, args.suite, algo=args.algo, policy=args.policy,
             simulations=args.simulations, depth=args.depth, opponent_checkpoint=args.opponent,
             oracle_store=store, max_openings=args.max_openings, oracle_client=client,
-            oracle_engine=args.oracle_engine)
+            oracle_engine=args.oracle_engine, engine_level=args.engine_level, engine_tables=args.engine_tables,
+            engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir)
         if client is not None:
             metrics.update(client.stats_summary())
-    except (CorruptCheckpointError, DatasetError, CheckpointMismatchError, ValueError) as e:
+    except (CorruptCheckpointError, DatasetError, CheckpointMismatchError, ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     finally:

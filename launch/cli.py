@@ -21,7 +21,7 @@ from launch.run_dir import resumed_config
 from launch.train import train
 from learner.learner import ALGOS
 
-SUBCOMMANDS = ("demo", "evaluate", "report", "play")
+SUBCOMMANDS = ("demo", "evaluate", "report", "play", "gtp")
 
 
 def parse_game_params(pairs: list[str]) -> dict:
@@ -92,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "play":  # the board in the browser (board/cli.py); imported here, it loads a web stack
         from board.cli import play_main
         return play_main(argv[1:])
+    if argv and argv[0] == "gtp":  # a checkpoint as a GTP engine (launch/gtp_serve.py)
+        from launch.gtp_serve import gtp_main
+        return gtp_main(argv[1:])
     parser = train_parser()
     args = parser.parse_args(argv)
     return run_training(parser, args)

@@ -1,0 +1,60 @@
+"""``python -m launch gtp --checkpoint CKPT [--game G] [--policy P] [--simulations N]``: a
+training checkpoint of Go, Othello, Connect Four or Hex as a GTP engine on stdin/stdout
+(``gtp.server``; the vertex names of each game are in ``gtp.vertices``). The checkpoint
+is read and its policy made as ``launch evaluate`` makes them (``evaluation.runner``);
+nothing but GTP answers goes to stdout, notes go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from evaluation.policies import POLICIES
+from evaluation.runner import CheckpointMismatchError, SuiteRunner, read_checkpoint
+from gtp.server import GtpServer
+from gtp.vertices import GAMES
+from learner.checkpoint import CorruptCheckpointError
+
+
+def checkpoint_server(path, *, game: str | None = None, policy: str = "auto", simulations: int = 64,
+                      depth: int = 2, seed: int = 0) -> GtpServer:
+    """A :class:`GtpServer` playing the checkpoint at ``path`` with ``policy``."""
+    g, net_config, weights, config = read_checkpoint(path, game)
+    if g.name not in GAMES:
+        raise CheckpointMismatchError(f"checkpoint {path} is of {g!r}; GTP engines play {', '.join(GAMES)}")
+    runner = SuiteRunner(g, net_config, suites=[], policy=policy, gamma=float(config.get("gamma", 1.0)),
+                         simulations=simulations, depth=depth, seed=seed)
+    runner.model.set_weights(weights)
+    name = f"selfplay {config.get('algo', '')} {Path(path).stem}".strip()
+    return GtpServer(g, runner.choose(), name=name, version=f"{runner.policy}")
+
+
+def gtp_main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m launch gtp",
+                                     description="Serve a checkpoint as a GTP v2 engine on stdin/stdout.")
+    parser.add_argument("--checkpoint", required=True, type=Path)
+    parser.add_argument("--game", choices=GAMES, help="fail unless the checkpoint is of this game")
+    parser.add_argument("--policy", default="auto", choices=POLICIES,
+                        help="auto (greedy for a value network, the policy head for AlphaZero), greedy, "
+                             "policy-head, mcts or minimax")
+    parser.add_argument("--simulations", type=int, default=64, help="MCTS simulations per move")
+    parser.add_argument("--depth", type=int, default=2, help="minimax depth")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: an engine beside another)")
+    args = parser.parse_args(argv)
+    if args.simulations < 1:
+        parser.error(f"--simulations must be >= 1, got {args.simulations}")
+    import torch  # here, so that --help needs no torch
+
+    torch.set_num_threads(max(1, args.threads))
+    try:
+        server = checkpoint_server(args.checkpoint, game=args.game, policy=args.policy,
+                                   simulations=args.simulations, depth=args.depth, seed=args.seed)
+    except (CorruptCheckpointError, CheckpointMismatchError, ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"{server.name}: {server.game!r}, policy {server.version}", file=sys.stderr)
+    server.serve()
+    return 0

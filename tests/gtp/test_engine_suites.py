@@ -1,0 +1,45 @@
+"""The evaluation suites against outside engines (go-gnugo, othello-grhino): registered for
+their games, played from the openings on both sides, scored with W/D/L counts and a
+Student-t interval, each game kept as SGF; a bad engine level is an error up front."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sgfmill import sgf
+
+import games
+from evaluation.runner import evaluate_checkpoint, evaluate_main, suites_for
+
+
+def test_the_engine_suites_are_registered_off_by_default():
+    go = {s.name: s for s in suites_for(games.make("go"))}
+    othello = {s.name: s for s in suites_for(games.make("othello"))}
+    assert go["go-gnugo"].kind == othello["othello-grhino"].kind == "engine"
+    assert not go["go-gnugo"].default and not othello["othello-grhino"].default
+    assert go["go-gnugo"].dataset == "go-openings" and othello["othello-grhino"].dataset == "othello-openings"
+    assert "go-gnugo" not in {s.name for s in suites_for(games.make("go", size=7))}
+
+
+def test_othello_against_gtp_rhino_from_the_openings_both_sides(rhino, checkpoint_of, tmp_path):
+    m = evaluate_checkpoint(checkpoint_of("othello"), "othello", ["othello-grhino"], max_openings=2,
+                            engine_level=1, engine_tables=2, sgf_dir=tmp_path)  # the first 2 of 54 openings
+    k = "eval/othello-grhino/"
+    assert m[k + "games"] == 4 and m[k + "failures"] == 0 and m[k + "disagreements"] == 0
+    assert m[k + "wins"] + m[k + "draws"] + m[k + "losses"] == 4
+    assert -1 <= m[k + "score"] <= 1 and m[k + "score_ci95"] >= 0 and m[k + "engine_level"] == 1
+    assert m[k + "agent_moves"] > 0 and m[k + "inference_evals"] > 0
+    lines = [json.loads(x) for x in (tmp_path / "othello-grhino.jsonl").read_text().splitlines()]
+    assert [x["black"] for x in lines] == ["agent", "agent", "gtp-rhino-1", "gtp-rhino-1"]
+    assert lines[0]["opening"] == [19, 18, 17] and lines[0]["vertices"][:3] == ["d3", "c3", "b3"]
+    for x in lines:
+        game = sgf.Sgf_game.from_bytes((tmp_path / x["sgf"]).read_bytes())
+        assert len(game.get_main_sequence()) == len(x["moves"]) + 1
+
+
+def test_an_engine_level_out_of_range_is_an_error(checkpoint_of, capsys):
+    path = checkpoint_of("othello")
+    code = evaluate_main(["--checkpoint", str(path), "--game", "othello", "--suite", "othello-grhino",
+                          "--engine-level", "9"])
+    assert code == 2 and "level must lie in 1..5, got 9" in capsys.readouterr().err

@@ -107,6 +107,8 @@ class Session:
             raise BadMove("a replay is shown: start a new game (POST /api/new) to play")
         if turn is None:
             raise BadMove(f"the game is over: action {action} cannot be played; start a new game")
+        if self.human is None:
+            raise BadMove("you are watching: start a game with POST /api/new {\"human\": 0} (or 1) to play")
         if turn != "human":
             raise BadMove(f"it is the {turn}'s turn, not yours (you play seat {self.human})")
         self._play(action, "human")

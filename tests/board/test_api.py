@@ -172,3 +172,27 @@ def test_start_up_errors_are_named(tmp_path, capsys, c4_checkpoint):
     assert "file not found" in capsys.readouterr().err
     assert play_main(["--game", "connect4", "--checkpoint", str(c4_checkpoint), "--opponent", str(chomp_ckpt)]) == 2
     assert "is of game 'chomp'" in capsys.readouterr().err
+
+
+def test_watching_the_agent_against_an_opponent(connect4, c4_oracle):
+    table = Table(connect4, ScriptedAgent([3, 3]), opponent=ScriptedAgent([2, 2]), oracle=c4_oracle)
+    with BackgroundServer(table) as server:
+        c = Client(server.url)
+        status, s = c.post("/api/new", {"human": None})
+        assert s["turn"] == "agent" and s["opponent"] == "scripted"
+        status, answer = c.post("/api/move", {"action": 3})
+        assert status == 400 and answer["error"].startswith("you are watching")
+        for who in ("agent", "opponent", "agent", "opponent"):
+            status, s = c.post("/api/step", {})
+            assert status == 200 and s["history"][-1]["who"] == who
+        assert s["moves"] == [3, 2, 3, 2] and s["oracle"]["agent_marks"]["optimal"] >= 1
+        status, s = c.post("/api/undo", {})
+        assert s["moves"] == [3, 2, 3]
+
+
+def test_the_server_opens_a_replay_for_every_session(connect4, c4_oracle):
+    with BackgroundServer(Table(connect4, ScriptedAgent([]), oracle=c4_oracle)) as server:
+        server.app.state.sessions.replay = ([3, 0], "game.json")
+        s = Client(server.url).get()[1]
+        assert s["replay"]["source"] == "game.json" and s["moves"] == [3, 0]
+        assert s["oracle"]["marks"] == ["optimal", "inaccuracy"]  # after the centre every reply loses

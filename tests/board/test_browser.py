@@ -45,7 +45,7 @@ def _wait(driver, condition, timeout=20):
     return WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda d: condition(d))
 
 
-def test_play_a_column_see_the_reply_the_marks_and_an_illegal_click(browser, connect4, c4_oracle):
+def test_play_a_column_see_the_reply_the_marks_and_an_illegal_click(browser, connect4, c4_oracle, tmp_path):
     from selenium.webdriver.common.by import By
     from PIL import Image
     # The agent opens with column 1, which loses a won position (the empty board is won only
@@ -83,3 +83,13 @@ def test_play_a_column_see_the_reply_the_marks_and_an_illegal_click(browser, con
         blue = ((b > 150) & (r < 80) & (g < 130)).mean()  # the board's frame
         discs = ((r > 180) & (b < 90)).mean()  # red and yellow discs
         assert blue > 0.3 and discs > 0.02, (blue, discs)
+        # A recorded game, opened from a file: every move marked, stepped back a ply.
+        record = tmp_path / "game.txt"
+        record.write_text("4441")
+        browser.find_element(By.ID, "replay-file").send_keys(str(record))
+        browser.find_element(By.ID, "replay-load").click()
+        _wait(browser, lambda d: d.find_element(By.ID, "replay-pos").text == "4 / 4")
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#history .mark")) == 4
+        browser.find_element(By.ID, "replay-back").click()
+        _wait(browser, lambda d: d.find_element(By.ID, "replay-pos").text == "3 / 4")
+        assert "replay of game.txt" in browser.find_element(By.ID, "status").text

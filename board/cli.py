@@ -105,11 +105,19 @@ def play_main(argv: list[str] | None = None) -> int:
     return serve(table, args.host, args.port, human=_human(args), replay=replay, source=str(args.replay))
 
 
+def host_warning(host: str, port: int) -> str | None:
+    """The warning printed when the board listens beyond loopback."""
+    if host in LOOPBACK:
+        return None
+    return (f"warning: listening on {host}, not loopback: anyone who reaches this machine on port {port} "
+            f"can play on the board and use its compute")
+
+
 def serve(table: Table, host: str, port: int, *, human=0, replay=None, source="") -> int:
     """Serve until Ctrl-C; prints the page's address (with the real port when ``port`` is 0)."""
-    if host not in LOOPBACK:
-        print(f"warning: listening on {host}, not loopback: anyone who reaches this machine on port {port} "
-              f"can use the board and its compute", file=sys.stderr)
+    warning = host_warning(host, port)
+    if warning:
+        print(warning, file=sys.stderr)
     server = BackgroundServer(table, host, port=port, human=human)
     if replay is not None:  # every session opens with the recorded game
         server.app.state.sessions.replay = (replay, source)
@@ -158,4 +166,4 @@ class BackgroundServer:
         self.thread.join(timeout=10)
 
 
-__all__ = ["BackgroundServer", "BadMove", "build_table", "play_main", "play_parser", "serve"]
+__all__ = ["BackgroundServer", "BadMove", "build_table", "host_warning", "play_main", "play_parser", "serve"]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import games
-from board.cli import BackgroundServer, play_main
+from board.cli import BackgroundServer, host_warning, play_main
 from board.marks import mark
 from board.session import Session, Table
 from evaluation.oracles import Analysis
@@ -196,3 +196,8 @@ def test_the_server_opens_a_replay_for_every_session(connect4, c4_oracle):
         s = Client(server.url).get()[1]
         assert s["replay"]["source"] == "game.json" and s["moves"] == [3, 0]
         assert s["oracle"]["marks"] == ["optimal", "inaccuracy"]  # after the centre every reply loses
+
+
+def test_only_loopback_is_quiet():
+    assert host_warning("127.0.0.1", 8765) is None and host_warning("localhost", 1) is None
+    assert host_warning("0.0.0.0", 8765).startswith("warning: listening on 0.0.0.0, not loopback")

@@ -140,9 +140,13 @@ def test_marks_are_evaluations_definitions():
     assert [mark(lost, 0, i) for i in range(2)] == ["optimal", "optimal"]
 
 
-def test_mcts_values_are_priors_and_visits(connect4, c4_oracle, c4_checkpoint):
+def test_mcts_values_are_priors_and_visits(connect4, c4_oracle, tmp_path):
     from board.agents import load_agent
-    _, agent = load_agent(c4_checkpoint, "connect4", policy="mcts", simulations=16)
+    from learner.networks import NetworkConfig
+    config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, policy_head=True)
+    _, agent = load_agent(write_checkpoint(tmp_path, connect4, "alphazero", config), "connect4", policy="mcts",
+                          simulations=16)
+    assert agent.name.endswith("(alphazero) (mcts, 16 simulations)")
     session = Session(Table(connect4, agent, oracle=c4_oracle), human=1)
     v = session.to_json()["values"]
     assert v["kind"] == "mcts" and set(v["prior"]) == set(v["visits"]) == set(map(str, range(7)))

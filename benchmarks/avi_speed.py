@@ -1,15 +1,30 @@
-"""Speed of AVI self-play actors and of the learner, on Ray, with a game's preset network.
+"""Speed of AVI self-play actors and of the learner, on Ray, with a game's preset network;
+and how many network evaluations the evaluation cache saves (``search.cache``).
 
     python -m benchmarks.avi_speed [--game connect4] [--steps 16] [--repeats 3] [--updates 64]
+    python -m benchmarks.avi_speed --hit-rates [--games connect4 tictactoe ...] [--phases 3]
 
 Reports, as medians of ``--repeats`` collection calls after one warm-up call:
 - rows/s of the pool with 1 and with 2 self-play actors (the preset's N_envs split
-  between them), and rows/s per actor;
+  between them), and rows/s per actor, without the evaluation cache (``eval_cache="off"``)
+  and with it (``"cache"``, the actors' default) side by side: the two pools' calls take
+  turns, and every timed call gets a new weight version, so the cache starts empty as
+  at the start of a training iteration; the speed-up is the median of the per-repeat
+  ratios, the hit rate the fraction of the children not sent to the network;
 - where an actor's step time goes: game engine (expand, encode, stepping, resets),
   network forward, other (targets and epsilon-greedy choice), transport (rows to
   the replay shard);
 - the learner's updates/s at the preset batch size and the fraction of its time spent
   waiting for replay batches.
+
+``--hit-rates``: per game, without Ray, one process on one thread, with the preset
+network (fresh weights; ``--set`` changes it, e.g. ``network.channels=16`` for a quick
+look at the conv games), ``--num-envs`` environments (128) at the preset's epsilon:
+after ``--warmup`` steps (the game's length, so that the environments are spread over
+their games), ``--phases`` collection phases of ``--phase-steps`` steps (the preset's
+``collect_steps``) each with a new weight version. Every phase is played twice from the
+same environments and generator state, without and with the cache, and timed; reports
+the hit rate (within a step and from earlier steps of the phase) and the rows/s ratio.
 """
 
 from __future__ import annotations
@@ -21,19 +36,35 @@ import statistics
 import tempfile
 import time
 
+import numpy as np
 import ray
+import torch
 
+import games
+from actors.avi import AviCollector
 from actors.pool import SelfPlayActor
 from launch.config import resolve
 from learner.actor import LearnerActor
+from learner.learner import ValueFunction, numpy_weights
+from learner.networks import build_network
 from learner.weights import WeightVersion
 from replay.rows import avi_schema
 from replay.service import ReplayService
+from search.cache import CachedValueFn
 
-import games
+CACHE_MODES = ("off", "cache")  # measured side by side
+
+
+def actor_options(config, num_actors: int) -> dict:
+    """The self-play actors' arguments for ``config``, as the launcher gives them."""
+    return dict(game=config.game, game_params=config.game_params, network=config.network,
+                num_envs=config.num_envs // num_actors, epsilon=config.epsilon, gamma=config.gamma, seed=0,
+                replay=None, threads=1)
 
 
 def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str) -> dict:
+    """Pools of ``num_actors`` actors without and with the evaluation cache, their calls
+    taking turns; both pools exist at once (as zero-CPU actors) and only one runs at a time."""
     game = games.make(config.game, **config.game_params)
     replay = ReplayService.create(avi_schema(game.obs_shape), config.replay_capacity, config.replay_shards,
                                   name=f"{name}-replay")
@@ -41,37 +72,108 @@ def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str) -> 
         game=config.game, game_params=config.game_params, network=config.network, lr=config.lr,
         batch_size=config.batch_size, replay=replay, prefetch=config.prefetch, seed=0, device="cpu",
         augment=config.augment_symmetries)
-    weights = WeightVersion(0, learner.get_weights.remote())
-    actors = [SelfPlayActor.remote(game=config.game, game_params=config.game_params, network=config.network,
-                                   num_envs=config.num_envs // num_actors, epsilon=config.epsilon,
-                                   gamma=config.gamma, seed=0, index=i, replay=replay, threads=1)
-              for i in range(num_actors)]
-    ray.get([a.collect.remote([weights], 1) for a in actors])  # warm up: compile, load weights
-    rates, shares = [], []
+    ref = learner.get_weights.remote()
+    options = dict(actor_options(config, num_actors), replay=replay)
+    pools = {mode: [SelfPlayActor.options(num_cpus=0).remote(**options, index=i, eval_cache=mode)
+                    for i in range(num_actors)] for mode in CACHE_MODES}
+    for actors in pools.values():  # warm up: compile, load weights
+        ray.get([a.collect.remote([WeightVersion(0, ref)], 1) for a in actors])
+    rates, shares, hits = {m: [] for m in CACHE_MODES}, {m: [] for m in CACHE_MODES}, []
+    version = 0
     for _ in range(repeats):
-        start = time.perf_counter()
-        stats = ray.get([a.collect.remote([weights], steps) for a in actors])
-        rates.append(sum(s.rows for s in stats) / (time.perf_counter() - start))
-        timing = {k: sum(s.timings[k] for s in stats) for k in stats[0].timings}
-        total = sum(timing.values())
-        shares.append({k: v / total for k, v in timing.items()})
-    result = {"actors": num_actors, "rows_per_s": statistics.median(rates),
-              "rows_per_s_per_actor": statistics.median(rates) / num_actors,
-              "time_share": {k: statistics.median(s[k] for s in shares) for k in shares[0]}}
-    for a in actors:
-        ray.kill(a)
+        for mode, actors in pools.items():
+            version += 1  # a new phase: the cache starts empty
+            start = time.perf_counter()
+            stats = ray.get([a.collect.remote([WeightVersion(version, ref)], steps) for a in actors])
+            rates[mode].append(sum(s.rows for s in stats) / (time.perf_counter() - start))
+            timing = {k: sum(s.timings[k] for s in stats) for k in stats[0].timings}
+            total = sum(timing.values())
+            shares[mode].append({k: v / total for k, v in timing.items()})
+            if mode == "cache":
+                lookups = sum(s.cache_lookups for s in stats)
+                hits.append(1.0 - sum(s.cache_evaluated for s in stats) / max(lookups, 1))
+    result = {"actors": num_actors, "steps": steps}
+    for mode in CACHE_MODES:
+        rate = statistics.median(rates[mode])
+        result[mode] = {"rows_per_s": rate, "rows_per_s_per_actor": rate / num_actors,
+                        "time_share": {k: statistics.median(s[k] for s in shares[mode]) for k in shares[mode][0]}}
+    result["speedup"] = statistics.median(c / o for o, c in zip(rates["off"], rates["cache"]))
+    result["hit_rate"] = statistics.median(hits)
+    for actors in pools.values():
+        for a in actors:
+            ray.kill(a)
     ray.kill(learner)
     replay.close()
     return result
+
+
+class Timed:
+    """``fn`` with the seconds spent in its calls added up; its ``version`` is ``fn``'s."""
+
+    def __init__(self, fn):
+        self.fn, self.seconds = fn, 0.0
+
+    @property
+    def version(self):
+        return getattr(self.fn, "version", None)
+
+    def __call__(self, obs):
+        start = time.perf_counter()
+        out = self.fn(obs)
+        self.seconds += time.perf_counter() - start
+        return out
+
+
+def hit_rates(name: str, num_envs: int, warmup: int | None, phases: int, phase_steps: int | None,
+              overrides: list[str] = ()) -> dict:
+    """The evaluation cache on one game's AVI collection, without Ray (see the module docstring)."""
+    config = resolve(name, "paper", overrides)
+    game = games.make(name, **config.game_params)
+    torch.manual_seed(0)
+    vf = ValueFunction(game, config.network)
+    weights = numpy_weights(build_network(game, config.network))
+    vf.set_weights(weights, 0)
+    network = Timed(vf)  # the network's own time, inside the cache
+    cached = Timed(CachedValueFn(network))  # and the cache's time around it
+    collector = AviCollector(game, num_envs, epsilon=config.epsilon, gamma=config.gamma, seed=0)
+    collector.collect(cached, game.max_length if warmup is None else warmup)
+    steps = phase_steps or config.collect_steps
+    seconds, rates = {m: [] for m in CACHE_MODES}, {"batch": [], "cache": [], "total": []}
+    table = cached.fn.cache
+    network.seconds = cached.seconds = 0.0
+    phases_before = table.stats()
+    for phase in range(phases):
+        saved = collector.get_state()
+        for mode in CACHE_MODES:
+            vf.set_weights(weights, phase + 1)  # a new version: the cache is emptied
+            collector.set_state(saved)  # both modes play the phase from the same start
+            before = table.stats()
+            start = time.perf_counter()
+            collector.collect(vf if mode == "off" else cached, steps)
+            seconds[mode].append(time.perf_counter() - start)
+        after = table.stats()
+        asked = after["lookups"] - before["lookups"]
+        rates["batch"].append((after["hits_batch"] - before["hits_batch"]) / asked)
+        rates["cache"].append((after["hits_cache"] - before["hits_cache"]) / asked)
+        rates["total"].append(1.0 - (after["evaluated"] - before["evaluated"]) / asked)
+    rows, lookups = num_envs * steps, table.lookups - phases_before["lookups"]
+    evaluated = table.evaluated - phases_before["evaluated"]
+    return {"game": name, "epsilon": config.epsilon, "num_envs": num_envs, "phase_steps": steps,
+            "hit_rate": statistics.median(rates["total"]), "hit_rate_batch": statistics.median(rates["batch"]),
+            "hit_rate_steps": statistics.median(rates["cache"]),
+            "rows_per_s_off": rows / statistics.median(seconds["off"]),
+            "rows_per_s_cache": rows / statistics.median(seconds["cache"]),
+            "speedup": statistics.median(o / c for o, c in zip(seconds["off"], seconds["cache"])),
+            # The cache's own cost (keys, table) per row asked, beside the network's per row run.
+            "cache_us_per_row": 1e6 * (cached.seconds - network.seconds) / lookups,
+            "network_us_per_row": 1e6 * network.seconds / max(evaluated, 1)}
 
 
 def learner_speed(config, updates: int, repeats: int, name: str) -> dict:
     game = games.make(config.game, **config.game_params)
     replay = ReplayService.create(avi_schema(game.obs_shape), config.replay_capacity, config.replay_shards,
                                   name=f"{name}-replay")
-    actor = SelfPlayActor.remote(game=config.game, game_params=config.game_params, network=config.network,
-                                 num_envs=config.num_envs, epsilon=config.epsilon, gamma=config.gamma, seed=0,
-                                 index=0, replay=replay, threads=1)
+    actor = SelfPlayActor.remote(**dict(actor_options(config, 1), replay=replay), index=0)
     learner = LearnerActor.remote(
         game=config.game, game_params=config.game_params, network=config.network, lr=config.lr,
         batch_size=config.batch_size, replay=replay, prefetch=config.prefetch, seed=0, device="cpu",
@@ -85,7 +187,7 @@ def learner_speed(config, updates: int, repeats: int, name: str) -> dict:
         start = time.perf_counter()
         out = ray.get(learner.train.remote(updates, 0))
         rates.append(updates / (time.perf_counter() - start))
-        waits.append(out["learner_wait_fraction"])
+        waits.append(out.wait_fraction)
     ray.kill(learner)
     replay.close()
     return {"updates_per_s": statistics.median(rates), "wait_fraction": statistics.median(waits),
@@ -100,7 +202,25 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--updates", type=int, default=64, help="learner updates per timed call")
     p.add_argument("--set", dest="overrides", action="append", default=[])
+    p.add_argument("--hit-rates", action="store_true", help="the evaluation cache per game, without Ray")
+    p.add_argument("--games", nargs="+", default=["connect4", "tictactoe", "hex", "othello", "go"])
+    p.add_argument("--num-envs", type=int, default=128)
+    p.add_argument("--warmup", type=int, default=None, help="steps before the phases (the game's max length)")
+    p.add_argument("--phases", type=int, default=3)
+    p.add_argument("--phase-steps", type=int, default=None, help="steps per phase (the preset's collect_steps)")
     args = p.parse_args(argv)
+    if args.hit_rates:
+        torch.set_num_threads(1)
+        print("| game | epsilon | envs | steps per phase | hit rate | within a step | from earlier steps "
+              "| rows/s off | rows/s cache | speed-up | cache µs/row asked | network µs/row run |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for name in args.games:
+            r = hit_rates(name, args.num_envs, args.warmup, args.phases, args.phase_steps, args.overrides)
+            print(f"| {name} | {r['epsilon']} | {r['num_envs']} | {r['phase_steps']} | {r['hit_rate']:.1%} "
+                  f"| {r['hit_rate_batch']:.1%} | {r['hit_rate_steps']:.1%} | {r['rows_per_s_off']:,.0f} "
+                  f"| {r['rows_per_s_cache']:,.0f} | x{r['speedup']:.2f} | {r['cache_us_per_row']:.2f} "
+                  f"| {r['network_us_per_row']:.1f} |", flush=True)
+        return
     config = resolve(args.game, args.preset, args.overrides)
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     os.environ.setdefault("RAY_TMPDIR", tempfile.mkdtemp(prefix="ray-bench-"))
@@ -113,9 +233,13 @@ def main(argv=None):
         ray.shutdown()
     print(json.dumps(report, indent=1))
     for pool in report["pools"]:
-        share = ", ".join(f"{k} {v:.0%}" for k, v in pool["time_share"].items())
-        print(f"{pool['actors']} actor(s): {pool['rows_per_s']:,.0f} rows/s "
-              f"({pool['rows_per_s_per_actor']:,.0f} per actor); actor step time: {share}")
+        for mode in CACHE_MODES:
+            r = pool[mode]
+            share = ", ".join(f"{k} {v:.0%}" for k, v in r["time_share"].items())
+            print(f"{pool['actors']} actor(s), eval_cache={mode}: {r['rows_per_s']:,.0f} rows/s "
+                  f"({r['rows_per_s_per_actor']:,.0f} per actor); actor step time: {share}")
+        print(f"{pool['actors']} actor(s): cache x{pool['speedup']:.2f} rows/s, hit rate {pool['hit_rate']:.1%} "
+              f"over calls of {pool['steps']} steps")
     lr = report["learner"]
     print(f"learner: {lr['updates_per_s']:.1f} updates/s at batch {lr['batch_size']}, "
           f"waiting on replay {lr['wait_fraction']:.1%} of its time")

@@ -14,6 +14,15 @@ the median of ``--repeats`` timed runs of ``--seconds`` on the same mid-game roo
   an evaluator doing the same trivial work (uniform priors, value 0), measured in the
   same run, and our speed as a multiple of it.
 The process is pinned to one core and numba and torch to one thread.
+
+``--cache``: AlphaZero self-play (``actors.alphazero``) on Connect Four with the preset
+policy-value network (fresh weights), ``--envs`` trees of ``--simulations[0]``
+simulations, after ``--warmup`` moves: ``--phases`` phases of ``--phase-steps`` moves,
+each played twice from the same environments and generator, without and with the
+evaluation cache (``search.cache.CachedEvaluator``, emptied per phase as on a new weight
+version). Reports the hit rate (leaves repeated across trees in one evaluator call, and
+positions met again in later simulations and searches of the phase: the search keeps no
+tree between moves) and the moves/s ratio.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from games.testing import random_move_lists  # noqa: E402
 from learner.learner import numpy_weights  # noqa: E402
 from learner.networks import PRESET_NETWORKS, build_network  # noqa: E402
 from search import MCTS, MCTSConfig, UniformEvaluator  # noqa: E402
+from search.cache import CachedEvaluator  # noqa: E402
 from search.network import NetworkEvaluator  # noqa: E402
 
 C_PUCT = 3.0  # Table 4, for both searches
@@ -128,6 +138,32 @@ def timed_run(run, seconds: float) -> tuple[float, float]:
     return sims / elapsed, 1.0 - inside / elapsed
 
 
+def cache_speed(network, envs: int, simulations: int, warmup: int, phases: int, phase_steps: int) -> dict:
+    """AlphaZero self-play steps without and with the evaluation cache (module docstring)."""
+    from actors.alphazero import AlphaZeroCollector
+
+    game = games.make("connect4")
+    collector = AlphaZeroCollector(game, envs, mcts=MCTSConfig(simulations=simulations, c_puct=C_PUCT), seed=0)
+    collector.collect(network, max(warmup, 1))
+    seconds, hits, within = {"off": [], "cache": []}, [], []
+    for _ in range(phases):
+        saved = collector.get_state()
+        for mode in ("off", "cache"):
+            evaluate = network if mode == "off" else CachedEvaluator(game, network)
+            collector.set_state(saved)
+            start = time.perf_counter()
+            collector.collect(evaluate, phase_steps)
+            seconds[mode].append(time.perf_counter() - start)
+        hits.append(evaluate.cache.hit_rate)
+        within.append(evaluate.cache.hits_batch / evaluate.cache.lookups)
+    moves = envs * phase_steps
+    return {"envs": envs, "simulations": simulations, "phase_steps": phase_steps,
+            "hit_rate": statistics.median(hits), "hit_rate_batch": statistics.median(within),
+            "moves_per_s_off": moves / statistics.median(seconds["off"]),
+            "moves_per_s_cache": moves / statistics.median(seconds["cache"]),
+            "speedup": statistics.median(o / c for o, c in zip(seconds["off"], seconds["cache"]))}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--batches", type=int, nargs="+", default=[1, 128], help="trees per search (B)")
@@ -136,6 +172,11 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--no-network", action="store_true", help="skip the preset network's run")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--cache", action="store_true", help="AlphaZero self-play without and with the evaluation cache")
+    p.add_argument("--envs", type=int, default=128)
+    p.add_argument("--warmup", type=int, default=12)
+    p.add_argument("--phases", type=int, default=2)
+    p.add_argument("--phase-steps", type=int, default=4)
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     try:
@@ -152,6 +193,18 @@ def main(argv=None):
     network = NetworkEvaluator(game, net_config)
     torch.manual_seed(0)
     network.set_weights(numpy_weights(build_network(game, net_config)), version=0)
+    if args.cache:
+        r = cache_speed(network, args.envs, args.simulations[0], args.warmup, args.phases, args.phase_steps)
+        if args.json:
+            print(json.dumps(r, indent=1))
+            return
+        print("| envs | simulations | moves per phase | hit rate | within a call | moves/s off | moves/s cache "
+              "| speed-up |")
+        print("|---|---|---|---|---|---|---|---|")
+        print(f"| {r['envs']} | {r['simulations']} | {r['phase_steps']} | {r['hit_rate']:.1%} "
+              f"| {r['hit_rate_batch']:.1%} | {r['moves_per_s_off']:,.1f} | {r['moves_per_s_cache']:,.1f} "
+              f"| x{r['speedup']:.2f} |")
+        return
 
     # Cases: (search, evaluator, B, S, run). Their timed runs take turns, repeat by
     # repeat, so that a change of load on a shared machine hits every case alike.

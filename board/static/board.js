@@ -113,11 +113,11 @@ function drawBoard() {
           el("rect", { x: x - CELL / 2, y: y - CELL / 2, width: CELL, height: CELL, fill: "#cfa86e",
                        stroke: "#5f3d0d", class: "cell" }, svg);
         shape.setAttribute("data-action", g.click[r][c]);
-        if (v) el("circle", { cx: x, cy: y, r: CELL * 0.38, fill: v === 1 ? "#111" : "#fff", stroke: "#333" }, svg);
+        if (v) el("circle", { cx: x, cy: y, r: CELL * 0.38, fill: v === 1 ? "#111" : "#fff", stroke: "#333", class: "stone" }, svg);
       }
       const mk = markAt[r + "," + c];
       if (mk) {  // the agent's move, ringed in its mark's colour (a white ring under it, to show on any disc)
-        el("circle", { cx: x, cy: y, r: CELL * 0.27, fill: "none", stroke: "#fff", "stroke-width": 9 }, svg);
+        el("circle", { cx: x, cy: y, r: CELL * 0.27, fill: "none", stroke: "#fff", "stroke-width": 9, class: "ring" }, svg);
         el("circle", { cx: x, cy: y, r: CELL * 0.27, fill: "none", stroke: MARK_COLOUR[mk],
                        "stroke-width": 5, class: "ply-mark " + mk }, svg);
       }

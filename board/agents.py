@@ -51,6 +51,14 @@ class NetworkAgent:
         self.mcts = MCTS(game, MCTSConfig(simulations=simulations, c_puct=_C_PUCT, noise_fraction=0.0,
                                           temperature=0.0)) if policy == "mcts" else None
 
+    def choose(self):
+        """Evaluation's player of this network and policy (``evaluation.policies``), as
+        ``python -m launch evaluate --policy greedy|mcts`` plays it."""
+        if self.mcts is None:
+            return P.greedy_policy(self.game, self.model.value_obs, self.gamma)
+        return P.mcts_policy(self.game, self.model.evaluate, simulations=self.mcts.config.simulations,
+                             c_puct=_C_PUCT, seed=0)
+
     def think(self, state) -> tuple[int, dict]:
         legal = self.game.legal(state)[0]  # [A]
         if self.mcts is None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import games
 from board.agents import POLICIES, OracleAgent, RandomAgent, load_agent
-from board.replay import ReplayError, parse_replay
+from board.replay import ReplayError, parse_replay, play_suite_game
 from board.session import BadMove, Table
 from evaluation.runner import CheckpointMismatchError
 from learner.checkpoint import CorruptCheckpointError
@@ -40,6 +40,9 @@ def play_parser() -> argparse.ArgumentParser:
     p.add_argument("--human", default="first", choices=("first", "second", "watch"),
                    help="the person's side in a new game (the page can change it)")
     p.add_argument("--replay", type=Path, help="open this recorded game (JSON record, SGF, or Connect Four digits)")
+    p.add_argument("--eval-game", type=int, metavar="N",
+                   help="replay game N of evaluation's play suite against the oracle, as `launch evaluate` plays "
+                        "it (games 0..n-1: the agent first from opening N; n..2n-1: second); needs --checkpoint")
     p.add_argument("--oracle-store", default="none",
                    help="the Connect Four oracle's solved-position store: 'none' (default), 'default', a path "
                         "or redis:// URL")
@@ -93,16 +96,24 @@ def play_main(argv: list[str] | None = None) -> int:
         return 2
     try:
         table = build_table(args)
-        replay = None
+        replay, source, who = None, str(args.replay), None
+        if args.replay is not None and args.eval_game is not None:
+            raise ValueError("--replay and --eval-game each open a game: give one")
         if args.replay is not None:
             replay = parse_replay(args.replay.read_text(), table.game)
+        if args.eval_game is not None:
+            if args.checkpoint is None or table.oracle is None:
+                raise ValueError("--eval-game replays a checkpoint's game against the oracle: give --checkpoint, "
+                                 "for a game with an oracle (connect4, chomp, fgame)")
+            record = play_suite_game(table.game, table.agent.choose(), table.oracle, args.eval_game)
+            replay, source, who = record["moves"], record["source"], record["who"]
     except (CheckpointMismatchError, CorruptCheckpointError, ReplayError, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.tui:
         from board.tui import run_tui
-        return run_tui(table, _human(args), replay=replay, source=str(args.replay))
-    return serve(table, args.host, args.port, human=_human(args), replay=replay, source=str(args.replay))
+        return run_tui(table, _human(args), replay=replay, source=source, who=who)
+    return serve(table, args.host, args.port, human=_human(args), replay=replay, source=source, who=who)
 
 
 def host_warning(host: str, port: int) -> str | None:
@@ -113,14 +124,14 @@ def host_warning(host: str, port: int) -> str | None:
             f"can play on the board and use its compute")
 
 
-def serve(table: Table, host: str, port: int, *, human=0, replay=None, source="") -> int:
+def serve(table: Table, host: str, port: int, *, human=0, replay=None, source="", who=None) -> int:
     """Serve until Ctrl-C; prints the page's address (with the real port when ``port`` is 0)."""
     warning = host_warning(host, port)
     if warning:
         print(warning, file=sys.stderr)
     server = BackgroundServer(table, host, port=port, human=human)
     if replay is not None:  # every session opens with the recorded game
-        server.app.state.sessions.replay = (replay, source)
+        server.app.state.sessions.replay = (replay, source, who)
     try:
         server.__enter__()
     except RuntimeError as e:

@@ -93,6 +93,38 @@ def parse_replay(text: str, game: Game, index: int = 0) -> list[int]:
     return _from_record(records[index], game, f"game {index}")
 
 
+def play_suite_openings(game: Game) -> list[list[int]]:
+    """The openings (move lists) of ``game``'s play suite against the oracle, in the suite's
+    order: its dataset's (Connect Four's 568, Chomp's boards with datasets), else every
+    first move that does not end the game (``evaluation.runner``'s first-ply starts)."""
+    from evaluation.datasets import CHOMP_BOARDS, load_dataset
+    from evaluation.runner import suites_for
+    suite = next((s for s in suites_for(game) if s.kind == "play"), None)
+    if suite is None:
+        raise ReplayError(f"{game.name} has no play suite against an oracle (oracles: connect4, chomp, fgame)")
+    name = suite.dataset
+    if name is None and game.name == "chomp" and (game.rows, game.cols) in CHOMP_BOARDS:
+        name = f"chomp-{game.rows}x{game.cols}-openings"
+    if name is None:
+        exp = game.expand(game.init(1))
+        return [[int(a)] for a in np.flatnonzero((exp.legal & ~exp.done)[0])]
+    return [[int(a) for a in moves] for moves in load_dataset(name).moves]
+
+
+def play_suite_game(game: Game, agent_choose, oracle, number: int) -> dict:
+    """Game ``number`` of the play suite, numbered as ``play_vs_oracle`` plays them: games
+    0..n-1 have the agent move first from opening 0..n-1, games n..2n-1 second."""
+    openings = play_suite_openings(game)
+    n = len(openings)
+    if not 0 <= number < 2 * n:
+        raise ReplayError(f"the {game.name} play suite has games 0..{2 * n - 1} ({n} openings, both sides); "
+                          f"got {number}")
+    record = evaluation_game(game, agent_choose, oracle, openings[number % n], number < n)
+    record["source"] = (f"game {number} of evaluation's play suite: opening {number % n}, "
+                        f"the agent {'first' if number < n else 'second'}")
+    return record
+
+
 def evaluation_game(game: Game, agent_choose, oracle, opening: list[int], agent_first: bool) -> dict:
     """The game record of evaluation's play suite from ``opening`` (a list of moves):
     ``agent_choose`` against ``oracle``, the agent moving first or second, exactly as
@@ -101,6 +133,8 @@ def evaluation_game(game: Game, agent_choose, oracle, opening: list[int], agent_
     start = game.from_moves([opening])
     first = np.array([0 if agent_first else 1])
     result = play(game, start, (agent_choose, oracle.choose), first, names=("agent", "oracle"))
-    return {"game": game.name, "params": game.params, "moves": list(opening) + result.actions[0],
-            "opening_plies": len(opening), "agent_seat": (len(opening) + (0 if agent_first else 1)) % 2,
-            "agent_outcome": float(result.outcome[0])}
+    moves = list(opening) + result.actions[0]
+    seat = (len(opening) + (0 if agent_first else 1)) % 2
+    who = ["opening" if i < len(opening) else "agent" if i % 2 == seat else "oracle" for i in range(len(moves))]
+    return {"game": game.name, "params": game.params, "moves": moves, "who": who, "opening_plies": len(opening),
+            "agent_seat": seat, "agent_outcome": float(result.outcome[0])}

@@ -50,7 +50,7 @@ class Sessions:
         self.table, self.max_sessions, self.human = table, max_sessions, human
         self.games: OrderedDict[str, Session] = OrderedDict()
         self.lock = threading.Lock()
-        self.replay = None  # (moves, source): a recorded game that new sessions open with
+        self.replay = None  # (moves, source, who per ply or None): a recorded game new sessions open with
 
     def get(self, key: str | None) -> tuple[str, Session]:
         if key in self.games:

@@ -136,15 +136,16 @@ class Session:
             raise BadMove("nothing to undo: the agent's opening move is not yours to take back")
         self._truncate(humans[-1])
 
-    def load_replay(self, moves, source: str) -> None:
-        """Show the recorded game ``moves``; every move is marked."""
+    def load_replay(self, moves, source: str, who=None) -> None:
+        """Show the recorded game ``moves``; every move is marked. ``who``: per ply, who
+        played it ("agent" counts in the agent's marks; default "recorded")."""
         try:
             self.game.from_moves([list(moves)])
         except (IllegalMoveError, ValueError) as e:
             raise BadMove(f"the recorded game {source} is not a legal {self.game.name} game: {e}") from e
         self.new(None)
-        for a in moves:
-            self._play(int(a), "recorded")
+        for i, a in enumerate(moves):
+            self._play(int(a), "recorded" if who is None else who[i])
         self.replay, self.cursor, self.source = list(self.moves), len(self.moves), source
 
     def seek(self, ply) -> None:
@@ -198,7 +199,7 @@ class Session:
         if done:
             last = plies[-1]
             result = "draw" if last["reward"] == 0 else {"winner": last["seat"], "who": last["who"]}
-        agent_plies = [p for p in plies if p["who"] in ("agent", "opponent")]
+        agent_plies = [p for p in plies if p["who"] in ("agent", "opponent")]  # a replay's "agent" plies too
         position = None if done or self.table.oracle is None else self.table.view(tuple(moves))
         counts = {m: sum(p["mark"] == m for p in agent_plies) for m in MARKS}
         return {

@@ -61,11 +61,12 @@ def describe(s: dict, game) -> str:
     return "\n".join(lines)
 
 
-def run_tui(table: Table, human: int | None = 0, *, replay=None, source: str = "", inp=None, out=None) -> int:
+def run_tui(table: Table, human: int | None = 0, *, replay=None, source: str = "", who=None, inp=None,
+            out=None) -> int:
     inp, out = inp or sys.stdin, out or sys.stdout
     session = Session(table, human)
     if replay is not None:
-        session.load_replay(replay, source)
+        session.load_replay(replay, source, who)
     print(f"{table.game.name} against {table.agent.name}. Moves by name; u undo, n new, n2 new (you second), "
           f"w watch, < > replay, q quit.", file=out)
     while True:

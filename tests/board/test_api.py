@@ -196,7 +196,7 @@ def test_watching_the_agent_against_an_opponent(connect4, c4_oracle):
 
 def test_the_server_opens_a_replay_for_every_session(connect4, c4_oracle):
     with BackgroundServer(Table(connect4, ScriptedAgent([]), oracle=c4_oracle)) as server:
-        server.app.state.sessions.replay = ([3, 0], "game.json")
+        server.app.state.sessions.replay = ([3, 0], "game.json", None)
         s = Client(server.url).get()[1]
         assert s["replay"]["source"] == "game.json" and s["moves"] == [3, 0]
         assert s["oracle"]["marks"] == ["optimal", "inaccuracy"]  # after the centre every reply loses

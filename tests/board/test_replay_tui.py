@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import games
-from board.replay import ReplayError, evaluation_game, parse_replay
+from board.replay import ReplayError, parse_replay, play_suite_game
 from board.session import Session, Table
 from board.tui import run_tui
 from evaluation.datasets import load_dataset
@@ -52,20 +52,29 @@ def test_replay_marks_every_move_and_seeks(client, connect4):
 
 
 def test_a_game_of_evaluations_play_suite_replays_with_its_marks(connect4, c4_oracle, c4_table):
-    # The first opening of connect4-play, the agent moving first, as evaluation plays it.
-    opening = [int(a) for a in load_dataset("connect4-openings").moves[0]]
+    # Game 568 of connect4-play: the first opening with the agent second, as evaluation plays it;
+    # the same game from evaluation.play.play_vs_oracle's own loop must have the same outcome.
+    from evaluation.play import play_vs_oracle
     agent = c4_table.agent
-    record = evaluation_game(connect4, lambda states: [agent.think(states)[0]], c4_oracle, opening, True)
-    assert record["moves"][:4] == opening and record["agent_seat"] == 0
+    record = play_suite_game(connect4, agent.choose(), c4_oracle, 568)
+    opening = [int(a) for a in load_dataset("connect4-openings").moves[0]]
+    assert record["moves"][:4] == opening and record["agent_seat"] == 1 and "the agent second" in record["source"]
+    first = play_suite_game(connect4, agent.choose(), c4_oracle, 0)
+    metrics = play_vs_oracle(connect4, agent.choose(), c4_oracle, connect4.from_moves([opening]))
+    assert metrics["games"] == 2  # agent first, then second, from the one opening: the same two games
+    assert metrics["score"] == (first["agent_outcome"] + record["agent_outcome"]) / 2
     session = Session(c4_table)
-    session.load_replay(parse_replay(json.dumps(record), connect4), "eval")
+    session.load_replay(parse_replay(json.dumps(record), connect4), record["source"], record["who"])
     s = session.to_json()
+    assert [p["who"] for p in s["history"][3:6]] == ["opening", "oracle", "agent"]
+    assert sum(s["oracle"]["agent_marks"].values()) == (len(record["moves"]) - 4) // 2
     assert s["done"] and len(s["oracle"]["marks"]) == len(record["moves"])
-    theory = s["history"][4]["oracle"]["value"]  # the opening's value for the agent
-    # the outcome the agent got: worse than the opening's value means a mark that gave up outcome
-    if record["agent_outcome"] < theory:
-        agent_marks = s["oracle"]["marks"][4::2]
-        assert any(m in ("error", "blunder") for m in agent_marks)
+    theory = s["history"][4]["oracle"]["value"]  # the opening's value for the player to move: the oracle
+    agent_marks = s["oracle"]["marks"][5::2]
+    gave_up = any(m in ("error", "blunder") for m in agent_marks)
+    assert gave_up == (record["agent_outcome"] < -theory)  # the agent lost outcome iff a move gave it up
+    with pytest.raises(ReplayError, match="games 0..1135"):
+        play_suite_game(connect4, agent.choose(), c4_oracle, 1136)
 
 
 def test_the_command_serves_and_reports_bad_input():

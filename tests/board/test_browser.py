@@ -93,3 +93,18 @@ def test_play_a_column_see_the_reply_the_marks_and_an_illegal_click(browser, con
         browser.find_element(By.ID, "replay-back").click()
         _wait(browser, lambda d: d.find_element(By.ID, "replay-pos").text == "3 / 4")
         assert "replay of game.txt" in browser.find_element(By.ID, "status").text
+
+
+def test_a_chomp_square_takes_a_click_through_its_label(browser):
+    import games
+    from selenium.webdriver.common.by import By
+    chomp = games.make("chomp", rows=3, cols=4)
+    table = Table(chomp, ScriptedAgent([1], chomp), oracle=Table.oracle_for(chomp))
+    with BackgroundServer(table) as server:
+        browser.get(server.url + "/")
+        cell = _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#board rect.cell[data-action="11"]'))[0]
+        labels = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#board text.oracle")]
+        assert sorted(set(labels)) == ["loss", "win"]  # 3x4 is a first-player win: some squares win
+        cell.click()  # at its centre, where the oracle's label is drawn
+        _wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#history li")) == 2)
+        assert browser.find_element(By.CSS_SELECTOR, "#history li").text.startswith("human: r2c3")

@@ -105,3 +105,25 @@ def test_the_terminal_plays_with_the_same_marks(connect4, c4_oracle):
     assert "error: '9' is not a legal move here" in text
     assert "human        4 [optimal]" in text
     assert "oracle, now (win for the side to move)" in text
+
+
+def test_the_marks_count_what_evaluations_metrics_count(connect4, c4_oracle, c4_table):
+    # The first three openings, both sides: play_vs_oracle's blunder games and outcome errors
+    # against the board's marks on the same six games.
+    from evaluation.play import play_vs_oracle
+    agent = c4_table.agent
+    openings = [[int(a) for a in m] for m in load_dataset("connect4-openings").moves[:3]]
+    metrics = play_vs_oracle(connect4, agent.choose(), c4_oracle, connect4.from_moves(openings))
+    blunder_games, errors, moves = 0, 0, 0
+    for number in (0, 1, 2, 568, 569, 570):
+        record = play_suite_game(connect4, agent.choose(), c4_oracle, number)
+        session = Session(c4_table)
+        session.load_replay(record["moves"], record["source"], record["who"])
+        counts = session.to_json()["oracle"]["agent_marks"]
+        blunder_games += counts["blunder"] > 0
+        errors += counts["blunder"] + counts["error"]
+        moves += sum(counts.values())
+    assert metrics["blunder_games"] > 0 and errors > 0  # an untrained network: something to count
+    assert moves == metrics["agent_moves"]
+    assert blunder_games == metrics["blunder_games"]
+    assert errors == round(metrics["move_error_rate"] * metrics["agent_moves"])

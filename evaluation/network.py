@@ -22,8 +22,8 @@ class NetworkModel(ValueFunction):
     actors' ``ValueFunction``, answering on game states, with its policy head too."""
 
     def __init__(self, game: Game, net_config, weights: dict[str, np.ndarray] | None = None, *,
-                 max_batch: int = 16384, device="cpu"):
-        super().__init__(game, net_config, max_batch=max_batch, device=device)
+                 max_batch: int = 16384, device="cpu", inference_dtype: str = "fp32"):
+        super().__init__(game, net_config, max_batch=max_batch, device=device, inference_dtype=inference_dtype)
         self.cost = self._cost  # network evaluations per sample (symmetric images counted)
         if weights is not None:
             self.set_weights(weights)

@@ -120,7 +120,7 @@ class Run:
         learner = LearnerActor.options(name=f"{name}-learner", **self.placement["learner"]).remote(
             game=config.game, game_params=config.game_params, network=config.network, lr=config.lr,
             batch_size=config.batch_size, replay=self.replay, prefetch=config.prefetch, seed=config.seed,
-            device=device, augment=config.augment_symmetries, loss=config.algo,
+            device=device, augment=config.augment_symmetries, loss=config.algo, precision=config.learner_precision,
             aux_weight=config.aux_weight, checkpoint_dir=str(self.run_dir / "checkpoints"), log_dir=log_dir)
         self.faults = FaultLedger([r["incarnation"] for r in self.replay.recoveries()])
         per_actor = config.num_envs // config.num_actors
@@ -137,7 +137,8 @@ class Run:
         states_suites = {s.name for s in suites_for(self.game) if s.kind == "states"}
         self.labels = (None if states_suites & set(evaluated_suites)
                        else exact_labels(self.game, config.gamma))
-        self.eval_fn = ValueFunction(self.game, config.network) if self.labels is not None else None
+        self.eval_fn = (ValueFunction(self.game, config.network, inference_dtype=config.inference_dtype)
+                        if self.labels is not None else None)
         if resume:
             self._restore()
         self.weights = publish(self.link.call("get_weights"), self.counters.version)

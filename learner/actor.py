@@ -71,8 +71,8 @@ class LearnerStatus(NamedTuple):
 class LearnerWorker:
     def __init__(self, *, game: str, game_params: dict, network, lr: float, batch_size: int, replay,
                  prefetch: int, seed: int, device: str, augment: bool, loss: str = "avi",
-                 aux_weight: float = 1.0, checkpoint_dir: str | None = None):
-        """``checkpoint_dir``: where the run writes its checkpoints (``RunCheckpoint.learner``
+                 aux_weight: float = 1.0, checkpoint_dir: str | None = None, precision: str = "fp32"):
+        """``precision``: of the forward and backward passes (``Learner``); ``checkpoint_dir``: where the run writes its checkpoints (``RunCheckpoint.learner``
         holds :meth:`state_dict`); a restarted learner reloads the newest good one."""
         import torch
 
@@ -80,7 +80,7 @@ class LearnerWorker:
             torch.set_num_threads(1)
         self.game = games.make(game, **game_params)
         self.learner = Learner(self.game, network, lr=lr, device=device, seed=seed, augment=augment, loss=loss,
-                               aux_weight=aux_weight)
+                               aux_weight=aux_weight, precision=precision)
         self.sampler = ReplaySampler(replay, batch_size, prefetch=prefetch, seed=seed)
         self.incarnation = uuid.uuid4().hex
         self.restarted = was_restarted()

@@ -31,11 +31,13 @@ from learner.networks import (
     forward_cost,
     torch_symmetries,
 )
+from learner.inference import FastPath, check_dtype
 from replay.rows import AUX_POLICY, POLICY, POLICY_COLUMNS
 
 # The training algorithms, each named by its loss: the one list that the command line,
 # the config, the actors and the learner check against.
 ALGOS = tuple(POLICY_COLUMNS)
+PRECISIONS = ("fp32", "bf16")  # of the learner's forward and backward passes (Learner.precision)
 
 
 def compute_proxy(forward_samples: int, backward_samples: int) -> int:
@@ -100,19 +102,23 @@ class Learner:
 
     ``augment=True`` transforms every training example by a random symmetry of the game
     (the paper's Othello and Go training, C.2); the target is unchanged, as the value
-    is invariant. State (weights, optimizer, counters, RNGs) round-trips through
+    is invariant. ``precision="bf16"`` runs the forward and backward passes under bf16
+    autocast, on the CPU and on CUDA, the weights and Adam's state staying fp32. State (weights, optimizer, counters, RNGs) round-trips through
     :meth:`state_dict` / :meth:`load_state_dict` so that a resumed run continues
     bitwise as if it had never stopped.
     """
 
     def __init__(self, game: Game, net_config: NetworkConfig, lr: float = 3e-4, device=None, seed: int = 0,
-                 loss: str = "avi", *, augment: bool = False, aux_weight: float = 1.0):
+                 loss: str = "avi", *, augment: bool = False, aux_weight: float = 1.0, precision: str = "fp32"):
+        if precision not in PRECISIONS:
+            raise ValueError(f"Learner: precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         if loss not in ALGOS:
             raise ValueError(f"Learner: loss {loss!r} is not implemented; available: {', '.join(ALGOS)}")
         if loss != "avi" and not net_config.policy_head:
             raise ValueError(f"Learner: loss {loss!r} trains a policy, but the NetworkConfig has no policy head "
                              f"(set policy_head=True)")
         self.game, self.net_config, self.loss, self.augment = game, net_config, loss, bool(augment)
+        self.precision = precision  # of the forward and backward passes; the weights stay fp32
         self.aux_weight = float(aux_weight)  # lambda_aux of AZAL
         self.device = torch.device(device) if device is not None else default_device()
         # The learner owns its process: seeding torch's global RNG makes the initial
@@ -178,12 +184,16 @@ class Learner:
         pi = dict(zip(POLICY_COLUMNS[self.loss], pis))  # column name -> [N, A]
 
         self.net.train()
-        out = self.net(x)
-        value = out.value  # [N]
+        # bf16: autocast runs the matmuls and convs in bfloat16 (fp32 master weights, fp32
+        # optimizer state); the outputs come back to fp32 before the losses.
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
+            out = self.net(x)
+        value = out.value.float()  # [N]
+        logits = out.logits.float() if out.logits is not None else None  # [N, A]
         value_loss = F.mse_loss(value, y)  # eq. (5); eq. (11)'s value term
         loss, extra = value_loss, {}
         if POLICY in pi:
-            log_p = F.log_softmax(out.logits, dim=1)  # [N, A]
+            log_p = F.log_softmax(logits, dim=1)  # [N, A]
             policy_loss = -(pi[POLICY] * log_p).sum(1).mean()  # eq. (11)'s policy term
             loss = loss + policy_loss
             extra.update(value_loss=value_loss.detach(), policy_loss=policy_loss.detach())
@@ -257,14 +267,22 @@ class Learner:
 class ValueFunction:
     """The actors' copy of the value network: eval mode, no autograd, on ``device``
     (the CPU by default), evaluated in chunks of at most ``max_batch`` samples to bound
-    memory. ``torch.set_num_threads`` is the caller's choice."""
+    memory. ``torch.set_num_threads`` is the caller's choice.
 
-    def __init__(self, game: Game, net_config: NetworkConfig, *, max_batch: int = 65536, device="cpu"):
+    ``inference_dtype`` (``learner.inference``): fp32, or a reduced-precision copy of
+    each weight version (bf16, int8, or auto: the fastest on this machine), built at the
+    version's first call and used only if its values stay within the tolerance of fp32
+    there; ``fast.dtype`` says which path answers the current version."""
+
+    def __init__(self, game: Game, net_config: NetworkConfig, *, max_batch: int = 65536, device="cpu",
+                 inference_dtype: str = "fp32"):
         if max_batch < 1:
             raise ValueError(f"ValueFunction: max_batch must be >= 1, got {max_batch}")
         self.game, self.net_config, self.max_batch = game, net_config, int(max_batch)
         self.device = torch.device(device)
         self.net = build_network(game, net_config).to(self.device).eval()
+        self.fast = FastPath(check_dtype(inference_dtype, type(self).__name__),
+                             (game.name, tuple(sorted(game.params.items())), net_config, self.device.type))
         self._cost = forward_cost(self.net)
         self.version: int | None = None  # of the weights in use; None until set_weights
         self.samples_forward = 0  # network evaluations, symmetric images counted
@@ -272,6 +290,7 @@ class ValueFunction:
     def set_weights(self, weights: dict[str, np.ndarray], version: int) -> None:
         load_numpy_weights(self.net, weights)
         self.version = int(version)
+        self.fast.new_version()
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         """float32[N] values, for the player to move, of ``obs`` float32[N, *obs_shape]."""
@@ -289,9 +308,12 @@ class ValueFunction:
         priors = (np.empty((n, self.game.num_actions), np.float32)
                   if logits and self.net_config.policy_head else None)
         with torch.inference_mode():
+            net = self.net
             for start in range(0, n, self.max_batch):
                 chunk = _read_only_tensor(obs[start:start + self.max_batch]).to(self.device)
-                out = self.net(chunk)
+                if self.fast.requested != "fp32":
+                    net = self.fast.module(self.net, chunk)  # built once per version, at its first chunk
+                out = net(chunk)
                 values[start:start + len(chunk)] = out.value.cpu().numpy()
                 if priors is not None:
                     priors[start:start + len(chunk)] = out.logits.cpu().numpy()

@@ -22,13 +22,14 @@ class NetworkEvaluator(ValueFunction):
 
     It keeps the actors' value-network handling (weights, version, the compute counter
     ``samples_forward``) of ``learner.learner.ValueFunction``, but is called on game
-    states and answers priors too."""
+    states and answers priors too; ``inference_dtype`` as there (``learner.inference``)."""
 
-    def __init__(self, game: Game, net_config: NetworkConfig, *, device="cpu", max_batch: int = 65536):
+    def __init__(self, game: Game, net_config: NetworkConfig, *, device="cpu", max_batch: int = 65536,
+                 inference_dtype: str = "fp32"):
         if not net_config.policy_head:
             raise ValueError("NetworkEvaluator: net_config.policy_head must be True (the search needs priors); "
                              "use dataclasses.replace(config, policy_head=True)")
-        super().__init__(game, net_config, max_batch=max_batch, device=device)
+        super().__init__(game, net_config, max_batch=max_batch, device=device, inference_dtype=inference_dtype)
 
     def __call__(self, states: State) -> tuple[np.ndarray, np.ndarray]:
         logits, values = self.forward(self.game.encode(states), logits=True)

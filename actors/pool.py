@@ -12,10 +12,12 @@ Rows go in with ``ReplayService.put``, which sends them again while their shard
 restarts, so a shard crash costs no rows of the call in flight.
 
 The weights are frozen during a call, so the actor's network sees each distinct input
-once (``eval_cache``, ``search.cache``): ``"cache"`` (the default) deduplicates every
-network call and keeps the answers until the weight version changes, ``"batch"`` only
-deduplicates within a call, ``"off"`` evaluates everything. The answers are the
-network's own; ``forward_samples`` counts the evaluations actually run.
+once (``eval_cache``, ``search.cache``): ``"cache"`` deduplicates every network call and
+keeps the answers until the weight version changes, ``"batch"`` only deduplicates within
+a call, ``"off"`` evaluates everything. The default is ``"cache"`` for AVI (about half of
+Connect Four's children are repeats; README, Benchmarks) and ``"off"`` for AlphaZero and
+AZAL, where a quarter of the leaves repeat but no speed-up was measured yet. The answers
+are the network's own; ``forward_samples`` counts the evaluations actually run.
 """
 
 from __future__ import annotations
@@ -77,12 +79,15 @@ class SelfPlayWorker:
     def __init__(self, *, game: str, game_params: dict, network, num_envs: int, seed: int, index: int,
                  replay, threads: int = 1, algo: str = "avi", epsilon: float = 0.0, gamma: float = 1.0,
                  mcts=None, oracle=None, label_min_ply: int = 0, oracle_store: str | None = None,
-                 eval_cache: str = "cache"):
+                 eval_cache: str | None = None):
         """``epsilon``, ``gamma``: AVI; ``mcts`` (an ``MCTSConfig``): AlphaZero and AZAL;
         ``oracle`` (an ``OracleClient``), ``label_min_ply`` and ``oracle_store``: AZAL's labels;
-        ``eval_cache``: one of ``EVAL_CACHE_MODES`` (see the module docstring)."""
+        ``eval_cache``: one of ``EVAL_CACHE_MODES``, None for the algorithm's default (see the
+        module docstring)."""
         if algo not in ALGOS:
             raise ValueError(f"self-play: unknown algo {algo!r}; known: {', '.join(ALGOS)}")
+        if eval_cache is None:
+            eval_cache = "cache" if algo == "avi" else "off"
         if eval_cache not in EVAL_CACHE_MODES:
             raise ValueError(f"self-play: unknown eval_cache {eval_cache!r}; known: {', '.join(EVAL_CACHE_MODES)}")
         torch.set_num_threads(threads)

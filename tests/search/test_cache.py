@@ -12,6 +12,8 @@ version, with answers equal to the uncached ones.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -205,8 +207,6 @@ def test_alphazero_rows_with_a_persistent_cache_equal_the_uncached_rows():
 
 
 def test_real_policy_value_network_through_the_cache():
-    import dataclasses
-
     from search.network import NetworkEvaluator
 
     config = dataclasses.replace(PRESET_NETWORKS["connect4"], policy_head=True)
@@ -235,5 +235,9 @@ def test_the_actor_option():
                   index=0, replay=None)
     with pytest.raises(ValueError, match="eval_cache"):
         SelfPlayWorker(**common, eval_cache="sometimes")
-    assert isinstance(SelfPlayWorker(**common).value_fn, CachedValueFn)  # on by default
+    assert isinstance(SelfPlayWorker(**common).value_fn, CachedValueFn)  # on by default for AVI
     assert isinstance(SelfPlayWorker(**common, eval_cache="off").value_fn, ValueFunction)
+    mcts = dict(common, network=dataclasses.replace(PRESET_NETWORKS["tictactoe"], policy_head=True),
+                algo="alphazero", mcts=MCTSConfig(simulations=2))
+    assert not isinstance(SelfPlayWorker(**mcts).value_fn, CachedEvaluator)  # off for AlphaZero
+    assert isinstance(SelfPlayWorker(**mcts, eval_cache="cache").value_fn, CachedEvaluator)

@@ -79,6 +79,16 @@ def test_nested_override_and_types():
     assert json.loads(config.to_json())["network"]["width"] == 64
 
 
+def test_precision_settings_are_checked_by_name():
+    config = resolve("tictactoe", overrides=["inference_dtype=auto", "learner_precision=bf16"])
+    assert (config.inference_dtype, config.learner_precision) == ("auto", "bf16")
+    assert (resolve("tictactoe").inference_dtype, resolve("tictactoe").learner_precision) == ("fp32", "fp32")
+    with pytest.raises(ConfigError, match="inference_dtype must be one of auto, fp32, bf16, int8, got 'fp16'"):
+        resolve("tictactoe", overrides=["inference_dtype=fp16"])
+    with pytest.raises(ConfigError, match="learner_precision must be one of fp32, bf16, got 'int8'"):
+        resolve("tictactoe", overrides=["learner_precision=int8"])
+
+
 def test_resume_refuses_what_would_change_the_run(tmp_path, capsys):
     run_dir = tmp_path / "run"
     run_dir.mkdir()

@@ -29,6 +29,7 @@ from importlib import resources
 
 import anyio
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -141,8 +142,12 @@ def make_app(table: Table, *, max_sessions: int = 256, human: int | None = 0) ->
     async def page(request: Request) -> Response:
         return Response((_STATIC / "index.html").read_bytes(), media_type="text/html; charset=utf-8")
 
+    async def http_error(request: Request, exc: HTTPException) -> Response:  # 404, 405: JSON like the rest
+        return JSONResponse({"error": f"{request.method} {request.url.path}: {exc.detail}"}, status_code=exc.status_code)
+
     app = Starlette(routes=[Route("/", page), Route("/api/state", api, methods=["GET"]),
                             Route("/api/{command:str}", api, methods=["POST"]),
-                            Mount("/static", StaticFiles(directory=str(_STATIC)), name="static")])
+                            Mount("/static", StaticFiles(directory=str(_STATIC)), name="static")],
+                    exception_handlers={HTTPException: http_error})
     app.state.sessions = sessions
     return app

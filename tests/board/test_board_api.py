@@ -81,6 +81,8 @@ def test_a_full_column_and_a_finished_game_are_refused(c4_oracle, connect4):
         status, answer = c.post("/api/move", {"action": 2})
         assert status == 400 and "the game is over" in answer["error"]
         assert c.post("/api/unknown", {})[0] == 404
+        assert c.get("/api/move") == (405, {"error": "GET /api/move: Method Not Allowed"})
+        assert c.get("/nowhere")[0] == 404
         assert c.post("/api/new", {"human": 5}) == (400, {"error": "human must be 0 (move first), 1 (move second) "
                                                                   "or null (watch), got 5"})
 

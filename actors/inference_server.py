@@ -21,8 +21,8 @@ under load batches grow by themselves. A request is never split. With the defaul
 - :class:`InferenceClient`: a value function ``obs -> values`` for ``AviCollector``
   that calls the actor; ``set_weights`` hands a new version to the server once.
 
-Inputs travel as uint8 when that is lossless (every game's encoding is binary), a
-quarter of the bytes of float32.
+The client side imports no torch. Inputs travel as uint8 when that is lossless (every
+game's encoding is binary), a quarter of the bytes of float32.
 """
 
 from __future__ import annotations
@@ -32,10 +32,8 @@ from collections.abc import Callable
 
 import numpy as np
 import ray
-import torch
 
 import games
-from learner.learner import ValueFunction
 from search.cache import CachedValueFn
 
 
@@ -107,6 +105,11 @@ class InferenceWorker:
                  eval_cache: str = "cache", min_requests: int = 1, max_wait_s: float = 0.0):
         if eval_cache not in ("off", "batch", "cache"):
             raise ValueError(f"InferenceWorker: unknown eval_cache {eval_cache!r}; known: off, batch, cache")
+        # torch only here, in the server's process: its clients' processes need not load it.
+        import torch
+
+        from learner.learner import ValueFunction
+
         torch.set_num_threads(threads)
         self.game = games.make(game, **game_params)
         self.net = ValueFunction(self.game, network, device=device)

@@ -203,7 +203,7 @@ def main(argv=None):
     p.add_argument("--updates", type=int, default=64, help="learner updates per timed call")
     p.add_argument("--set", dest="overrides", action="append", default=[])
     p.add_argument("--hit-rates", action="store_true", help="the evaluation cache per game, without Ray")
-    p.add_argument("--games", nargs="+", default=["connect4", "tictactoe", "hex", "othello", "go"])
+    p.add_argument("--games", nargs="+", default=["connect4", "tictactoe", "hex"])
     p.add_argument("--num-envs", type=int, default=128)
     p.add_argument("--warmup", type=int, default=None, help="steps before the phases (the game's max length)")
     p.add_argument("--phases", type=int, default=3)

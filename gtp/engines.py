@@ -2,7 +2,10 @@
 /usr/games, which a login PATH has but a service's may not):
 
 - ``gnugo``: GNU Go 3.8 (Debian ``gnugo``), ``--mode gtp --chinese-rules`` (area scoring,
-  as ours) at ``--level`` 0..10 (default 0, the fastest), the board size and komi given.
+  as ours) ``--positional-superko`` (our ko rule) ``--capture-all-dead`` (it captures the
+  dead stones before it passes, since Tromp-Taylor counts every stone on the board; without
+  it GNU Go passes with our untrained agent's dead stones standing, and the two counts
+  disagree) at ``--level`` 0..10 (default 0, the fastest), the board size and komi given.
 - ``gtp-rhino``: GRhino's Othello engine (Debian ``grhino`` and ``grhino-data``) at
   ``--level`` 1..5 (default 1), with its opening book off (``--book 0``) so that it plays
   the position it is given, deterministic (``--rand 0``).
@@ -57,6 +60,6 @@ def engine_argv(name: str, *, level: int | None = None, size: int = 9, komi: flo
     if binary is None:
         raise FileNotFoundError(f"{name} is not installed (not on PATH nor in /usr/games): {spec.install}")
     if name == "gnugo":
-        return [binary, "--mode", "gtp", "--chinese-rules", "--boardsize", str(size), "--komi", f"{komi:g}",
+        return [binary, "--mode", "gtp", "--chinese-rules", "--positional-superko", "--capture-all-dead", "--boardsize", str(size), "--komi", f"{komi:g}",
                 "--level", str(level)]
     return [binary, "--level", str(level), "--book", "0", "--rand", "0"]

@@ -132,6 +132,13 @@ def our_score(game, state) -> float | None:
     return None
 
 
+def othello_counts(state, margin: float) -> set[float]:
+    """Black's margins that agree with ``margin`` (ours, the disc difference): itself, and
+    with the empty squares added to the winner's discs."""
+    empty = 64 - bin(int(state.player[0]) | int(state.opponent[0])).count("1")
+    return {margin, margin + np.sign(margin) * empty}
+
+
 class _Table:
     """One game in progress."""
 
@@ -254,11 +261,15 @@ def _finish(table: _Table) -> None:
             text = f"? {e.problem}"
         rec.engine_scores[engine.name] = text
         theirs = final_score_value(text)
-        # Go: GNU Go takes dead stones off before counting, Tromp-Taylor does not, so
-        # only a different winner is a disagreement; Othello's disc count is exact.
         if theirs is None:
             continue
-        differs = theirs != rec.score if table.game.name == "othello" else np.sign(theirs) != np.sign(rec.score)
+        # Go: GNU Go takes dead stones off before counting, Tromp-Taylor does not, so
+        # only a different winner is a disagreement. Othello: the disc difference, or that
+        # with the empty squares given to the winner (gtp-rhino's count, the tournament rule).
+        if table.game.name == "othello":
+            differs = theirs not in othello_counts(table.state, rec.score)
+        else:
+            differs = np.sign(theirs) != np.sign(rec.score)
         if differs:
             rec.disagreement = (f"{engine.name} scores {text}, our rules {'B' if rec.score > 0 else 'W'}"
                                 f"+{abs(rec.score):g}" if rec.score else f"{engine.name} scores {text}, ours 0")

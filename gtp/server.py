@@ -108,8 +108,12 @@ class GtpServer:
             return format_answer(cmd.id, handler(*cmd.args))
         except GtpError as e:
             return format_answer(cmd.id, str(e), ok=False)
-        except TypeError:
+        except TypeError as e:
+            if "positional argument" not in str(e):
+                return format_answer(cmd.id, f"internal error: {type(e).__name__}: {e}", ok=False)
             return format_answer(cmd.id, f"syntax error: wrong number of arguments to {cmd.name}", ok=False)
+        except Exception as e:  # noqa: BLE001 - an engine keeps serving; the error names the bug
+            return format_answer(cmd.id, f"internal error: {type(e).__name__}: {e}", ok=False)
 
     def serve(self, stdin=None, stdout=None) -> None:
         """Answer every line of ``stdin`` on ``stdout`` until ``quit`` or the end of input."""

@@ -3,7 +3,8 @@
 Every ``eval_every`` iterations the run hands it the newest weights (a versioned object
 reference, as the self-play actors get them) and logs the metrics it returns under
 ``eval/<suite>/...`` in ``metrics.jsonl`` and W&B. Its game suites (``PLAY_KINDS``: play
-against the oracle and self-play traces, whole games from every opening) run at every
+against the oracle, self-play traces and games against an outside engine, whole games
+from every opening) run at every
 ``eval_play_every``-th of those evaluations, counted from the untrained network's, and
 on the final weights; the other suites at every one. Where it scores the game's states,
 the run logs no built-in exact metrics (``eval/value_mae`` ...) beside it. It works in
@@ -31,7 +32,7 @@ from lifecycle import watched
 AUTO_GAMES = ("connect4", "chomp", "fgame")
 # Suites of whole games from every opening, on the eval_play_every cadence: on Connect
 # Four they take minutes (1,136 games against the oracle), the states suites seconds.
-PLAY_KINDS = ("play", "traces")
+PLAY_KINDS = ("play", "traces", "engine")  # engine: games against GNU Go or gtp-rhino over GTP
 
 
 def chosen_suites(game: str, eval_suites: str) -> list[str] | None | bool:

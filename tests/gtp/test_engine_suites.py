@@ -23,15 +23,15 @@ def test_the_engine_suites_are_registered_off_by_default():
 
 
 def test_othello_against_gtp_rhino_from_the_openings_both_sides(rhino, checkpoint_of, tmp_path):
-    m = evaluate_checkpoint(checkpoint_of("othello"), "othello", ["othello-grhino"], max_openings=2,
-                            engine_level=1, engine_tables=2, sgf_dir=tmp_path)  # the first 2 of 54 openings
+    m = evaluate_checkpoint(checkpoint_of("othello"), "othello", ["othello-grhino"], max_openings=1,
+                            engine_level=1, engine_tables=2, sgf_dir=tmp_path)  # the first of the 54 openings
     k = "eval/othello-grhino/"
-    assert m[k + "games"] == 4 and m[k + "failures"] == 0 and m[k + "disagreements"] == 0
-    assert m[k + "wins"] + m[k + "draws"] + m[k + "losses"] == 4
+    assert m[k + "games"] == 2 and m[k + "failures"] == 0 and m[k + "disagreements"] == 0
+    assert m[k + "wins"] + m[k + "draws"] + m[k + "losses"] == 2
     assert -1 <= m[k + "score"] <= 1 and m[k + "score_ci95"] >= 0 and m[k + "engine_level"] == 1
     assert m[k + "agent_moves"] > 0 and m[k + "inference_evals"] > 0
     lines = [json.loads(x) for x in (tmp_path / "othello-grhino.jsonl").read_text().splitlines()]
-    assert [x["black"] for x in lines] == ["agent", "agent", "gtp-rhino-1", "gtp-rhino-1"]
+    assert [x["black"] for x in lines] == ["agent", "gtp-rhino-1"]
     assert lines[0]["opening"] == [19, 18, 17] and lines[0]["vertices"][:3] == ["d3", "c3", "b3"]
     for x in lines:
         game = sgf.Sgf_game.from_bytes((tmp_path / x["sgf"]).read_bytes())
@@ -43,3 +43,13 @@ def test_an_engine_level_out_of_range_is_an_error(checkpoint_of, capsys):
     code = evaluate_main(["--checkpoint", str(path), "--game", "othello", "--suite", "othello-grhino",
                           "--engine-level", "9"])
     assert code == 2 and "level must lie in 1..5, got 9" in capsys.readouterr().err
+
+
+def test_in_training_the_engine_suites_run_on_the_game_suites_cadence():
+    from launch.evaluator import EvaluatorWorker, chosen_suites
+
+    assert chosen_suites("go", "go-gnugo") == ["go-gnugo"]
+    worker = EvaluatorWorker(game="othello", game_params={}, network=dict(kind="mlp", width=16, blocks=1,
+                             layers_per_block=1, head_width=16), suites=["othello-grhino"], policy="auto",
+                             gamma=1.0, simulations=8, max_openings=3, oracle_store=None)
+    assert worker.play_suites() == ["othello-grhino"]  # every eval_play_every-th evaluation, not every one

@@ -7,12 +7,13 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 from sgfmill import sgf
 
 import games
 from gtp import vertices
 from gtp.engines import engine_argv
-from gtp.referee import Engine, Local, Pairing, final_score_value, play_games, summary
+from gtp.referee import Engine, Local, Pairing, final_score_value, othello_counts, play_games, summary
 from gtp.sgf import record_sgf
 
 
@@ -71,8 +72,9 @@ def test_a_full_game_against_gtp_rhino_checks_every_move_and_the_score(rhino):
         assert rec.failure is None, rec.failure
         g, final = _replay(rec)  # every move, passes included, legal under our rules
         assert g.terminal(final)[0] and rec.end == "no moves left"
-        # The disc count: ours and gtp-rhino's final_score agree exactly.
-        assert final_score_value(rec.engine_scores["gtp-rhino"]) == rec.score and rec.disagreement is None
+        # The disc count: gtp-rhino's final_score is ours, or ours with the empties to the winner.
+        assert final_score_value(rec.engine_scores["gtp-rhino"]) in othello_counts(final, rec.score)
+        assert rec.disagreement is None
         assert sgf.Sgf_game.from_bytes(record_sgf(rec)).get_root().get_raw("GM") == b"2"
     assert summary(recs, "gtp-rhino")["games"] == 2
 
@@ -102,3 +104,26 @@ def test_illegal_hung_and_crashed_engines_each_end_their_game_and_the_match_goes
     assert summary(recs, "passer") == {"games": 5, "wins": 0, "draws": 0, "losses": 1, "failures": 4,
                                        "disagreements": 0}
     assert b"RE[Void]" in record_sgf(slow)
+
+
+def test_the_referee_command_plays_two_engines_and_writes_sgf(rhino, tmp_path, capsys):
+    from gtp.__main__ import main
+
+    rhino_cmd = f"{rhino} --level 1 --book 0"
+    code = main(["referee", "--game", "othello", "--black", rhino_cmd, "--white", rhino_cmd, "--opening", "d3 c3 c4",
+                 "--swap", "--sgf-dir", str(tmp_path)])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0 and len(out) == 4, out
+    assert out[0].startswith("game 0: gtp-rhino (first) vs gtp-rhino (second): ") and "no moves left" in out[0]
+    assert '"failures": 0' in out[2] and '"games": 2' in out[2]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["game-000.sgf", "game-001.sgf", "games.jsonl"]
+    with pytest.raises(SystemExit):  # an opening illegal under our rules is refused before any game
+        main(["referee", "--game", "othello", "--black", rhino_cmd, "--white", rhino_cmd, "--opening", "d3 d3"])
+    assert "--opening" in capsys.readouterr().err
+
+
+def test_othello_counts_give_the_empty_squares_to_the_winner():
+    game = games.make("othello")
+    state = game.init(1)  # 4 discs, 60 empty
+    assert othello_counts(state, 2.0) == {2.0, 62.0} and othello_counts(state, -2.0) == {-2.0, -62.0}
+    assert othello_counts(state, 0.0) == {0.0}

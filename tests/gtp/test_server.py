@@ -115,7 +115,7 @@ def our_server(go_checkpoint):
 
     yield get
     if proc is not None:
-        GtpEngine.close(proc)
+        GtpEngine.close(proc, timeout=0.5)
 
 
 def test_the_checkpoint_server_answers_bad_input_with_errors(our_server):

@@ -48,7 +48,7 @@ def engine_match(game, choose, suite: str, openings: list[list[int]], *, level: 
     agent = Local("agent", counted)
     pairings = [Pairing(tuple(o), agent, engine) for o in openings] + [Pairing(tuple(o), engine, agent)
                                                                       for o in openings]
-    tables = tables or max(1, min(len(pairings), os.cpu_count() or 1))
+    tables = tables or max(1, min(len(pairings), len(os.sched_getaffinity(0))))
     records = play_games(game, pairings, tables=tables)
     if sgf_dir is not None:
         sgf_dir = Path(sgf_dir)

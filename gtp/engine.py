@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import selectors
 import subprocess
+import tempfile
 import time
 from collections.abc import Sequence
 
@@ -43,13 +44,13 @@ class GtpEngine:
         self.timeout = timeout
         self._buffer = b""
         self._pending: list[str] = []  # commands sent, answers not yet read
+        # stderr to a file, not a pipe: an engine that logs a lot never blocks on a full pipe.
+        self._stderr = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, cwd=cwd, env=env, start_new_session=True)
+                                     stderr=self._stderr, cwd=cwd, env=env, start_new_session=True)
         os.set_blocking(self.proc.stdout.fileno(), False)
-        os.set_blocking(self.proc.stderr.fileno(), False)
         self._selector = selectors.DefaultSelector()
         self._selector.register(self.proc.stdout, selectors.EVENT_READ)
-        self._stderr = b""
 
     # ---- the protocol ---------------------------------------------------------------
 
@@ -98,10 +99,11 @@ class GtpEngine:
 
     def stderr_tail(self, chars: int = 400) -> str:
         try:
-            self._stderr += self.proc.stderr.read() or b""
+            size = self._stderr.seek(0, os.SEEK_END)
+            self._stderr.seek(max(0, size - chars))
+            return self._stderr.read().decode(errors="replace").strip()
         except (OSError, ValueError):
-            pass
-        return self._stderr[-chars:].decode(errors="replace").strip()
+            return ""
 
     def _failure(self, command: str, problem: str) -> EngineFailure:
         code = self.proc.poll()
@@ -135,7 +137,7 @@ class GtpEngine:
         except subprocess.TimeoutExpired:
             pass
         self._selector.close()
-        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+        for f in (self.proc.stdin, self.proc.stdout, self._stderr):
             try:
                 f.close()
             except (OSError, ValueError):

@@ -2,8 +2,9 @@
 
 ``python -m launch --algo ALGO --game GAME ...`` trains; the first word may instead
 name a subcommand: ``demo`` (random play on an engine, with its speed), ``evaluate``
-(a checkpoint's exact metrics: ``evaluation/runner.py``) and ``report`` (plots and a
-summary table of run directories: ``evaluation/report.py``).
+(a checkpoint's exact metrics: ``evaluation/runner.py``), ``report`` (plots and a
+summary table of run directories: ``evaluation/report.py``), ``play`` (the board in the
+browser: ``board/``) and ``gtp`` (a checkpoint as a GTP engine: ``launch/gtp_serve.py``).
 """
 
 from __future__ import annotations

@@ -162,3 +162,14 @@ def test_the_checkpoint_server_against_gnu_go_with_only_the_referee_between(our_
     if rec.end != "resigned":
         assert set(rec.engine_scores) == {"ours", "gnugo"}
         assert final_score_value(rec.engine_scores["ours"]) == rec.score
+
+
+def test_the_gtp_command_names_a_bad_checkpoint(checkpoint_of, tmp_path, capsys):
+    from launch.cli import main
+
+    assert main(["gtp", "--checkpoint", str(tmp_path / "missing.pt")]) == 2
+    assert "missing.pt" in capsys.readouterr().err
+    assert main(["gtp", "--checkpoint", str(checkpoint_of("chomp", rows=3, cols=3))]) == 2
+    assert "GTP engines play go, othello, connect4, hex" in capsys.readouterr().err
+    assert main(["gtp", "--checkpoint", str(checkpoint_of("go")), "--game", "othello"]) == 2
+    assert "pass --game go" in capsys.readouterr().err

@@ -90,7 +90,7 @@ class TrainConfig:
     # Precision (README, Inference precision). fp32 by default: it keeps a run bitwise
     # reproducible (auto's timed choice may differ between runs), and on the AVX2 CPUs
     # measured here no reduced-precision path of the MLP presets stays within tolerance.
-    # Reaches the learner's exact built-in evaluation (launch/train.py) now; the self-play
+    # Reaches the run's built-in exact evaluation (launch/train.py) now; the self-play
     # and evaluator actors take it when actors/pool.py and launch/evaluator.py pass it on.
     inference_dtype: str = "fp32"  # actors' and evaluation's networks: auto, fp32, bf16 or int8
     learner_precision: str = "fp32"  # the learner's forward and backward passes: fp32 or bf16 (autocast)

@@ -8,7 +8,7 @@ Reports, as medians of ``--repeats`` collection calls after one warm-up call:
 - rows/s of the pool with 1 and with 2 self-play actors (the preset's N_envs split
   between them), and rows/s per actor, without the evaluation cache (``eval_cache="off"``)
   and with it (``"cache"``, the actors' default) side by side: the two pools' calls take
-  turns, and every timed call gets a new weight version, so the cache starts empty as
+  turns, the first of each pair alternating, and every timed call gets a new weight version, so the cache starts empty as
   at the start of a training iteration; the speed-up is the median of the per-repeat
   ratios, the hit rate the fraction of the children not sent to the network;
 - where an actor's step time goes: game engine (expand, encode, stepping, resets),
@@ -23,7 +23,8 @@ look at the conv games), ``--num-envs`` environments (128) at the preset's epsil
 after ``--warmup`` steps (the game's length, so that the environments are spread over
 their games), ``--phases`` collection phases of ``--phase-steps`` steps (the preset's
 ``collect_steps``) each with a new weight version. Every phase is played twice from the
-same environments and generator state, without and with the cache, and timed; reports
+same environments and generator state, without and with the cache (which goes first
+alternates), and timed; reports
 the hit rate (within a step and from earlier steps of the phase) and the rows/s ratio.
 """
 
@@ -80,8 +81,9 @@ def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str) -> 
         ray.get([a.collect.remote([WeightVersion(0, ref)], 1) for a in actors])
     rates, shares, hits = {m: [] for m in CACHE_MODES}, {m: [] for m in CACHE_MODES}, []
     version = 0
-    for _ in range(repeats):
-        for mode, actors in pools.items():
+    for repeat in range(repeats):
+        for mode in CACHE_MODES[::1 if repeat % 2 == 0 else -1]:  # who goes first alternates
+            actors = pools[mode]
             version += 1  # a new phase: the cache starts empty
             start = time.perf_counter()
             stats = ray.get([a.collect.remote([WeightVersion(version, ref)], steps) for a in actors])
@@ -143,11 +145,10 @@ def hit_rates(name: str, num_envs: int, warmup: int | None, phases: int, phase_s
     network.seconds = cached.seconds = 0.0
     phases_before = table.stats()
     for phase in range(phases):
-        saved = collector.get_state()
-        for mode in CACHE_MODES:
+        saved, before = collector.get_state(), table.stats()
+        for mode in CACHE_MODES[::1 if phase % 2 == 0 else -1]:  # who goes first alternates
             vf.set_weights(weights, phase + 1)  # a new version: the cache is emptied
             collector.set_state(saved)  # both modes play the phase from the same start
-            before = table.stats()
             start = time.perf_counter()
             collector.collect(vf if mode == "off" else cached, steps)
             seconds[mode].append(time.perf_counter() - start)

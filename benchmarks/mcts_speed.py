@@ -18,7 +18,7 @@ The process is pinned to one core and numba and torch to one thread.
 ``--cache``: AlphaZero self-play (``actors.alphazero``) on Connect Four with the preset
 policy-value network (fresh weights), ``--envs`` trees of ``--simulations[0]``
 simulations, after ``--warmup`` moves: ``--phases`` phases of ``--phase-steps`` moves,
-each played twice from the same environments and generator, without and with the
+each played twice from the same environments and generator (which goes first alternates), without and with the
 evaluation cache (``search.cache.CachedEvaluator``, emptied per phase as on a new weight
 version). Reports the hit rate (leaves repeated across trees in one evaluator call, and
 positions met again in later simulations and searches of the phase: the search keeps no
@@ -146,16 +146,17 @@ def cache_speed(network, envs: int, simulations: int, warmup: int, phases: int, 
     collector = AlphaZeroCollector(game, envs, mcts=MCTSConfig(simulations=simulations, c_puct=C_PUCT), seed=0)
     collector.collect(network, max(warmup, 1))
     seconds, hits, within = {"off": [], "cache": []}, [], []
-    for _ in range(phases):
+    for phase in range(phases):
         saved = collector.get_state()
-        for mode in ("off", "cache"):
-            evaluate = network if mode == "off" else CachedEvaluator(game, network)
+        cached = CachedEvaluator(game, network)
+        for mode in ("off", "cache")[::1 if phase % 2 == 0 else -1]:  # who goes first alternates
+            evaluate = network if mode == "off" else cached
             collector.set_state(saved)
             start = time.perf_counter()
             collector.collect(evaluate, phase_steps)
             seconds[mode].append(time.perf_counter() - start)
-        hits.append(evaluate.cache.hit_rate)
-        within.append(evaluate.cache.hits_batch / evaluate.cache.lookups)
+        hits.append(cached.cache.hit_rate)
+        within.append(cached.cache.hits_batch / cached.cache.lookups)
     moves = envs * phase_steps
     return {"envs": envs, "simulations": simulations, "phase_steps": phase_steps,
             "hit_rate": statistics.median(hits), "hit_rate_batch": statistics.median(within),

@@ -8,9 +8,10 @@ Reports, as medians of ``--repeats`` collection calls after one warm-up call:
 - rows/s of the pool with 1 and with 2 self-play actors (the preset's N_envs split
   between them), and rows/s per actor, without the evaluation cache (``eval_cache="off"``)
   and with it (``"cache"``, the actors' default) side by side: the two pools' calls take
-  turns, the first of each pair alternating, and every timed call gets a new weight version, so the cache starts empty as
-  at the start of a training iteration; the speed-up is the median of the per-repeat
-  ratios, the hit rate the fraction of the children not sent to the network;
+  turns, the first of each pair alternating, and every timed call gets a new weight
+  version, so the cache starts empty as at the start of a training iteration; the
+  speed-up is the median of the per-repeat ratios, the hit rate the fraction of the
+  children not sent to the network;
 - where an actor's step time goes: game engine (expand, encode, stepping, resets),
   network forward, other (targets and epsilon-greedy choice), transport (rows to
   the replay shard);

@@ -20,9 +20,9 @@ policy-value network (fresh weights), ``--envs`` trees of ``--simulations[0]``
 simulations, after ``--warmup`` moves: ``--phases`` phases of ``--phase-steps`` moves,
 each played twice from the same environments and generator (which goes first
 alternates), without and with the evaluation cache (``search.cache.CachedEvaluator``,
-emptied per phase as on a new weight version). Reports the hit rate (leaves repeated across trees in one evaluator call, and
-positions met again in later simulations and searches of the phase: the search keeps no
-tree between moves) and the moves/s ratio.
+emptied per phase as on a new weight version). Reports the hit rate (leaves repeated
+across trees in one evaluator call, and positions met again in later simulations and
+searches of the phase: the search keeps no tree between moves) and the moves/s ratio.
 """
 
 from __future__ import annotations

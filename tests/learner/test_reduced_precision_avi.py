@@ -53,13 +53,18 @@ def avi_run(*, seed: int, updates: int, precision: str = "fp32", inference_dtype
 def test_bf16_learning_matches_fp32_within_seed_noise():
     """Same seeds, fp32 and bf16 autocast: the loss curves and the exact metrics of the
     bf16 runs lie within the spread of the fp32 runs over seeds (plus a small floor)."""
-    runs = {p: [avi_run(seed=s, updates=320, precision=p) for s in (0, 1)] for p in ("fp32", "bf16")}
+    # Two fp32 seeds measure the seed noise; one bf16 run (emulated bf16 costs about 2x
+    # fp32 on a CPU without native bf16) is held to it. 192 updates keep this near 30 s.
+    runs = {p: [avi_run(seed=s, updates=192, eval_every=192, precision=p) for s in seeds]
+            for p, seeds in (("fp32", (0, 1)), ("bf16", (0,)))}
     curve = {p: np.array([r[0] for r in rs]) for p, rs in runs.items()}  # [seeds, iterations]
     mae = {p: np.array([r[1][-1]["value_mae"] for r in rs]) for p, rs in runs.items()}
     seed_gap = np.abs(curve["fp32"][0] - curve["fp32"][1])  # [iterations]
-    gap = np.abs(curve["bf16"].mean(0) - curve["fp32"].mean(0))
+    gap = np.abs(curve["bf16"][0] - curve["fp32"].mean(0))
     print("loss fp32", curve["fp32"].round(4), "bf16", curve["bf16"].round(4))
     print("value MAE fp32", mae["fp32"], "bf16", mae["bf16"])
-    assert curve["fp32"][:, -1].mean() < curve["fp32"][:, 0].mean()  # it learns
+    untrained = ValueFunction(GAME, PRESET_NETWORKS["tictactoe"])
+    untrained.set_weights(Learner(GAME, PRESET_NETWORKS["tictactoe"], device="cpu", seed=0).get_weights(), 0)
+    assert mae["fp32"].max() < value_metrics(GAME, LABELS, untrained)["value_mae"] - 0.05  # it learns
     assert np.all(gap <= 2 * seed_gap.max() + 0.005), (gap, seed_gap)
     assert abs(mae["bf16"].mean() - mae["fp32"].mean()) <= 2 * np.ptp(mae["fp32"]) + 0.02

@@ -80,11 +80,11 @@ class SelfPlayWorker:
     def __init__(self, *, game: str, game_params: dict, network, num_envs: int, seed: int, index: int,
                  replay, threads: int = 1, algo: str = "avi", epsilon: float = 0.0, gamma: float = 1.0,
                  mcts=None, oracle=None, label_min_ply: int = 0, oracle_store: str | None = None,
-                 eval_cache: str | None = None):
+                 eval_cache: str | None = None, inference_dtype: str = "fp32"):
         """``epsilon``, ``gamma``: AVI; ``mcts`` (an ``MCTSConfig``): AlphaZero and AZAL;
         ``oracle`` (an ``OracleClient``), ``label_min_ply`` and ``oracle_store``: AZAL's labels;
         ``eval_cache``: one of ``EVAL_CACHE_MODES``, None for the algorithm's default (see the
-        module docstring)."""
+        module docstring); ``inference_dtype``: the network's inference path (``learner.inference``)."""
         if algo not in ALGOS:
             raise ValueError(f"self-play: unknown algo {algo!r}; known: {', '.join(ALGOS)}")
         if eval_cache is None:
@@ -96,12 +96,12 @@ class SelfPlayWorker:
         self.game = games.make(game, **game_params)
         seed = np.random.SeedSequence([seed, index]).generate_state(1)[0]
         if algo == "avi":
-            self.value_fn = ValueFunction(self.game, network)
+            self.value_fn = ValueFunction(self.game, network, inference_dtype=inference_dtype)
             if eval_cache != "off":
                 self.value_fn = CachedValueFn(self.value_fn, persist=eval_cache == "cache")
             self.collector = AviCollector(self.game, num_envs, epsilon=epsilon, gamma=gamma, seed=seed)
         else:
-            self.value_fn = NetworkEvaluator(self.game, network)
+            self.value_fn = NetworkEvaluator(self.game, network, inference_dtype=inference_dtype)
             if eval_cache != "off":
                 self.value_fn = CachedEvaluator(self.game, self.value_fn, persist=eval_cache == "cache")
             labeler = (OracleLabeler(self.game, oracle, min_ply=label_min_ply, store=oracle_store)

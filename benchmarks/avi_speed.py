@@ -61,7 +61,7 @@ def actor_options(config, num_actors: int) -> dict:
     """The self-play actors' arguments for ``config``, as the launcher gives them."""
     return dict(game=config.game, game_params=config.game_params, network=config.network,
                 num_envs=config.num_envs // num_actors, epsilon=config.epsilon, gamma=config.gamma, seed=0,
-                replay=None, threads=1)
+                replay=None, threads=1, inference_dtype=config.inference_dtype)
 
 
 def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str) -> dict:

@@ -38,10 +38,8 @@ from learner.learner import ALGOS, ValueFunction
 from learner.weights import WeightVersion
 from lifecycle import watched, was_restarted
 from replay.rows import AUX_POLICY
-from search.cache import CachedEvaluator, CachedValueFn
+from search.cache import EVAL_CACHE_MODES, CachedEvaluator, CachedValueFn
 from search.network import NetworkEvaluator
-
-EVAL_CACHE_MODES = ("off", "batch", "cache")
 
 
 @dataclass(frozen=True)

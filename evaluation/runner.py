@@ -43,6 +43,7 @@ from evaluation.play import head_to_head, play_vs_oracle, trace_suite
 from evaluation.policies import POLICIES
 from games import Game, take
 from learner.checkpoint import CorruptCheckpointError, load_run_checkpoint
+from learner.inference import INFERENCE_DTYPES
 from learner.networks import NetworkConfig
 from oracle_service.connect4_engines import DEFAULT_ENGINE, ENGINES
 from oracle_service.service import OracleClient
@@ -131,13 +132,15 @@ class SuiteRunner:
     solves (``ours``, or ``bitbully``, the optional AGPL extra). ``max_openings``: play,
     trace and match suites use only the first openings (a cheaper check). ``engine_level``,
     ``engine_tables`` (games at once), ``engine_timeout`` (seconds per engine move) and
-    ``sgf_dir`` (where each game's SGF is kept) are those of the engine suites."""
+    ``sgf_dir`` (where each game's SGF is kept) are those of the engine suites; ``inference_dtype``
+    is the network's inference path (``learner.inference``)."""
 
     def __init__(self, game: Game | str, net_config, *, suites=None, policy: str = "auto", gamma: float = 1.0,
                  simulations: int = 64, depth: int = 2, oracle_store="default", cache_dir=None, seed: int = 0,
                  opponent=None, max_openings: int | None = None, oracle_client=None,
                  oracle_engine: str = DEFAULT_ENGINE, engine_level: int | None = None,
-                 engine_tables: int | None = None, engine_timeout: float = 60.0, sgf_dir=None):
+                 engine_tables: int | None = None, engine_timeout: float = 60.0, sgf_dir=None,
+                 inference_dtype: str = "fp32"):
         self.engine_options = {"level": engine_level, "tables": engine_tables, "timeout": engine_timeout,
                                "sgf_dir": sgf_dir}
         self.game = games.make(game) if isinstance(game, str) else game
@@ -151,7 +154,7 @@ class SuiteRunner:
             raise CheckpointMismatchError("policy 'policy-head' needs a network with a policy head "
                                           "(an AlphaZero checkpoint); this one is a value network")
         self.policy, self.gamma, self.simulations, self.depth, self.seed = policy, gamma, simulations, depth, seed
-        self.model = NetworkModel(self.game, net_config)
+        self.model = NetworkModel(self.game, net_config, inference_dtype=inference_dtype)
         self.opponent = opponent
         known = {s.name: s for s in suites_for(self.game)}
         if suites is None:
@@ -365,6 +368,8 @@ def evaluate_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine-tables", type=int, help="engine games played at once (default: one per CPU)")
     parser.add_argument("--engine-timeout", type=float, default=60.0, help="seconds an engine may take per move")
     parser.add_argument("--sgf-dir", type=Path, help="keep each engine game as SGF, and a JSON line per game, here")
+    parser.add_argument("--inference-dtype", default="fp32", choices=INFERENCE_DTYPES,
+                        help="the network's inference path (README, Inference precision)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     if args.oracle_replicas < 0:
@@ -377,7 +382,7 @@ def evaluate_main(argv: list[str] | None = None) -> int:
             simulations=args.simulations, depth=args.depth, opponent_checkpoint=args.opponent,
             oracle_store=store, max_openings=args.max_openings, oracle_client=client,
             oracle_engine=args.oracle_engine, engine_level=args.engine_level, engine_tables=args.engine_tables,
-            engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir)
+            engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir, inference_dtype=args.inference_dtype)
         if client is not None:
             metrics.update(client.stats_summary())
     except (CorruptCheckpointError, DatasetError, CheckpointMismatchError, ValueError, FileNotFoundError) as e:

@@ -25,6 +25,7 @@ from learner.inference import INFERENCE_DTYPES
 from learner.learner import ALGOS, PRECISIONS
 from learner.networks import PRESET_NETWORKS, NetworkConfig
 from oracle_service.connect4_engines import ENGINES
+from search.cache import EVAL_CACHE_MODES
 from search.mcts import MCTSConfig
 
 
@@ -90,9 +91,13 @@ class TrainConfig:
     # Precision (README, Inference precision). fp32 by default: it keeps a run bitwise
     # reproducible (auto's timed choice may differ between runs), and on the AVX2 CPUs
     # measured here no reduced-precision path of the MLP presets stays within tolerance.
-    # Reaches the run's built-in exact evaluation (launch/train.py) now; the self-play
-    # and evaluator actors take it when actors/pool.py and launch/evaluator.py pass it on.
-    inference_dtype: str = "fp32"  # actors' and evaluation's networks: auto, fp32, bf16 or int8
+    inference_dtype: str = "fp32"  # self-play, evaluator and exact-metric networks: auto, fp32, bf16 or int8
+    # The self-play actors' evaluation cache (search.cache; README, Benchmarks): "cache"
+    # evaluates each distinct input once per weight version, "batch" once per call, "off"
+    # every time; "auto" is cache for AVI (about half of Connect Four's children repeat
+    # within a phase) and off for AlphaZero and AZAL (the gain is not yet shown there).
+    # Only evaluations actually run count in the compute proxy.
+    eval_cache: str = "auto"
     learner_precision: str = "fp32"  # the learner's forward and backward passes: fp32 or bf16 (autocast)
 
     @property
@@ -316,6 +321,8 @@ def validate(config: TrainConfig) -> None:
         raise ConfigError(f"device must be auto, cpu or cuda, got {config.device!r}")
     if config.inference_dtype not in INFERENCE_DTYPES:
         raise ConfigError(f"inference_dtype must be one of {', '.join(INFERENCE_DTYPES)}, got {config.inference_dtype!r}")
+    if config.eval_cache not in ("auto", *EVAL_CACHE_MODES):
+        raise ConfigError(f"eval_cache must be one of auto, {', '.join(EVAL_CACHE_MODES)}, got {config.eval_cache!r}")
     if config.learner_precision not in PRECISIONS:
         raise ConfigError(f"learner_precision must be one of {', '.join(PRECISIONS)}, "
                           f"got {config.learner_precision!r}")

@@ -59,11 +59,13 @@ def evaluator_needs_oracle(game: str, eval_suites: str) -> bool:
 
 class EvaluatorWorker:
     def __init__(self, *, game: str, game_params: dict, network, suites, policy: str, gamma: float,
-                 simulations: int, max_openings: int | None, oracle_store: str | None, oracle=None):
+                 simulations: int, max_openings: int | None, oracle_store: str | None, oracle=None,
+                 inference_dtype: str = "fp32"):
         torch.set_num_threads(1)
         self.evaluator = SuiteRunner(games.make(game, **game_params), network, suites=suites, policy=policy,
                                    gamma=gamma, simulations=simulations, max_openings=max_openings,
-                                   oracle_store=oracle_store or "default", oracle_client=oracle)
+                                   oracle_store=oracle_store or "default", oracle_client=oracle,
+                                   inference_dtype=inference_dtype)
 
     def evaluate(self, weights: list, *, play: bool = True, others: bool = True) -> dict:
         """Metrics of ``weights[0]`` (a ``WeightVersion``, in a list so Ray passes the

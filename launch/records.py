@@ -75,6 +75,9 @@ def collect_record(stats: list[CollectStats]) -> dict:
               "target_mean": float(np.mean([s.target_mean for s in with_rows])),
               "target_std": float(np.mean([s.target_std for s in with_rows])),
               **{f"actor_time/{k}": v / total for k, v in timing.items()}}
+    lookups = sum(s.cache_lookups for s in stats)
+    if lookups:  # the evaluation cache is on: the share of asked inputs it answered
+        record["cache_hit_rate"] = 1.0 - sum(s.cache_evaluated for s in stats) / lookups
     if stats[0].labels is not None:  # AZAL: this iteration's labels and oracle queries
         record.update({k: sum(getattr(s.labels, k) for s in stats) for k in stats[0].labels._fields})
         record["labelled_rows"] = sum(s.labelled_rows for s in stats)

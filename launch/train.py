@@ -129,7 +129,9 @@ class Run:
                 game=config.game, game_params=config.game_params, network=config.network, num_envs=per_actor,
                 seed=config.seed, index=i, replay=self.replay, threads=config.actor_threads, algo=config.algo,
                 epsilon=config.epsilon, gamma=config.gamma, mcts=config.mcts, oracle=self.oracle,
-                label_min_ply=config.label_min_ply, oracle_store=config.oracle_store or None, log_dir=log_dir)
+                label_min_ply=config.label_min_ply, oracle_store=config.oracle_store or None,
+                eval_cache=None if config.eval_cache == "auto" else config.eval_cache,
+                inference_dtype=config.inference_dtype, log_dir=log_dir)
             for i in range(config.num_actors)]
         self.link = LearnerLink(learner, self.counters, self.faults)
         # One path for the exact metrics of states: the evaluator's states suite where it
@@ -169,7 +171,8 @@ class Run:
         evaluator = EvaluatorActor.options(name=f"{name}-evaluator").remote(
             game=cfg.game, game_params=cfg.game_params, network=cfg.network, suites=suites, policy=cfg.eval_policy,
             gamma=cfg.gamma, simulations=cfg.eval_simulations, max_openings=cfg.eval_max_openings or None,
-            oracle_store=cfg.oracle_store or None, oracle=self.oracle, log_dir=log_dir)
+            oracle_store=cfg.oracle_store or None, oracle=self.oracle, inference_dtype=cfg.inference_dtype,
+            log_dir=log_dir)
         try:
             names = ray.get(evaluator.suites.remote())  # a missing dataset or unknown suite stops the run now
         except ray.exceptions.RayActorError:

@@ -44,6 +44,10 @@ from numba import njit
 from games import Game, take
 from games.base import State, batch_size
 
+# How a network's callers use the cache: "off" (every input evaluated), "batch" (each
+# distinct input once per call) or "cache" (once per weight version, across calls).
+EVAL_CACHE_MODES = ("off", "batch", "cache")
+
 _BITS, _BYTES = np.uint64(1), np.uint64(2)  # key kinds, the first word of every key
 
 

@@ -87,6 +87,9 @@ def test_precision_settings_are_checked_by_name():
         resolve("tictactoe", overrides=["inference_dtype=fp16"])
     with pytest.raises(ConfigError, match="learner_precision must be one of fp32, bf16, got 'int8'"):
         resolve("tictactoe", overrides=["learner_precision=int8"])
+    assert resolve("tictactoe", overrides=["eval_cache=batch"]).eval_cache == "batch"
+    with pytest.raises(ConfigError, match="eval_cache must be one of auto, off, batch, cache, got 'lru'"):
+        resolve("tictactoe", overrides=["eval_cache=lru"])
 
 
 def test_resume_refuses_what_would_change_the_run(tmp_path, capsys):

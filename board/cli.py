@@ -7,7 +7,6 @@ Four, Chomp, F-Games) and a uniformly random player elsewhere.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import threading
 import time
@@ -52,19 +51,6 @@ def play_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _params(pairs: list[str]) -> dict:
-    params = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"error: --param {pair!r} is not of the form key=value")
-        try:
-            params[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            params[key] = raw
-    return params
-
-
 def build_table(args) -> Table:
     """The game, agent, opponent and oracle of the arguments; the errors of a bad
     checkpoint or game are raised as they are (``play_main`` prints them)."""
@@ -73,7 +59,7 @@ def build_table(args) -> Table:
             raise ValueError("--param is for play without a checkpoint: a checkpoint brings its game's parameters")
         game, agent = load_agent(args.checkpoint, args.game, policy=args.policy, simulations=args.simulations)
     else:
-        game, agent = games.make(args.game, **_params(args.param)), None
+        game, agent = games.make(args.game, **games.parse_params(args.param)), None
     store = None if args.oracle_store == "none" else args.oracle_store
     oracle = Table.oracle_for(game, store)
     if agent is None:

@@ -49,6 +49,30 @@ def game_class(name: str) -> type:
     return getattr(importlib.import_module(module), cls)
 
 
+def parse_params(pairs: list[str]) -> dict:
+    """Keyword arguments of :func:`make` from a command line's ``key=value`` words:
+    ``["size=5", "swap=true"]`` -> ``{"size": 5, "swap": True}`` (booleans, then ints,
+    then floats, else the string); a word without ``=`` or key is a ValueError."""
+    params = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"game parameter {pair!r} is not of the form key=value")
+        lowered = raw.lower()
+        if lowered in ("true", "false"):
+            params[key] = lowered == "true"
+            continue
+        for cast in (int, float):
+            try:
+                params[key] = cast(raw)
+                break
+            except ValueError:
+                pass
+        else:
+            params[key] = raw
+    return params
+
+
 def make(name: str, **params) -> Game:
     """The engine ``name`` built with ``params`` (see each game for its parameters)."""
     cls = game_class(name)

@@ -26,25 +26,11 @@ SUBCOMMANDS = ("demo", "evaluate", "report", "play", "gtp")
 
 
 def parse_game_params(pairs: list[str]) -> dict:
-    """``["size=5", "swap=true"]`` -> ``{"size": 5, "swap": True}``."""
-    params = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"error: game parameter {pair!r} is not of the form key=value")
-        lowered = raw.lower()
-        if lowered in ("true", "false"):
-            params[key] = lowered == "true"
-            continue
-        for cast in (int, float):
-            try:
-                params[key] = cast(raw)
-                break
-            except ValueError:
-                pass
-        else:
-            params[key] = raw
-    return params
+    """``games.parse_params`` for the command line: a malformed pair ends it with the error."""
+    try:
+        return games.parse_params(pairs)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
 
 
 def train_parser() -> argparse.ArgumentParser:

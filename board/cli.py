@@ -39,6 +39,8 @@ def play_parser() -> argparse.ArgumentParser:
     p.add_argument("--human", default="first", choices=("first", "second", "watch"),
                    help="the person's side in a new game (the page can change it)")
     p.add_argument("--replay", type=Path, help="open this recorded game (JSON record, SGF, or Connect Four digits)")
+    p.add_argument("--replay-index", type=int, default=0, metavar="N",
+                   help="of a file of several game records (launch evaluate --games-out), game N (default 0)")
     p.add_argument("--eval-game", type=int, metavar="N",
                    help="replay game N of evaluation's play suite against the oracle, as `launch evaluate` plays "
                         "it (games 0..n-1: the agent first from opening N; n..2n-1: second); needs --checkpoint")
@@ -86,7 +88,7 @@ def play_main(argv: list[str] | None = None) -> int:
         if args.replay is not None and args.eval_game is not None:
             raise ValueError("--replay and --eval-game each open a game: give one")
         if args.replay is not None:
-            replay = parse_replay(args.replay.read_text(), table.game)
+            replay = parse_replay(args.replay.read_text(), table.game, args.replay_index)
         if args.eval_game is not None:
             if args.checkpoint is None or table.oracle is None:
                 raise ValueError("--eval-game replays a checkpoint's game against the oracle: give --checkpoint, "

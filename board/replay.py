@@ -97,18 +97,11 @@ def play_suite_openings(game: Game) -> list[list[int]]:
     """The openings (move lists) of ``game``'s play suite against the oracle, in the suite's
     order: its dataset's (Connect Four's 568, Chomp's boards with datasets), else every
     first move that does not end the game (``evaluation.runner``'s first-ply starts)."""
-    from evaluation.datasets import CHOMP_BOARDS, load_dataset
-    from evaluation.runner import suites_for
+    from evaluation.runner import suite_opening_moves, suites_for
     suite = next((s for s in suites_for(game) if s.kind == "play"), None)
     if suite is None:
         raise ReplayError(f"{game.name} has no play suite against an oracle (oracles: connect4, chomp, fgame)")
-    name = suite.dataset
-    if name is None and game.name == "chomp" and (game.rows, game.cols) in CHOMP_BOARDS:
-        name = f"chomp-{game.rows}x{game.cols}-openings"
-    if name is None:
-        exp = game.expand(game.init(1))
-        return [[int(a)] for a in np.flatnonzero((exp.legal & ~exp.done)[0])]
-    return [[int(a) for a in moves] for moves in load_dataset(name).moves]
+    return suite_opening_moves(game, suite)
 
 
 def play_suite_game(game: Game, agent_choose, oracle, number: int) -> dict:
@@ -129,12 +122,8 @@ def evaluation_game(game: Game, agent_choose, oracle, opening: list[int], agent_
     """The game record of evaluation's play suite from ``opening`` (a list of moves):
     ``agent_choose`` against ``oracle``, the agent moving first or second, exactly as
     ``evaluation.play.play_vs_oracle`` plays it."""
-    from evaluation.play import play
+    from evaluation.play import game_record, play
     start = game.from_moves([opening])
     first = np.array([0 if agent_first else 1])
     result = play(game, start, (agent_choose, oracle.choose), first, names=("agent", "oracle"))
-    moves = list(opening) + result.actions[0]
-    seat = (len(opening) + (0 if agent_first else 1)) % 2
-    who = ["opening" if i < len(opening) else "agent" if i % 2 == seat else "oracle" for i in range(len(moves))]
-    return {"game": game.name, "params": game.params, "moves": moves, "who": who, "opening_plies": len(opening),
-            "agent_seat": seat, "agent_outcome": float(result.outcome[0])}
+    return game_record(game, opening, result.actions[0], agent_first, result.outcome[0])

@@ -68,12 +68,28 @@ def play(game: Game, starts, players, first: np.ndarray, *, hook: Callable | Non
     return Games(outcome, history)
 
 
-def play_vs_oracle(game: Game, agent, oracle, openings) -> dict:
+def game_record(game: Game, opening: list[int], actions: list[int], agent_first: bool, agent_outcome: float,
+                **extra) -> dict:
+    """A game against the oracle as JSON-ready data (the board replays it: ``board/replay.py``):
+    ``moves`` from the initial position, ``who`` played each (opening, agent, oracle),
+    ``opening_plies``, ``agent_seat`` (0: the player who moves first in the game) and
+    ``agent_outcome``, plus ``extra``."""
+    moves = [int(a) for a in opening] + [int(a) for a in actions]
+    seat = (len(opening) + (0 if agent_first else 1)) % 2
+    who = ["opening" if i < len(opening) else "agent" if i % 2 == seat else "oracle" for i in range(len(moves))]
+    return {"game": game.name, "params": game.params, "moves": moves, "who": who, "opening_plies": len(opening),
+            "agent_seat": seat, "agent_outcome": float(agent_outcome), **extra}
+
+
+def play_vs_oracle(game: Game, agent, oracle, openings, games_out: list | None = None) -> dict:
     """The agent (player 0) against ``oracle`` from every opening, agent first then oracle
     first. Returns error_rate and blunder_rate with their counts (error_games,
     blunder_games, out of games), score (mean outcome for the agent), move_match_rate
     (oracle-best moves over labelled agent moves), move_error_rate (moves that give up
-    outcome, q* < V*) and agent_moves."""
+    outcome, q* < V*) and agent_moves. ``games_out``, when given, receives one dict per
+    game, in play order (games 0..n-1 the agent first from opening 0..n-1, then second):
+    ``opening`` (its index), ``agent_first``, ``actions`` (the moves after the opening),
+    ``agent_outcome``, and whether the game counted as an ``error`` and a ``blunder``."""
     n = len(np.asarray(openings[0]))
     starts = games.concat([openings, openings])
     first = np.repeat([0, 1], n)
@@ -98,6 +114,10 @@ def play_vs_oracle(game: Game, agent, oracle, openings) -> dict:
     result = play(game, starts, (agent, oracle.choose), first, hook=hook, names=("agent", "oracle"))
     errors = result.outcome < theory
     blundered = blunders > 0
+    if games_out is not None:
+        games_out.extend({"opening": i % n, "agent_first": i < n, "actions": result.actions[i],
+                          "agent_outcome": float(result.outcome[i]), "error": bool(errors[i]),
+                          "blunder": bool(blundered[i])} for i in range(2 * n))
     moves = max(counts["moves"], 1)
     return {"error_rate": float(errors.mean()), "blunder_rate": float(blundered.mean()),
             "error_games": int(errors.sum()), "blunder_games": int(blundered.sum()),

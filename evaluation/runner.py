@@ -39,7 +39,7 @@ from evaluation.exact import exact_labels
 from evaluation.metrics import state_metrics
 from evaluation.network import NetworkModel
 from evaluation.oracles import make_oracle
-from evaluation.play import head_to_head, play_vs_oracle, trace_suite
+from evaluation.play import game_record, head_to_head, play_vs_oracle, trace_suite
 from evaluation.policies import POLICIES
 from games import Game, take
 from learner.checkpoint import CorruptCheckpointError, load_run_checkpoint
@@ -116,6 +116,19 @@ def _first_ply_starts(game: Game):
     return kids
 
 
+def suite_opening_moves(game: Game, suite: Suite, load=load_dataset) -> list[list[int]]:
+    """The move lists of a play, trace or match suite's starts, in the suite's order: its
+    dataset's (Chomp's openings dataset where the board has one), else the first moves
+    that do not end the game (``_first_ply_starts``). ``load(name)`` reads a dataset."""
+    name = suite.dataset
+    if name is None and game.name == "chomp" and (game.params["rows"], game.params["cols"]) in CHOMP_BOARDS:
+        name = f"{suite.name.rsplit('-', 1)[0]}-openings"
+    if name is None:
+        exp = game.expand(game.init(1))
+        return [[int(a)] for a in np.flatnonzero((exp.legal & ~exp.done)[0])]
+    return [[int(a) for a in moves] for moves in load(name).moves]
+
+
 def _random_player(game: Game, seed: int):
     rng = np.random.default_rng(seed)
     return lambda states: games.random_legal_actions(game.legal(states), rng)
@@ -133,14 +146,16 @@ class SuiteRunner:
     trace and match suites use only the first openings (a cheaper check). ``engine_level``,
     ``engine_tables`` (games at once), ``engine_timeout`` (seconds per engine move) and
     ``sgf_dir`` (where each game's SGF is kept) are those of the engine suites; ``inference_dtype``
-    is the network's inference path (``learner.inference``)."""
+    is the network's inference path (``learner.inference``). ``record_games``: every game of a
+    play suite is kept in :attr:`games` (``evaluation.play.game_record``, with its suite and
+    number), for ``launch evaluate --games-out`` and the board's replays."""
 
     def __init__(self, game: Game | str, net_config, *, suites=None, policy: str = "auto", gamma: float = 1.0,
                  simulations: int = 64, depth: int = 2, oracle_store="default", cache_dir=None, seed: int = 0,
                  opponent=None, max_openings: int | None = None, oracle_client=None,
                  oracle_engine: str = DEFAULT_ENGINE, engine_level: int | None = None,
                  engine_tables: int | None = None, engine_timeout: float = 60.0, sgf_dir=None,
-                 inference_dtype: str = "fp32"):
+                 inference_dtype: str = "fp32", record_games: bool = False):
         self.engine_options = {"level": engine_level, "tables": engine_tables, "timeout": engine_timeout,
                                "sgf_dir": sgf_dir}
         self.game = games.make(game) if isinstance(game, str) else game
@@ -173,6 +188,7 @@ class SuiteRunner:
         self._oracle_client = oracle_client
         self._oracle_engine = oracle_engine
         self._data = {s.name: self._load(s) for s in chosen}
+        self.record_games, self.games = record_games, []
         if max_openings is not None:  # game suites on the first openings only (a cheaper check)
             for s in chosen:
                 if s.kind == "engine":
@@ -256,7 +272,13 @@ class SuiteRunner:
                                   groups=groups)
                 decisions = m["states"]
             elif suite.kind == "play":
-                m = play_vs_oracle(self.game, choose, self.oracle, data)
+                played = [] if self.record_games else None
+                m = play_vs_oracle(self.game, choose, self.oracle, data, games_out=played)
+                if played is not None:
+                    openings = suite_opening_moves(self.game, suite, self._dataset)
+                    self.games += [game_record(self.game, openings[g["opening"]], g["actions"], g["agent_first"],
+                                               g["agent_outcome"], suite=suite.name, number=i, error=g["error"],
+                                               blunder=g["blunder"]) for i, g in enumerate(played)]
                 decisions = m["agent_moves"]
             elif suite.kind == "traces":
                 m = trace_suite(self.game, choose, self.oracle, data)
@@ -308,9 +330,11 @@ def read_checkpoint(path, game: str | None, algo: str | None = None) -> tuple[Ga
 
 
 def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None, policy: str = "auto",
-                        gamma: float | None = None, opponent_checkpoint=None, **kwargs) -> dict:
+                        gamma: float | None = None, opponent_checkpoint=None, games_out: list | None = None,
+                        **kwargs) -> dict:
     """Flat metrics of the checkpoint at ``path`` on ``game``'s suites (see :class:`SuiteRunner`).
-    ``gamma``: default the run's own (its config), else 1."""
+    ``gamma``: default the run's own (its config), else 1. ``games_out``, when given,
+    receives the record of every game of the play suites."""
     g, net_config, weights, config = read_checkpoint(path, game, algo)
     gamma = float(config.get("gamma", 1.0)) if gamma is None else gamma
     opponent = None
@@ -322,8 +346,12 @@ def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None
         om = NetworkModel(og, NetworkConfig(**oconf), ow)
         opponent = P.policy_head_policy(og, om) if om.has_policy else P.greedy_policy(
             og, om.value_obs, float(oc.get("gamma", 1.0)))
-    ev = SuiteRunner(g, net_config, suites=suites, policy=policy, gamma=gamma, opponent=opponent, **kwargs)
-    return ev.evaluate(weights)
+    ev = SuiteRunner(g, net_config, suites=suites, policy=policy, gamma=gamma, opponent=opponent,
+                     record_games=games_out is not None, **kwargs)
+    metrics = ev.evaluate(weights)
+    if games_out is not None:
+        games_out.extend(ev.games)
+    return metrics
 
 
 def _start_oracle_service(replicas: int, store: str | None, engine: str = DEFAULT_ENGINE):
@@ -370,19 +398,26 @@ def evaluate_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sgf-dir", type=Path, help="keep each engine game as SGF, and a JSON line per game, here")
     parser.add_argument("--inference-dtype", default="fp32", choices=INFERENCE_DTYPES,
                         help="the network's inference path (README, Inference precision)")
+    parser.add_argument("--games-out", type=Path,
+                        help="write every game of the play suites here, one JSON record a line "
+                             "(python -m launch play --replay FILE --replay-index N shows one)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     if args.oracle_replicas < 0:
         parser.error(f"--oracle-replicas must be >= 0, got {args.oracle_replicas}")
     store = None if args.oracle_store == "none" else args.oracle_store
     client, started_ray = _start_oracle_service(args.oracle_replicas, store, args.oracle_engine) if args.oracle_replicas else (None, False)
+    played = [] if args.games_out is not None else None
     try:
         metrics = evaluate_checkpoint(
             args.checkpoint, args.game, args.suite, algo=args.algo, policy=args.policy,
             simulations=args.simulations, depth=args.depth, opponent_checkpoint=args.opponent,
             oracle_store=store, max_openings=args.max_openings, oracle_client=client,
             oracle_engine=args.oracle_engine, engine_level=args.engine_level, engine_tables=args.engine_tables,
-            engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir, inference_dtype=args.inference_dtype)
+            engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir, inference_dtype=args.inference_dtype,
+            games_out=played)
+        if played is not None:
+            args.games_out.write_text("".join(json.dumps(r) + "\n" for r in played))
         if client is not None:
             metrics.update(client.stats_summary())
     except (CorruptCheckpointError, DatasetError, CheckpointMismatchError, ValueError, FileNotFoundError) as e:

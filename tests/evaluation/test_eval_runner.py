@@ -209,3 +209,39 @@ def test_multi_frame_chomp_uses_the_single_frame_datasets():
     assert metrics["eval/chomp-9x10/states"] == len(labels.v_star) and metrics["eval/chomp-9x10-play/games"] > 0
     with pytest.raises(DatasetError, match="dataset .chomp-10x11. is for"):
         SuiteRunner(games.make("chomp", rows=9, cols=10), config, suites=["chomp-9x10"])._dataset("chomp-10x11")
+
+
+def test_games_out_records_every_play_suite_game_as_played(tmp_path, capsys):
+    """``--games-out`` writes each game of the play suite: the opening's moves from the
+    dataset, then the moves played; replayed by the rules it ends where the record says,
+    with the outcome it gives; the error and blunder flags add up to the metrics; and the
+    board opens any of them (``--replay FILE --replay-index N``)."""
+    from board.replay import parse_replay
+    from evaluation.datasets import load_dataset
+
+    game = games.make("connect4")
+    path, _ = _checkpoint(tmp_path, game)
+    out_file = tmp_path / "games.jsonl"
+    argv = ["--checkpoint", str(path), "--game", "connect4", "--suite", "connect4-play", "--json",
+            "--max-openings", "3", "--oracle-store", "none", "--games-out", str(out_file)]
+    assert evaluate_main(argv) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    records = [json.loads(line) for line in out_file.read_text().splitlines()]
+    assert len(records) == metrics["eval/connect4-play/games"] == 6
+    assert sum(r["error"] for r in records) == metrics["eval/connect4-play/error_games"]
+    assert sum(r["blunder"] for r in records) == metrics["eval/connect4-play/blunder_games"]
+    openings = load_dataset("connect4-openings").moves[:3]
+    for number, r in enumerate(records):
+        k = r["opening_plies"]
+        assert r["moves"][:k] == list(openings[number % 3]) and r["who"][:k] == ["opening"] * k
+        # Replayed move by move: legal throughout, over only at the last move.
+        state, done, reward = game.init(1), np.zeros(1, bool), np.zeros(1)
+        for i, a in enumerate(r["moves"]):
+            assert not done[0] and game.legal(state)[0, a], (number, i)
+            state, reward, done = game.step(state, np.array([a]))
+        assert done[0]
+        mover_of_last = r["who"][-1]
+        assert mover_of_last in ("agent", "oracle")
+        assert r["agent_outcome"] == (reward[0] if mover_of_last == "agent" else -reward[0])
+        assert (r["who"][k] == "agent") == (number < 3)  # the agent opens games 0..2, the oracle 3..5
+        assert parse_replay(out_file.read_text(), game, number) == r["moves"]

@@ -68,6 +68,31 @@ def row_keys(x: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
+def _smallest(keys):
+    """[N, W] the lexicographically smallest of each row's images ``keys`` [S, N, W]."""
+    s_count, n, w = keys.shape
+    out = np.empty((n, w), np.uint64)
+    for i in range(n):
+        best = 0
+        for s in range(1, s_count):
+            for j in range(w):
+                a, b = keys[s, i, j], keys[best, i, j]
+                if a != b:
+                    if a < b:
+                        best = s
+                    break
+        out[i] = keys[best, i]
+    return out
+
+
+def canonical_keys(x: np.ndarray, images) -> np.ndarray:
+    """Keys of the rows of ``x`` equal for the images of a row under ``images`` (a list
+    of ``obs -> obs`` maps, a symmetry group with the identity included): the smallest
+    of the images' :func:`row_keys`."""
+    return _smallest(np.stack([row_keys(image(x)) for image in images]))
+
+
+@njit(cache=True)
 def _probe(slots, entry_keys, size, keys):
     """Find or add every row of ``keys`` [N, W] in the table (``slots`` [C] of entry
     indices, -1 empty; ``entry_keys`` [E, W]; ``size`` entries in use). Returns each row's
@@ -195,11 +220,18 @@ class CachedValueFn:
     """``value_fn`` (``obs float32[N, *obs_shape] -> float32[N]``) with each distinct
     encoding of a call evaluated once, and, with ``persist``, answers kept across calls
     until ``value_fn.version`` changes. Other attributes are the wrapped function's
-    (``samples_forward``, ``set_weights``, ...)."""
+    (``samples_forward``, ``set_weights``, ...).
+
+    ``symmetries``: maps of the encoding (``Symmetry.obs`` of the game's group, identity
+    included) under which ``value_fn`` is invariant, as a symmetrized network is (it
+    averages its images): the images of a position then share one entry, so a position
+    met after its mirror image is a hit. Not for a function that is not invariant: it
+    would answer a position with its image's value."""
 
     def __init__(self, value_fn: Callable[[np.ndarray], np.ndarray], *, persist: bool = True,
-                 max_entries: int | None = None, max_bytes: int = 32 << 20):
+                 max_entries: int | None = None, max_bytes: int = 32 << 20, symmetries=None):
         self.value_fn = value_fn
+        self.images = list(symmetries) if symmetries is not None and len(symmetries) > 1 else None
         self.cache = EvaluationCache(max_entries=max_entries, max_bytes=max_bytes, persist=persist)
 
     def __getattr__(self, name):  # only for names not found on the wrapper itself
@@ -212,7 +244,8 @@ class CachedValueFn:
         self.cache.check_version(getattr(self.value_fn, "version", None))
         if len(obs) == 0:
             return np.asarray(self.value_fn(obs), np.float32)
-        out = self.cache.lookup(row_keys(obs), lambda rows: self.value_fn(obs[rows]), depth=1)
+        keys = row_keys(obs) if self.images is None else canonical_keys(obs, self.images)
+        out = self.cache.lookup(keys, lambda rows: self.value_fn(obs[rows]), depth=1)
         return out[:, 0]
 
 

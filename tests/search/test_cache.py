@@ -241,3 +241,28 @@ def test_the_actor_option():
                 algo="alphazero", mcts=MCTSConfig(simulations=2))
     assert not isinstance(SelfPlayWorker(**mcts).value_fn, CachedEvaluator)  # off for AlphaZero
     assert isinstance(SelfPlayWorker(**mcts, eval_cache="cache").value_fn, CachedEvaluator)
+
+
+def test_images_under_the_symmetries_share_one_entry():
+    """With ``symmetries``, a Connect Four position and its mirror image are one entry (the
+    second is a hit, answered with the first's value); without, two. A function that is
+    not invariant shows which answer was given."""
+    from search.cache import CachedValueFn
+    game = games.make("connect4")
+    state = game.from_moves([[0, 1, 0], [6, 5, 6]])  # mirror images of each other
+    obs = game.encode(state)
+    assert np.array_equal(obs[1], obs[0][..., ::-1]) and not np.array_equal(obs[0], obs[1])
+    calls = []
+
+    def lopsided(x):  # not invariant: the left half's stones count, the right's do not
+        calls.append(len(x))
+        return x[..., :3].sum(axis=tuple(range(1, x.ndim))).astype(np.float32)
+
+    images = [s.obs for s in game.symmetries()]
+    shared = CachedValueFn(lopsided, symmetries=images)
+    out = shared(obs)
+    assert calls == [1] and out[0] == out[1] and shared.cache.evaluated == 1 and shared.cache.lookups == 2
+    calls.clear()
+    plain = CachedValueFn(lopsided)
+    out = plain(obs)
+    assert calls == [2] and out[0] != out[1]

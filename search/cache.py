@@ -216,7 +216,20 @@ class EvaluationCache:
             self._version = version
 
 
-class CachedValueFn:
+class _Wrapper:
+    """Attributes not found on a wrapper are those of the function it wraps (``_inner``
+    names it): ``samples_forward``, ``set_weights``, ``version``, ..."""
+
+    _inner = ""
+
+    def __getattr__(self, name):  # only for names not found on the wrapper itself
+        inner = self.__dict__.get(self._inner)
+        if inner is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(inner, name)
+
+
+class CachedValueFn(_Wrapper):
     """``value_fn`` (``obs float32[N, *obs_shape] -> float32[N]``) with each distinct
     encoding of a call evaluated once, and, with ``persist``, answers kept across calls
     until ``value_fn.version`` changes. Other attributes are the wrapped function's
@@ -228,17 +241,13 @@ class CachedValueFn:
     met after its mirror image is a hit. Not for a function that is not invariant: it
     would answer a position with its image's value."""
 
+    _inner = "value_fn"
+
     def __init__(self, value_fn: Callable[[np.ndarray], np.ndarray], *, persist: bool = True,
                  max_entries: int | None = None, max_bytes: int = 32 << 20, symmetries=None):
         self.value_fn = value_fn
         self.images = list(symmetries) if symmetries is not None and len(symmetries) > 1 else None
         self.cache = EvaluationCache(max_entries=max_entries, max_bytes=max_bytes, persist=persist)
-
-    def __getattr__(self, name):  # only for names not found on the wrapper itself
-        inner = self.__dict__.get("value_fn")
-        if inner is None or name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(inner, name)
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         self.cache.check_version(getattr(self.value_fn, "version", None))
@@ -249,7 +258,7 @@ class CachedValueFn:
         return out[:, 0]
 
 
-class CachedEvaluator:
+class CachedEvaluator(_Wrapper):
     """A search evaluator (``states -> (logits float32[N, A], values float32[N])``) with
     each distinct ``key(states)`` row of a call evaluated once, and, with ``persist``,
     answers kept across calls until ``evaluate.version`` changes. ``key`` defaults to
@@ -259,17 +268,13 @@ class CachedEvaluator:
     or similar. An evaluator that draws random numbers (``RolloutEvaluator``) gives other
     draws when fewer states reach it."""
 
+    _inner = "evaluate"
+
     def __init__(self, game: Game, evaluate, *, key: Callable[[State], np.ndarray] | None = None,
                  persist: bool = True, max_entries: int | None = None, max_bytes: int = 32 << 20):
         self.game, self.evaluate = game, evaluate
         self.key = key if key is not None else game.encode
         self.cache = EvaluationCache(max_entries=max_entries, max_bytes=max_bytes, persist=persist)
-
-    def __getattr__(self, name):  # only for names not found on the wrapper itself
-        inner = self.__dict__.get("evaluate")
-        if inner is None or name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(inner, name)
 
     def __call__(self, states: State) -> tuple[np.ndarray, np.ndarray]:
         self.cache.check_version(getattr(self.evaluate, "version", None))

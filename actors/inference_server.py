@@ -34,7 +34,7 @@ import numpy as np
 import ray
 
 import games
-from search.cache import CachedValueFn
+from search.cache import EVAL_CACHE_MODES, CachedValueFn
 
 
 class BatchingServer:
@@ -103,8 +103,8 @@ class InferenceWorker:
 
     def __init__(self, *, game: str, game_params: dict, network, device: str = "cpu", threads: int = 1,
                  eval_cache: str = "cache", min_requests: int = 1, max_wait_s: float = 0.0):
-        if eval_cache not in ("off", "batch", "cache"):
-            raise ValueError(f"InferenceWorker: unknown eval_cache {eval_cache!r}; known: off, batch, cache")
+        if eval_cache not in EVAL_CACHE_MODES:
+            raise ValueError(f"InferenceWorker: unknown eval_cache {eval_cache!r}; known: {', '.join(EVAL_CACHE_MODES)}")
         # torch only here, in the server's process: its clients' processes need not load it.
         import torch
 

@@ -17,9 +17,17 @@ under load batches grow by themselves. A request is never split. With the defaul
 
 - :class:`BatchingServer`: the plain logic, on an asyncio loop (testable without Ray);
 - :class:`InferenceWorker` / :data:`InferenceActor`: the Ray actor (an async actor, so
-  that requests from many callers are in flight at once) around a ``ValueFunction``;
+  that requests from many callers are in flight at once) around a ``ValueFunction`` per
+  weight version in flight (the asynchronous schedule's actors lag by up to
+  ``max_policy_lag`` versions, and each is answered by the weights it froze);
 - :class:`InferenceClient`: a value function ``obs -> values`` for ``AviCollector``
-  that calls the actor; ``set_weights`` hands a new version to the server once.
+  that calls the actor; ``set_weights`` hands a new version to the server once, and
+  again to a server that restarted without it.
+
+The launcher starts ``inference_servers`` of them (``launch/train.py``; a GPU each where
+the cluster has them beside the learner's) and gives self-play actor ``i`` server
+``i % inference_servers``. The compute proxy counts evaluations run: each request is
+answered with its share of its batch's network work, which its actor reports.
 
 The client side imports no torch. Inputs travel as uint8 when that is lossless (every
 game's encoding is binary), a quarter of the bytes of float32.
@@ -28,12 +36,15 @@ game's encoding is binary), a quarter of the bytes of float32.
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import ray
 
 import games
+from lifecycle import watched
 from search.cache import EVAL_CACHE_MODES, CachedValueFn
 
 
@@ -42,17 +53,27 @@ class BatchingServer:
     together evaluated in one call of ``value_fn`` (see the module docstring)."""
 
     def __init__(self, value_fn: Callable[[np.ndarray], np.ndarray], *, min_requests: int = 1,
-                 max_wait_s: float = 0.0):
+                 max_wait_s: float = 0.0, work: Callable[[], tuple[int, ...]] | None = None):
+        """``work``: counters of what ``value_fn`` ran (e.g. inputs evaluated, samples
+        forward), read around each batch: :meth:`evaluate_counted` answers each request with
+        its share of the batch's increase, in proportion to its rows (the shares of a batch
+        add up to its increase exactly)."""
         if min_requests < 1:
             raise ValueError(f"BatchingServer: min_requests must be >= 1, got {min_requests}")
         if max_wait_s < 0:
             raise ValueError(f"BatchingServer: max_wait_s must be >= 0, got {max_wait_s}")
         self.value_fn, self.min_requests, self.max_wait_s = value_fn, int(min_requests), float(max_wait_s)
+        self.work = work if work is not None else (lambda: ())
         self.waiting: list[tuple[np.ndarray, asyncio.Future]] = []
         self.scheduled: asyncio.Handle | None = None  # the next batch's run, once planned
         self.batches = self.requests = self.rows = self.max_requests_per_batch = 0
 
     async def evaluate(self, obs: np.ndarray) -> np.ndarray:
+        return (await self.evaluate_counted(obs))[0]
+
+    async def evaluate_counted(self, obs: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+        """``(values, share)``: ``value_fn`` of ``obs``, and this request's share of each
+        ``work`` counter's increase over its batch."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self.waiting.append((obs, future))
@@ -74,6 +95,7 @@ class BatchingServer:
         if not batch:
             return
         sizes = [len(obs) for obs, _ in batch]
+        before = np.asarray(self.work(), np.int64)
         try:
             values = np.asarray(self.value_fn(np.concatenate([obs for obs, _ in batch])), np.float32)
         except Exception as error:  # every caller of the batch gets the error
@@ -82,9 +104,13 @@ class BatchingServer:
                     future.set_exception(error)
             return
         ends = np.cumsum(sizes)
-        for (_, future), end, size in zip(batch, ends, sizes):
+        spent = np.asarray(self.work(), np.int64) - before
+        # Shares in proportion to rows, rounded on the running sum so that they add up.
+        cut = np.rint(np.outer(ends, spent) / max(int(ends[-1]), 1)).astype(np.int64)
+        shares = np.diff(np.vstack([np.zeros((1, len(spent)), np.int64), cut]), axis=0)
+        for (_, future), end, size, share in zip(batch, ends, sizes, shares):
             if not future.done():
-                future.set_result(values[end - size:end])
+                future.set_result((values[end - size:end], tuple(int(x) for x in share)))
         self.batches += 1
         self.requests += len(batch)
         self.rows += int(ends[-1])
@@ -97,63 +123,168 @@ class BatchingServer:
 
 
 class InferenceWorker:
-    """The server's process: a ``ValueFunction`` of ``network`` for ``game`` on ``device``,
-    behind the evaluation cache (``eval_cache``: ``"off"``, ``"batch"`` or ``"cache"``) and a
-    :class:`BatchingServer`."""
+    """The server's process: ``ValueFunction``s of ``network`` for ``game`` on ``device``,
+    one per weight version held, each behind the evaluation cache (``eval_cache``: ``"off"``,
+    ``"batch"`` or ``"cache"``) and a :class:`BatchingServer`.
+
+    It holds the newest ``versions`` weight versions: in the asynchronous schedule actors
+    collect with versions up to ``max_policy_lag`` apart, and each must be answered by the
+    weights it froze, not by the newest. A request names its version; one the server does
+    not hold (a version evicted, or every version after a restart) is answered ``None``,
+    and the client sends those weights and asks again."""
 
     def __init__(self, *, game: str, game_params: dict, network, device: str = "cpu", threads: int = 1,
-                 eval_cache: str = "cache", min_requests: int = 1, max_wait_s: float = 0.0):
+                 eval_cache: str = "cache", inference_dtype: str = "fp32", versions: int = 1,
+                 min_requests: int = 1, max_wait_s: float = 0.0):
         if eval_cache not in EVAL_CACHE_MODES:
             raise ValueError(f"InferenceWorker: unknown eval_cache {eval_cache!r}; known: {', '.join(EVAL_CACHE_MODES)}")
+        if versions < 1:
+            raise ValueError(f"InferenceWorker: versions must be >= 1, got {versions}")
         # torch only here, in the server's process: its clients' processes need not load it.
         import torch
 
-        from learner.learner import ValueFunction
-
         torch.set_num_threads(threads)
         self.game = games.make(game, **game_params)
-        self.net = ValueFunction(self.game, network, device=device)
-        fn = self.net if eval_cache == "off" else CachedValueFn(self.net, persist=eval_cache == "cache")
-        self.value_fn = fn
-        self.server = BatchingServer(fn, min_requests=min_requests, max_wait_s=max_wait_s)
+        self.network, self.device, self.eval_cache = network, device, eval_cache
+        self.inference_dtype, self.max_versions = inference_dtype, int(versions)
+        self.batching = dict(min_requests=min_requests, max_wait_s=max_wait_s)
+        # A symmetrized network values a position and its images alike: one cache entry.
+        self.images = [s.obs for s in self.game.symmetries()] if network.symmetrize else None
+        self.held: OrderedDict[int, _Version] = OrderedDict()  # version -> its network, oldest first
+        self.totals = {"batches": 0, "requests": 0, "rows": 0, "evaluated": 0, "samples_forward": 0,
+                       "max_requests_per_batch": 0}  # of evicted versions
 
-    async def evaluate(self, obs: np.ndarray) -> np.ndarray:
-        """float32[N] values of ``obs`` [N, *obs_shape] (uint8 or float32)."""
-        return await self.server.evaluate(np.asarray(obs, np.float32))
+    def _new_version(self, weights: dict[str, np.ndarray], version: int) -> None:
+        from learner.learner import ValueFunction
 
-    def set_weights(self, weights: dict[str, np.ndarray], version: int) -> int:
-        """Take ``weights`` unless the server already has ``version`` or a newer one;
-        returns the version in use."""
-        if self.net.version is None or version > self.net.version:
-            self.net.set_weights(weights, version)
-        return self.net.version
+        net = ValueFunction(self.game, self.network, device=self.device, inference_dtype=self.inference_dtype)
+        net.set_weights(weights, version)
+        fn = net if self.eval_cache == "off" else CachedValueFn(net, persist=self.eval_cache == "cache",
+                                                                 symmetries=self.images)
+        cache = getattr(fn, "cache", None)
+        # What each request cost: inputs the network ran (repeats excluded) and samples forward.
+        work = lambda: (cache.evaluated if cache is not None else net.samples_forward // net._cost,  # noqa: E731
+                        net.samples_forward)
+        self.held[version] = _Version(net, fn, BatchingServer(fn, work=work, **self.batching))
+        while len(self.held) > self.max_versions:
+            _, old = self.held.popitem(last=False)
+            self._retire(old)
+
+    def _retire(self, old: _Version) -> None:
+        s, t = old.server.stats(), self.totals
+        for k in ("batches", "requests", "rows"):
+            t[k] += s[k]
+        t["evaluated"] += old.work()[0]
+        t["samples_forward"] += old.net.samples_forward
+        t["max_requests_per_batch"] = max(t["max_requests_per_batch"], s["max_requests_per_batch"])
+
+    def set_weights(self, weights, version: int) -> int:
+        """Hold ``version`` (``weights``: a dict of arrays, or ``[ObjectRef]`` of one, fetched
+        only when the version is new here); returns the newest version held. A version older
+        than every held one, when the server is full, is not taken."""
+        version = int(version)
+        if version not in self.held and (len(self.held) < self.max_versions or version > min(self.held)):
+            if isinstance(weights, list):
+                weights = ray.get(weights[0])
+            self._new_version(weights, version)
+        return max(self.held)
+
+    async def evaluate(self, obs: np.ndarray, version: int | None = None) -> np.ndarray:
+        """float32[N] values of ``obs`` [N, *obs_shape] (uint8 or float32) by ``version``
+        (None: the newest held)."""
+        answer = await self.evaluate_counted(obs, max(self.held) if version is None else version)
+        if answer is None:
+            raise KeyError(f"InferenceWorker: weight version {version} is not held (held: {list(self.held)})")
+        return answer[0]
+
+    async def evaluate_counted(self, obs: np.ndarray, version: int):
+        """``(values float32[N], inputs run, samples forward)``: the values of ``obs`` by the
+        weights of ``version`` and this request's share of its batch's network work; or None
+        when the server does not hold ``version``."""
+        held = self.held.get(int(version))
+        if held is None:
+            return None
+        values, (evaluated, forward) = await held.server.evaluate_counted(np.asarray(obs, np.float32))
+        return values, int(evaluated), int(forward)
 
     def stats(self) -> dict:
-        cache = getattr(self.value_fn, "cache", None)
-        return {**self.server.stats(), "samples_forward": self.net.samples_forward, "version": self.net.version,
+        """Batches, requests, rows asked and inputs run over every version the server held,
+        with the newest version and its cache's counters."""
+        out = dict(self.totals)
+        for held in self.held.values():
+            s = held.server.stats()
+            for k in ("batches", "requests", "rows"):
+                out[k] += s[k]
+            out["evaluated"] += held.work()[0]
+            out["samples_forward"] += held.net.samples_forward
+            out["max_requests_per_batch"] = max(out["max_requests_per_batch"], s["max_requests_per_batch"])
+        out["mean_rows_per_batch"] = out["rows"] / out["batches"] if out["batches"] else 0.0
+        newest = self.held[max(self.held)] if self.held else None
+        cache = getattr(newest.fn, "cache", None) if newest is not None else None
+        return {**out, "version": max(self.held) if self.held else None, "versions_held": list(self.held),
                 "cache": cache.stats() if cache is not None else None}
 
 
-InferenceActor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1)(InferenceWorker)
+class _Version(NamedTuple):
+    net: object  # the ValueFunction, for its samples_forward
+    fn: Callable[[np.ndarray], np.ndarray]  # what answers: net, or net behind its cache
+    server: BatchingServer
+
+    def work(self) -> tuple[int, int]:
+        return self.server.work()
+
+
+InferenceActor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1)(watched(InferenceWorker))
+
+
+class ClientCounts:
+    """A client's evaluation counts, named as ``search.cache.EvaluationCache``'s so that the
+    self-play actor reports them the same way: inputs asked, and those the network ran for
+    this client (its share of each batch; repeats answered by the server's cache are not run)."""
+
+    def __init__(self):
+        self.lookups = self.evaluated = 0
 
 
 class InferenceClient:
     """A value function ``obs float32[N, *obs_shape] -> float32[N]`` answered by an
-    :data:`InferenceActor`, for ``AviCollector``. It counts no ``samples_forward`` (the
-    server does) and sends a new weight version to the server once."""
+    :data:`InferenceActor`, for ``AviCollector``.
+
+    ``samples_forward`` counts this client's share of the network work the server ran for
+    it, so that the compute proxy counts evaluations run, as with a local network. A new
+    version is announced to the server once (as the object reference: the server fetches
+    the weights only when it does not hold that version), and again when the server answers
+    that it does not hold it (it restarted, or evicted it)."""
+
+    takes_weight_refs = True  # set_weights takes [ObjectRef]: SelfPlayWorker need not fetch the weights
 
     def __init__(self, server):
         self.server = server
         self.version: int | None = None
-        self.samples_forward = 0  # the server's work, not this process's
+        self.weights = None  # what set_weights was given, to send again to a server that lost it
+        self.samples_forward = 0
+        self.cache = ClientCounts()
 
-    def set_weights(self, weights: dict[str, np.ndarray], version: int) -> None:
+    def set_weights(self, weights, version: int) -> None:
+        """``weights``: ``[ObjectRef]`` of the weight dict (or the dict itself)."""
         if version != self.version:
-            ray.get(self.server.set_weights.remote(weights, version))
-            self.version = int(version)
+            self.weights, self.version = weights, int(version)
+            ray.get(self.server.set_weights.remote(weights, self.version))
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
+        if self.version is None:
+            raise RuntimeError("InferenceClient called before set_weights")
         small = obs.astype(np.uint8)
         if np.array_equal(small, obs):  # lossless: a quarter of the bytes
             obs = small
-        return ray.get(self.server.evaluate.remote(obs))
+        for _ in range(3):
+            answer = ray.get(self.server.evaluate_counted.remote(obs, self.version))
+            if answer is not None:
+                values, evaluated, forward = answer
+                self.cache.lookups += len(obs)
+                self.cache.evaluated += evaluated
+                self.samples_forward += forward
+                return values
+            ray.get(self.server.set_weights.remote(self.weights, self.version))  # a restarted server
+        raise RuntimeError(f"InferenceClient: the server keeps refusing weight version {self.version}: "
+                           f"it holds newer versions only (more than its 'versions' apart?)")

@@ -1,7 +1,8 @@
 """The self-play actor pool on Ray: thin actors around :class:`AviCollector` (AVI) or
 :class:`AlphaZeroCollector` (AlphaZero, AZAL).
 
-Each actor owns ``num_envs`` environments and a CPU copy of the network. It
+Each actor owns ``num_envs`` environments and a CPU copy of the network (or, with an
+inference server, AVI only, a client of the shared network: ``actors/inference_server.py``). It
 takes new weights only at the start of a collection call (the paper's frozen
 parameters during collection), pushes its rows straight into its replay shard and
 returns a small :class:`CollectStats` record. Actors restart when their process or node dies
@@ -33,6 +34,7 @@ import torch
 import games
 from actors.alphazero import AlphaZeroCollector
 from actors.avi import AviCollector
+from actors.inference_server import InferenceClient
 from actors.labels import LabelStats, OracleLabeler
 from learner.learner import ALGOS, ValueFunction
 from learner.weights import WeightVersion
@@ -78,11 +80,13 @@ class SelfPlayWorker:
     def __init__(self, *, game: str, game_params: dict, network, num_envs: int, seed: int, index: int,
                  replay, threads: int = 1, algo: str = "avi", epsilon: float = 0.0, gamma: float = 1.0,
                  mcts=None, oracle=None, label_min_ply: int = 0, oracle_store: str | None = None,
-                 eval_cache: str | None = None, inference_dtype: str = "fp32"):
+                 eval_cache: str | None = None, inference_dtype: str = "fp32", inference_server=None):
         """``epsilon``, ``gamma``: AVI; ``mcts`` (an ``MCTSConfig``): AlphaZero and AZAL;
         ``oracle`` (an ``OracleClient``), ``label_min_ply`` and ``oracle_store``: AZAL's labels;
         ``eval_cache``: one of ``EVAL_CACHE_MODES``, None for the algorithm's default (see the
-        module docstring); ``inference_dtype``: the network's inference path (``learner.inference``)."""
+        module docstring); ``inference_dtype``: the network's inference path (``learner.inference``);
+        ``inference_server``: an ``InferenceActor`` (AVI only) that evaluates for this actor,
+        which then holds no network (the server applies the cache and the inference path)."""
         if algo not in ALGOS:
             raise ValueError(f"self-play: unknown algo {algo!r}; known: {', '.join(ALGOS)}")
         if eval_cache is None:
@@ -93,7 +97,12 @@ class SelfPlayWorker:
         self.index, self.replay = index, replay
         self.game = games.make(game, **game_params)
         seed = np.random.SeedSequence([seed, index]).generate_state(1)[0]
-        if algo == "avi":
+        if inference_server is not None and algo != "avi":
+            raise ValueError(f"self-play: an inference server answers values only; {algo}'s search needs priors")
+        if inference_server is not None:
+            self.value_fn = InferenceClient(inference_server)
+            self.collector = AviCollector(self.game, num_envs, epsilon=epsilon, gamma=gamma, seed=seed)
+        elif algo == "avi":
             self.value_fn = ValueFunction(self.game, network, inference_dtype=inference_dtype)
             if eval_cache != "off":
                 # A symmetrized network (Connect Four, Hex) values a position and its
@@ -118,7 +127,9 @@ class SelfPlayWorker:
         fewer when the run's time budget ends at ``deadline``."""
         latest = weights[0]
         if latest.version != self.version:
-            self.value_fn.set_weights(ray.get(latest.ref), latest.version)
+            # An inference server's client hands the reference on: the server fetches it once.
+            weights = [latest.ref] if getattr(self.value_fn, "takes_weight_refs", False) else ray.get(latest.ref)
+            self.value_fn.set_weights(weights, latest.version)
             self.version = latest.version
         c = self.collector
         before = dict(c.timings)

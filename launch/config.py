@@ -99,6 +99,13 @@ class TrainConfig:
     # Only evaluations actually run count in the compute proxy.
     eval_cache: str = "auto"
     learner_precision: str = "fp32"  # the learner's forward and backward passes: fp32 or bf16 (autocast)
+    # Shared batched inference actors (actors/inference_server.py; README, Inference server).
+    # 0: every self-play actor evaluates with its own copy of the network. N > 0: N servers,
+    # actor i asks server i % N, so that the actors of a node share one large batch (on a GPU,
+    # SEED RL's and KataGo's design) and one cache. AVI only: a server answers values, and
+    # MCTS needs priors too.
+    inference_servers: int = 0
+    inference_device: str = "auto"  # the servers': auto (cuda when a GPU is left beside the learner's), cpu or cuda
 
     @property
     def rows_per_iteration(self) -> int:
@@ -326,5 +333,15 @@ def validate(config: TrainConfig) -> None:
     if config.learner_precision not in PRECISIONS:
         raise ConfigError(f"learner_precision must be one of {', '.join(PRECISIONS)}, "
                           f"got {config.learner_precision!r}")
+    if config.inference_servers < 0:
+        raise ConfigError(f"inference_servers must be >= 0, got {config.inference_servers}")
+    if config.inference_servers and config.algo != "avi":
+        raise ConfigError(f"inference_servers={config.inference_servers}: an inference server answers values "
+                          f"only, and {config.algo}'s MCTS needs priors; set inference_servers=0")
+    if config.inference_servers > config.num_actors:
+        raise ConfigError(f"inference_servers ({config.inference_servers}) must not exceed num_actors "
+                          f"({config.num_actors}): a server without actors idles")
+    if config.inference_device not in ("auto", "cpu", "cuda"):
+        raise ConfigError(f"inference_device must be auto, cpu or cuda, got {config.inference_device!r}")
     if config.max_policy_lag < 1:
         raise ConfigError(f"max_policy_lag must be >= 1, got {config.max_policy_lag}")

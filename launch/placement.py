@@ -15,14 +15,15 @@ The rule:
   ``deploy/`` confines each role to the nodes that declare its resource, on top of
   its CPUs and GPUs:
 
-  ========  ==========================================  ==============================
-  role      custom resource requested                    nodes (``deploy/``)
-  ========  ==========================================  ==============================
-  actor     ``{"actor": 0.001}``                         CPU workers
-  replay    ``{"replay": 0.001}``                        the head
-  learner   ``{"learner": 1}`` (+ ``num_gpus=1``, cuda)  GPU workers
-  oracle    ``{"oracle": 0.001}``, else ``actor``'s      oracle or CPU workers
-  ========  ==========================================  ==============================
+  =========  ==========================================  ==============================
+  role       custom resource requested                    nodes (``deploy/``)
+  =========  ==========================================  ==============================
+  actor      ``{"actor": 0.001}``                         CPU workers
+  replay     ``{"replay": 0.001}``                        the head
+  learner    ``{"learner": 1}`` (+ ``num_gpus=1``, cuda)  GPU workers
+  oracle     ``{"oracle": 0.001}``, else ``actor``'s      oracle or CPU workers
+  inference  ``actor``'s; on a GPU ``num_gpus=1`` only     CPU workers, or GPU workers
+  =========  ==========================================  ==============================
 
   ``actor``, ``replay`` and ``oracle`` are markers: the request is a sliver
   (:data:`MARKER`), so a node takes as many actors as it has CPUs, whatever number
@@ -47,14 +48,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-ROLES = ("actor", "replay", "learner", "oracle")
+ROLES = ("actor", "replay", "learner", "oracle", "inference")
 MARKER = 0.001  # the share of a marker resource one actor requests (Ray's unit is 1e-4)
 PLACEMENT_ENV = "SELFPLAY_PLACEMENT_RESOURCES"
 _BUILTIN = ("CPU", "GPU", "memory", "object_store_memory")  # Ray's own, never custom
 _BUILTIN_PREFIXES = ("node:", "accelerator_type:")
 
 # Per role: the custom resources it may be confined to, in order of preference.
-ROLE_RESOURCES = {"actor": ("actor",), "replay": ("replay",), "learner": ("learner",), "oracle": ("oracle", "actor")}
+# An inference server on a GPU asks for the GPU alone: ``learner`` counts learner slots.
+ROLE_RESOURCES = {"actor": ("actor",), "replay": ("replay",), "learner": ("learner",), "oracle": ("oracle", "actor"),
+                  "inference": ("actor",)}
 
 
 def offered_resources(cluster_resources: Mapping[str, float] | None = None,
@@ -81,9 +84,10 @@ def role_options(role: str, *, embedded: bool, offered: Iterable[str], device: s
 
     ``embedded``: Ray was started by the run itself (custom resources are ignored).
     ``offered``: the custom resources the cluster declares (:func:`offered_resources`,
-    or the keys of ``ray.cluster_resources()``). ``device``: the learner's, ``"cpu"``
-    or ``"cuda"`` (other roles ignore it). ``cpus``: CPUs of one self-play actor or
-    oracle replica. Merge the result into the role's other options (name, restarts).
+    or the keys of ``ray.cluster_resources()``). ``device``: the learner's or the
+    inference server's, ``"cpu"`` or ``"cuda"`` (other roles ignore it). ``cpus``: CPUs
+    of one self-play actor, oracle replica or CPU inference server. Merge the result
+    into the role's other options (name, restarts).
     """
     if role not in ROLE_RESOURCES:
         raise ValueError(f"placement: unknown role {role!r}; the roles are {', '.join(ROLES)}")
@@ -93,6 +97,8 @@ def role_options(role: str, *, embedded: bool, offered: Iterable[str], device: s
         raise ValueError(f"placement: cpus={cpus} is negative")
     if role == "learner":
         options = {"num_cpus": 0, "num_gpus": 1} if device == "cuda" else {"num_cpus": 1, "num_gpus": 0}
+    elif role == "inference" and device == "cuda":
+        return {"num_cpus": 0, "num_gpus": 1}  # the GPU places it: no marker (see ROLE_RESOURCES)
     else:
         options = {"num_cpus": 0 if role == "replay" else cpus, "num_gpus": 0}
     if embedded:
@@ -105,8 +111,11 @@ def role_options(role: str, *, embedded: bool, offered: Iterable[str], device: s
     return options
 
 
-def run_options(*, embedded: bool, offered: Iterable[str], device: str = "cpu", actor_cpus: float = 1) -> dict:
-    """``{role: role_options(role, ...)}`` for every role of a run."""
+def run_options(*, embedded: bool, offered: Iterable[str], device: str = "cpu", actor_cpus: float = 1,
+                inference_device: str = "cpu") -> dict:
+    """``{role: role_options(role, ...)}`` for every role of a run (``device``: the
+    learner's, ``inference_device``: the inference servers')."""
     offered = frozenset(offered)
-    return {role: role_options(role, embedded=embedded, offered=offered, device=device, cpus=actor_cpus)
+    return {role: role_options(role, embedded=embedded, offered=offered,
+                               device=inference_device if role == "inference" else device, cpus=actor_cpus)
             for role in ROLES}

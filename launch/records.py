@@ -91,3 +91,14 @@ def replay_record(shards: list[dict]) -> dict:
     for i, s in enumerate(shards):
         record.update({f"replay/shard{i}_{k}": s[k] for k in ("size", "total_added", "total_sampled")})
     return record
+
+
+def inference_record(servers: list[dict]) -> dict:
+    """The inference servers' totals since they (last) started (``InferenceWorker.stats()``
+    of each): batches run, requests and rows answered, inputs the network ran (the rest
+    were repeats answered by their caches), and how many requests a batch gathered."""
+    batches, rows = sum(s["batches"] for s in servers), sum(s["rows"] for s in servers)
+    return {"inference/batches": batches, "inference/requests": sum(s["requests"] for s in servers),
+            "inference/rows": rows, "inference/evaluated": sum(s["evaluated"] for s in servers),
+            "inference/mean_rows_per_batch": rows / batches if batches else 0.0,
+            "inference/max_requests_per_batch": max(s["max_requests_per_batch"] for s in servers)}

@@ -39,6 +39,7 @@ import ray
 
 import games
 import lifecycle
+from actors.inference_server import InferenceActor
 from actors.pool import SelfPlayActor
 from evaluation.exact import exact_labels, value_metrics
 from evaluation.runner import suites_for
@@ -48,7 +49,7 @@ from launch.faults import FaultLedger
 from launch.metrics import MetricsLogger
 from launch.placement import offered_resources, role_options, run_options
 from launch.progress import Progress
-from launch.records import RunCounters, replay_record
+from launch.records import RunCounters, inference_record, replay_record
 from launch.restarts import LearnerLink, replay_call
 from launch.run_dir import prepare_run_dir
 from launch.safe_tree import from_safe, to_safe
@@ -89,6 +90,7 @@ class Run:
         self.counters = RunCounters()
         use_gpu = self._check_resources(fixed_cluster)
         device = "cuda" if use_gpu else "cpu"
+        self.inference_device = self._inference_device(use_gpu)
         self.logger = MetricsLogger(self.run_dir, asdict(config), wandb_mode=wandb_mode)
         # Actor names carry the run's name: runs sharing a cluster do not collide, and
         # operators (and the fault-tolerance tests) can find an actor by name.
@@ -98,7 +100,12 @@ class Run:
         # Where each role runs: plain CPU/GPU requests on the embedded Ray; on a cluster,
         # confined to the nodes declaring its resource (launch/placement.py, deploy/).
         offered = () if fixed_cluster else offered_resources()
-        self.placement = run_options(embedded=fixed_cluster, offered=offered, device=device)
+        self.placement = run_options(embedded=fixed_cluster, offered=offered, device=device,
+                                     inference_device=self.inference_device)
+        if fixed_cluster and self.inference_device == "cpu":
+            # A CPU inference server on the embedded Ray takes no CPU of its own: the actors
+            # waiting for its answers leave theirs to it (as for oracle replicas, below).
+            self.placement["inference"] = {**self.placement["inference"], "num_cpus": 0}
         # An oracle replica on the embedded Ray takes no CPU of its own: the actor that
         # waits for its labels leaves its CPU to it.
         self.placement["oracle"] = role_options("oracle", embedded=fixed_cluster, offered=offered,
@@ -123,6 +130,15 @@ class Run:
             device=device, augment=config.augment_symmetries, loss=config.algo, precision=config.learner_precision,
             aux_weight=config.aux_weight, checkpoint_dir=str(self.run_dir / "checkpoints"), log_dir=log_dir)
         self.faults = FaultLedger([r["incarnation"] for r in self.replay.recoveries()])
+        self.inference = [
+            InferenceActor.options(name=f"{name}-inference-{j}", **self.placement["inference"]).remote(
+                game=config.game, game_params=config.game_params, network=config.network,
+                device=self.inference_device, threads=config.actor_threads,
+                eval_cache="cache" if config.eval_cache == "auto" else config.eval_cache,
+                inference_dtype=config.inference_dtype,
+                # The versions in flight: one (sync), up to max_policy_lag + 1 (async).
+                versions=1 if config.schedule == "sync" else config.max_policy_lag + 1, log_dir=log_dir)
+            for j in range(config.inference_servers)]
         per_actor = config.num_envs // config.num_actors
         self.actors = [
             SelfPlayActor.options(name=f"{name}-selfplay-{i}", **self.placement["actor"]).remote(
@@ -131,7 +147,8 @@ class Run:
                 epsilon=config.epsilon, gamma=config.gamma, mcts=config.mcts, oracle=self.oracle,
                 label_min_ply=config.label_min_ply, oracle_store=config.oracle_store or None,
                 eval_cache=None if config.eval_cache == "auto" else config.eval_cache,
-                inference_dtype=config.inference_dtype, log_dir=log_dir)
+                inference_dtype=config.inference_dtype, log_dir=log_dir,
+                inference_server=self.inference[i % len(self.inference)] if self.inference else None)
             for i in range(config.num_actors)]
         self.link = LearnerLink(learner, self.counters, self.faults)
         # One path for the exact metrics of states: the evaluator's states suite where it
@@ -160,6 +177,18 @@ class Run:
                               f"{'GPU' if use_gpu else 'CPU'} learner need {needed} CPUs; "
                               f"the Ray cluster has {cpus:g}")
         return use_gpu
+
+    def _inference_device(self, use_gpu: bool) -> str:
+        """The inference servers' device: a GPU each where the cluster has them beside the
+        learner's (``auto``), a named error where ``cuda`` is asked and they are missing."""
+        cfg = self.config
+        if not cfg.inference_servers:
+            return "cpu"
+        spare = ray.cluster_resources().get("GPU", 0) - (1 if use_gpu else 0)
+        if cfg.inference_device == "cuda" and spare < cfg.inference_servers:
+            raise ConfigError(f"inference_device=cuda: {cfg.inference_servers} inference servers need "
+                              f"{cfg.inference_servers} GPUs beside the learner's; the Ray cluster has {spare:g}")
+        return "cuda" if cfg.inference_device != "cpu" and spare >= cfg.inference_servers else "cpu"
 
     def _start_evaluator(self, name: str, log_dir: str):
         """The evaluator actor on the game's datasets (launch/evaluator.py), the names of
@@ -213,6 +242,8 @@ class Run:
                 record.update(self.faults.record())
                 if self.oracle is not None:  # the oracle service's totals so far
                     record.update(self.oracle.stats_summary())
+                if self.inference:  # the inference servers' batches so far
+                    record.update(inference_record(ray.get([s.stats.remote() for s in self.inference])))
                 if self.evaluates and self.counters.iteration % self.config.eval_every == 0:
                     record.update(self.evaluate(play=self.plays_at(self.counters.iteration)))
                 self.logger.log(record)
@@ -298,7 +329,8 @@ class Run:
     def close(self) -> None:
         self.logger.close()
         # Ended gracefully, so that their logs say they exited.
-        lifecycle.stop([*self.actors, self.link.learner, *([self.evaluator] if self.evaluator is not None else [])])
+        lifecycle.stop([*self.actors, *self.inference, self.link.learner,
+                        *([self.evaluator] if self.evaluator is not None else [])])
         self.replay.close()
         if self.oracle is not None:
             self.oracle.close()

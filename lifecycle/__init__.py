@@ -69,6 +69,17 @@ def watched(worker: type) -> type:
 
 
 def _logging_exceptions(method):
+    if inspect.iscoroutinefunction(method):  # still a coroutine function: Ray makes such an actor async
+        @functools.wraps(method)
+        async def call_async(self, *args, **kwargs):
+            try:
+                return await method(self, *args, **kwargs)
+            except Exception:
+                self._lifecycle_log.exception("crashed in %s", method.__name__)
+                raise
+
+        return call_async
+
     @functools.wraps(method)  # keeps the signature Ray checks calls against
     def call(self, *args, **kwargs):
         try:

@@ -97,3 +97,57 @@ def test_two_self_play_processes_share_the_server_s_batches(ray_session):
     assert stats["cache"]["evaluated"] < stats["rows"]  # the two games' openings, evaluated once
     assert isinstance(InferenceClient(server).samples_forward, int)
     ray.kill(server)
+
+
+def test_each_request_gets_its_share_of_the_batch_s_work():
+    """The shares of a batch's work add up to it, in proportion to the requests' rows."""
+    fn = Recorder()
+    ran = {"inputs": 0}
+
+    def counting(obs):
+        ran["inputs"] += 7  # any count: what the shares must add up to
+        return fn(obs)
+
+    server = BatchingServer(counting, min_requests=3, max_wait_s=10.0, work=lambda: (ran["inputs"], 3 * ran["inputs"]))
+
+    async def main():
+        return await asyncio.gather(*(server.evaluate_counted(np.ones((n, 2), np.float32)) for n in (2, 5, 1)))
+
+    answers = asyncio.run(main())
+    shares = np.array([share for _, share in answers])
+    assert shares.sum(axis=0).tolist() == [7, 21]
+    assert shares[:, 0].tolist() == [2, 4, 1]  # 7 * (2, 5, 1) / 8 = 1.75, 4.375, 0.875, rounded on the running sum
+    assert [len(values) for values, _ in answers] == [2, 5, 1]
+
+
+def test_each_version_is_answered_by_its_weights_and_a_restarted_server_gets_them_again(ray_session):
+    ray = ray_session
+    game, network = games.make("tictactoe"), PRESET_NETWORKS["tictactoe"]
+    nets = {}
+    for version in (1, 2, 3):
+        import torch
+
+        torch.manual_seed(version)
+        nets[version] = numpy_weights(build_network(game, network))
+    refs = {v: [ray.put(w)] for v, w in nets.items()}
+    server = InferenceActor.options(num_cpus=0).remote(game="tictactoe", game_params={}, network=network, versions=2)
+    old, new = InferenceClient(server), InferenceClient(server)
+    old.set_weights(refs[1], 1)
+    new.set_weights(refs[2], 2)
+    obs = game.encode(game.from_moves([[], [4], [4, 0]])).astype(np.float32)
+    local = ValueFunction(game, network)
+    for client, version in ((old, 1), (new, 2)):  # two versions in flight, each its own
+        local.set_weights(nets[version], version)
+        np.testing.assert_allclose(client(obs), local(obs), atol=1e-6)
+    assert ray.get(server.stats.remote())["versions_held"] == [1, 2]
+    new.set_weights(refs[3], 3)  # evicts version 1: its client cannot be answered any more
+    with pytest.raises(RuntimeError, match="weight version 1"):
+        old(obs)
+    ray.kill(server, no_restart=False)  # restarted empty: the client sends its version again
+    local.set_weights(nets[3], 3)
+    np.testing.assert_allclose(new(obs), local(obs), atol=1e-6)
+    assert ray.get(server.stats.remote())["versions_held"] == [3]
+    # Two calls of three distinct inputs, each run (the restart emptied the cache); tic-tac-toe's
+    # network is not symmetrized, so an input costs one sample.
+    assert new.cache.lookups == 6 and new.cache.evaluated == 6 and new.samples_forward == 6
+    ray.kill(server)

@@ -62,7 +62,11 @@ def test_run_options_gives_every_role():
         "replay": {"num_cpus": 0, "num_gpus": 0},
         "learner": {"num_cpus": 0, "num_gpus": 1, "resources": {"learner": 1}},
         "oracle": {"num_cpus": 3, "num_gpus": 0, "resources": {"actor": 0.001}},
+        "inference": {"num_cpus": 3, "num_gpus": 0, "resources": {"actor": 0.001}},
     }
+    # An inference server on a GPU asks for one GPU, and not for a learner slot.
+    assert run_options(embedded=False, offered=ALL, inference_device="cuda")["inference"] == {
+        "num_cpus": 0, "num_gpus": 1}
 
 
 def test_bad_arguments_are_named():

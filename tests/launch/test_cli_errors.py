@@ -92,6 +92,16 @@ def test_precision_settings_are_checked_by_name():
         resolve("tictactoe", overrides=["eval_cache=lru"])
 
 
+def test_inference_servers_are_checked():
+    assert resolve("connect4", overrides=["num_actors=4", "num_envs=128", "inference_servers=2"]).inference_servers == 2
+    with pytest.raises(ConfigError, match="answers values only, and alphazero's MCTS needs priors"):
+        resolve("tictactoe", overrides=["inference_servers=1"], algo="alphazero")
+    with pytest.raises(ConfigError, match=r"inference_servers \(2\) must not exceed num_actors \(1\)"):
+        resolve("tictactoe", overrides=["inference_servers=2"])
+    with pytest.raises(ConfigError, match="inference_device must be auto, cpu or cuda, got 'tpu'"):
+        resolve("tictactoe", overrides=["inference_servers=1", "inference_device=tpu"])
+
+
 def test_resume_refuses_what_would_change_the_run(tmp_path, capsys):
     run_dir = tmp_path / "run"
     run_dir.mkdir()

@@ -176,3 +176,38 @@ def test_a_pool_that_cannot_be_placed_is_refused_at_start(ray_session, tmp_path)
     config = tiny_config("num_actors=2", "num_envs=64")  # 2 actors + a CPU learner > 2 CPUs
     with pytest.raises(ConfigError, match="need 3 CPUs; the Ray cluster has 2"):
         train(config, run_dir=tmp_path / "run", updates=1, wandb_mode="disabled")
+
+
+def test_a_shared_inference_server_answers_the_actor_and_survives_a_kill(ray_session, tmp_path):
+    """inference_servers=1: the actor's values come from the server (the same targets as
+    the actor's own network), its work enters the compute proxy, and a killed server is
+    restarted, given the weights again, and the run completes."""
+    import ray
+
+    plain = tiny_config()
+    _, alone = train(plain, run_dir=tmp_path / "alone", updates=plain.updates_per_iteration, wandb_mode="disabled")
+    config = tiny_config("inference_servers=1")
+    budget = 4 * config.updates_per_iteration
+    result = {}
+
+    def run():
+        result["out"] = train(config, run_dir=tmp_path / "served", updates=budget, wandb_mode="disabled")
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    metrics = tmp_path / "served" / "metrics.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and not (metrics.exists() and len(metrics.read_text().splitlines()) >= 2):
+        time.sleep(0.2)
+    ray.kill(ray.get_actor("served-inference-0"), no_restart=False)
+    thread.join(timeout=300)
+    assert not thread.is_alive() and "out" in result
+    records = [r for r in read_metrics(tmp_path / "served") if "loss" in r]
+    assert records[-1]["updates"] == budget and records[-1]["rows"] == 4 * config.rows_per_iteration
+    # The first iteration's targets are those of the actor's own network (batch rounding only).
+    assert records[0]["target_mean"] == pytest.approx(alone["target_mean"], abs=1e-5)
+    assert records[0]["inference/rows"] > records[0]["inference/evaluated"] > 0  # repeats answered by the cache
+    assert 0 < records[0]["cache_hit_rate"] < 1
+    assert records[0]["actor_forward_samples"] == records[0]["inference/evaluated"]  # the proxy counts what ran
+    logs = (tmp_path / "served" / "logs").glob("*inference*.log")
+    assert any("restarted by Ray" in p.read_text() for p in logs)

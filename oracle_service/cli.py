@@ -11,6 +11,15 @@
         out: ``<profile> <grundy> <winning cells>``: the cells whose taking leaves
              Grundy 0, as action indices ``row * cols + col`` (0-based, row 0 holds the
              poisoned square at col 0), ascending, comma separated, or ``-`` if none
+    solve --game hex --size N [--analyze] [--node-limit K] [--time-limit S]
+        in:  the played cells in move order, Black first, as comma-separated indices
+             ``r * N + c`` (``8,16,3``; ``-`` = the empty board)
+        out: ``<cells> <value> <winning cells>``: 1 if the side to move wins, -1 if it
+             loses, and every winning cell, ascending, comma separated, or ``-`` if none;
+             ``<cells> unknown -`` when a limit was reached; with --analyze
+             ``<cells> <value of cell 0> ... <value of cell N*N-1>``: 1 / -1 per empty
+             cell (``unknown`` under a limit), ``-`` for an occupied one. --node-limit and
+             --time-limit (seconds) bound each line; the solver's table is kept across lines
     solve --game fgame [--depth H] [--branching B] [--beta P] [--seed S]
         in:  action paths from the root (``0,3,1``; ``-`` = the root)
         out: ``<path> <value> <optimal actions>``: the exact value for the player to
@@ -25,7 +34,8 @@
         within K plies, default 2, seed the solver's table)
 
 Whitespace-only lines are skipped. A bad line (illegal move, full column, malformed
-profile, wrong board size, position already over) gets one line
+profile, wrong board size, position already over; for Hex a cell off the board, a
+repeated cell, a position already won) gets one line
 ``error: line N: '<input>': <problem>`` on stderr and no answer; the other lines are
 answered, and the exit status is 1 if any line was bad. Answers are flushed line by
 line, so the command can serve as a co-process.
@@ -121,7 +131,27 @@ def _fgame(args) -> Callable[[str], str]:
     return answer
 
 
-ANSWERERS = {"connect4": _connect4, "chomp": _chomp, "fgame": _fgame}
+def _hex(args) -> Callable[[str], str]:
+    from oracle_service.hex_solver import HexSolver  # compiles or loads the kernels: only when asked
+
+    solver = HexSolver(args.size, node_limit=args.node_limit, time_limit=args.time_limit)
+
+    def answer(line: str) -> str:
+        cells = [] if line == EMPTY else _parse_ints(line, "cell list")
+        if args.analyze:
+            values = solver.analyze(cells)
+            occupied = set(cells)
+            words = [EMPTY if p in occupied else "unknown" if v is None else str(v) for p, v in enumerate(values)]
+            return " ".join([line] + words)
+        result = solver.solve(cells)
+        if result.value is None:
+            return f"{line} unknown {EMPTY}"
+        return f"{line} {result.value} {','.join(map(str, result.winning)) or EMPTY}"
+
+    return answer
+
+
+ANSWERERS = {"connect4": _connect4, "chomp": _chomp, "fgame": _fgame, "hex": _hex}
 
 
 # ------------------------------------------------------------------ entry point
@@ -135,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("--game", required=True, choices=sorted(ANSWERERS))
     c4 = solve.add_argument_group("connect4")
     c4.add_argument("--weak", action="store_true", help="win/draw/loss only: 1, 0, -1")
-    c4.add_argument("--analyze", action="store_true", help="the score of every column")
+    c4.add_argument("--analyze", action="store_true", help="the score of every column (hex: the value of every cell)")
     c4.add_argument("--engine", choices=ENGINES, help=f"who solves (default {DEFAULT_ENGINE}: our solver; "
                                                       f"bitbully: BitBully, AGPL-3.0, {BITBULLY_EXTRA})")
     ch = solve.add_argument_group("chomp")
@@ -153,6 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     book.add_argument("--address", help="Ray cluster to join (default: an embedded Ray)")
     book.add_argument("--seed-depth", type=int, default=2,
                       help="plies below a position whose stored scores seed its search (0: none)")
+    hx = solve.add_argument_group("hex")
+    hx.add_argument("--size", type=int, help="board size, 1..9")
+    hx.add_argument("--node-limit", type=int, help="search nodes per line; beyond it the answer is unknown")
+    hx.add_argument("--time-limit", type=float, help="seconds per line; beyond it the answer is unknown")
     fg = solve.add_argument_group("fgame")
     fg.add_argument("--depth", type=int)
     fg.add_argument("--branching", type=int)
@@ -164,12 +198,12 @@ def build_parser() -> argparse.ArgumentParser:
 def _check_options(parser: argparse.ArgumentParser, args) -> None:
     """Options of another game are errors, not silently ignored."""
     own = {"connect4": ("weak", "analyze", "engine"), "chomp": ("rows", "cols", "cache_dir"),
-           "fgame": ("depth", "branching", "beta", "seed")}
-    for game, names in own.items():
-        for name in names:
-            if game != args.game and getattr(args, name) not in (None, False):
-                parser.error(f"--{name.replace('_', '-')} is an option of --game {game}, not {args.game}")
-    required = {"chomp": ("rows", "cols")}
+           "fgame": ("depth", "branching", "beta", "seed"), "hex": ("size", "analyze", "node_limit", "time_limit")}
+    for name in {name for names in own.values() for name in names}:
+        owners = [game for game, names in own.items() if name in names]
+        if args.game not in owners and getattr(args, name) not in (None, False):
+            parser.error(f"--{name.replace('_', '-')} is an option of --game {' or '.join(owners)}, not {args.game}")
+    required = {"chomp": ("rows", "cols"), "hex": ("size",)}
     missing = [f"--{n}" for n in required.get(args.game, ()) if getattr(args, n) is None]
     if missing:
         parser.error(f"--game {args.game} needs {', '.join(missing)}")

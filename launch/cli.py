@@ -4,7 +4,8 @@
 name a subcommand: ``demo`` (random play on an engine, with its speed), ``evaluate``
 (a checkpoint's exact metrics: ``evaluation/runner.py``), ``report`` (plots and a
 summary table of run directories: ``evaluation/report.py``), ``play`` (the board in the
-browser: ``board/``) and ``gtp`` (a checkpoint as a GTP engine: ``launch/gtp_serve.py``).
+browser: ``board/``), ``gtp`` (a checkpoint as a GTP engine: ``launch/gtp_serve.py``) and
+``experiment`` (a spec's trials on Ray Tune: ``launch/experiment.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from launch.run_dir import resumed_config
 from launch.train import train
 from learner.learner import ALGOS
 
-SUBCOMMANDS = ("demo", "evaluate", "report", "play", "gtp")
+SUBCOMMANDS = ("demo", "evaluate", "report", "play", "gtp", "experiment")
 
 
 def parse_game_params(pairs: list[str]) -> dict:
@@ -79,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "play":  # the board in the browser (board/cli.py); imported here, it loads a web stack
         from board.cli import play_main
         return play_main(argv[1:])
+    if argv and argv[0] == "experiment":  # a spec's trials on Ray Tune (launch/experiment.py); imports Tune
+        from launch.experiment import experiment_main
+        return experiment_main(argv[1:])
     if argv and argv[0] == "gtp":  # a checkpoint as a GTP engine (launch/gtp_serve.py)
         from launch.gtp_serve import gtp_main
         return gtp_main(argv[1:])

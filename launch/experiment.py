@@ -1,0 +1,87 @@
+"""``python -m launch experiment SPEC --out DIR``: the trials of a spec on Ray Tune.
+
+SPEC is a named spec of ``experiments/`` (``smoke``, ``avi-vs-az-connect4``, ...) or a
+TOML file (the format: ``launch/experiments/spec.py``). The spec is read, planned and
+checked (fields, matched budgets, placement on the cluster) before any trial starts;
+``--dry-run`` stops there and prints the plan: the trials, each arm's budget, each
+trial's placement bundles and the estimated wall time. ``--updates N`` replaces the
+size's budget in updates (tests and quick looks; the arms stay matched). ``--resume``
+continues the experiment in DIR (``launch/experiments/tune_run.py``). Then ``python -m
+launch report DIR`` draws its figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from launch.config import ConfigError
+from launch.experiments.spec import SIZES, check_placement, load_spec, plan as make_plan
+
+
+def experiment_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m launch experiment",
+                                description="Run the trials of an experiment spec on Ray Tune.")
+    p.add_argument("spec", help="a named spec of experiments/ (e.g. smoke) or a TOML file")
+    p.add_argument("--out", required=True, help="the experiment directory (one run directory per trial)")
+    p.add_argument("--size", default="small",
+                   help=f"the spec's size: {' or '.join(SIZES)} (default: small; a spec may have more, "
+                        "such as smoke's test size for the tests)")
+    p.add_argument("--address", help="Ray cluster to join (auto or ray://host:port); default: embedded Ray")
+    p.add_argument("--max-concurrent", type=int, help="trials at a time (default: as many as the cluster places)")
+    p.add_argument("--resume", action="store_true", help="continue the experiment in --out")
+    p.add_argument("--updates", type=int, help="replace the size's budget in gradient updates (tests, quick looks)")
+    p.add_argument("--wandb", choices=("offline", "online", "disabled"),
+                   help="W&B mode of the trials (default: online with credentials, else offline)")
+    p.add_argument("--dry-run", action="store_true", help="check and print the plan, run nothing")
+    return p
+
+
+def describe(plan, nodes: list[dict] | None = None, max_concurrent: int | None = None) -> str:
+    """The plan as text: each arm's budget and trials, and the estimated wall time."""
+    lines = [f"experiment {plan.spec.name} ({plan.size}): {len(plan.trials)} trials on {plan.spec.game}"]
+    for (instance, arm), (updates, rows) in plan.budgets.items():
+        trials = [t for t in plan.trials if t.arm == arm and t.instance == instance]
+        bundles = trials[0].bundles
+        lines.append(f"  {instance + ' ' if instance else ''}{arm}: seeds {', '.join(str(t.seed) for t in trials)}; "
+                     f"{updates} updates, {rows} rows; bundles {list(bundles)}")
+    if nodes is not None:
+        at_once = check_placement(plan, nodes)
+        concurrent = max(1, min(at_once, max_concurrent or at_once))
+        lines.append(f"  placement: {at_once} trial(s) fit at once on this cluster; running {concurrent} at a time")
+        wall = plan.wall_seconds(concurrent)
+        lines.append(f"  estimated wall time: {wall / 60:.0f} min" if wall is not None
+                     else "  estimated wall time: unknown (the size gives no updates_per_second)")
+    return "\n".join(lines)
+
+
+def experiment_main(argv: list[str] | None = None) -> int:
+    args = experiment_parser().parse_args(argv)
+    if args.max_concurrent is not None and args.max_concurrent < 1:
+        print("error: --max-concurrent must be >= 1", file=sys.stderr)
+        return 2
+    try:
+        if args.dry_run:
+            import ray
+
+            from launch.train import start_ray
+
+            plan = make_plan(load_spec(args.spec), args.size, updates=args.updates)
+            start_ray(args.address)
+            print(describe(plan, [n["Resources"] for n in ray.nodes() if n.get("Alive")], args.max_concurrent))
+            return 0
+        from launch.experiments.tune_run import run_experiment
+
+        outcome = run_experiment(args.spec, args.out, size=args.size, updates=args.updates, address=args.address,
+                                 max_concurrent=args.max_concurrent, resume=args.resume, wandb_mode=args.wandb,
+                                 argv=["python", "-m", "launch", "experiment", *(sys.argv[2:] if argv is None
+                                                                                  else argv)])
+    except ConfigError as err:  # SpecError, or a config the cluster refuses
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    failed = {name: why for name, why in outcome.items() if why != "done"}
+    for name, why in failed.items():
+        print(f"trial {name} failed: {why}", file=sys.stderr)
+    print(f"experiment directory: {args.out} ({len(outcome) - len(failed)} of {len(outcome)} trials done); "
+          f"python -m launch report {args.out}")
+    return 1 if failed else 0

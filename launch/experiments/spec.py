@@ -1,0 +1,457 @@
+"""An experiment spec (``experiments/NAME.toml``): read, checked, and planned for one size.
+
+A spec is the protocol of one of the papers' results: a game, its arms (an algorithm and
+the ``TrainConfig`` fields it changes), and per size (``small`` for this machine,
+``full`` for the papers' budget) the seeds, the budget in gradient updates and the
+evaluation cadence. Everything is checked when the spec is read, before Ray starts, and
+an error names the file, the arm or size and the key, because a typo found an hour into
+a grid of 50 trials costs that hour 50 times.
+
+The plan of a spec for one size is its trials: one per instance (the game's parameters:
+F-Game shapes and seeds, Chomp boards), arm and seed, each an ordinary training run
+with its own resolved config. Two checks run on the plan:
+
+- **Matched budgets** (AVI paper, section 4.5): the arms of one instance make the same
+  number of gradient updates on the same number of collected rows. Rows follow from
+  the config: a synchronous run stops at ``updates``, after ``ceil(updates /
+  updates_per_iteration)`` iterations of ``num_envs x collect_steps`` rows each. A spec
+  whose arms differ is refused unless it says ``matched_budget = false``.
+- **Placement**: each trial reserves its roles' resources as the bundles of one
+  placement group (:func:`trial_bundles`, from ``launch/placement.py``'s rule), so a
+  trial that fits on no node, or needs more than the cluster has, is refused with
+  what is missing (:func:`check_placement`).
+
+Schema (every key optional unless marked):
+
+- top level: ``name`` (required), ``description``, ``game`` (required), ``preset``
+  (default ``paper``), ``game_params`` (table), ``matched_budget`` (default true),
+  ``reference_arm`` (the arm others are compared to, default the first), ``arms``
+  (required), ``instances`` (array of tables), ``sizes`` (required: ``small`` and ``full``);
+- ``[arms.NAME]``: ``algo`` (required), ``label``, ``game_params``, ``set`` (a table of
+  ``TrainConfig`` fields; nested tables or quoted dotted keys for ``mcts.*`` and
+  ``network.*``);
+- ``[[instances]]``: ``name`` (required), ``group`` (the figure row; default the name),
+  ``params`` (game parameters over the spec's);
+- ``[sizes.SIZE]``: ``updates`` (required), ``rows`` (checked against the computed
+  rows), ``seeds`` (a count, a list, or a table arm -> count or list; default 1),
+  ``eval_every``, ``eval_play_every``, ``eval_suites``, ``set`` (every arm),
+  ``instances`` (the names run at this size; default all), ``arms.NAME`` (``set``,
+  ``game_params``, ``seeds`` of one arm at this size), ``updates_per_second`` (table
+  arm -> the measured or estimated rate, for the wall-time estimate) and
+  ``overhead_seconds`` (start-up and final evaluation of one trial, default 30).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+from launch.config import ConfigError, TrainConfig, apply_overrides, resolve
+from launch.evaluator import evaluator_needs_oracle
+from launch.placement import role_options, run_options
+
+SIZES = ("small", "full")
+SPEC_DIR = Path(__file__).resolve().parents[2] / "experiments"
+DEFAULT_OVERHEAD_SECONDS = 30.0
+
+_NUMBER = (int, float)
+TOP_KEYS = {"name": str, "description": str, "game": str, "preset": str, "game_params": dict,
+            "matched_budget": bool, "reference_arm": str, "arms": dict, "instances": list, "sizes": dict}
+ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict}
+INSTANCE_KEYS = {"name": str, "group": str, "params": dict}
+SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "eval_every": int, "eval_play_every": int,
+             "eval_suites": str, "set": dict, "instances": list, "arms": dict, "updates_per_second": dict,
+             "overhead_seconds": _NUMBER}
+SIZE_ARM_KEYS = {"set": dict, "game_params": dict, "seeds": (int, list)}
+# Fields an arm may not set: they are the spec's (game) or the trial's (seed).
+SPEC_OWNED = {"game": "the spec's top-level 'game'", "game_params": "'game_params' of the spec, arm or instance",
+              "seed": "the size's 'seeds'", "algo": "the arm's 'algo'"}
+
+
+class SpecError(ConfigError):
+    """A spec that cannot run; the message names the file, the arm or size, and the key."""
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    algo: str
+    label: str
+    game_params: dict
+    overrides: dict  # flattened TrainConfig overrides, "mcts.simulations" -> 32
+
+
+@dataclass(frozen=True)
+class Instance:
+    name: str
+    group: str
+    params: dict
+
+
+@dataclass(frozen=True)
+class Spec:
+    path: Path
+    name: str
+    description: str
+    game: str
+    preset: str
+    game_params: dict
+    matched_budget: bool
+    reference_arm: str
+    arms: dict  # name -> Arm, in the file's order
+    instances: tuple  # of Instance; one unnamed instance ("") when the spec lists none
+    sizes: dict  # size name -> its raw table, checked
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One training run of the plan: its run directory is ``DIR/<name>``."""
+
+    name: str
+    arm: str
+    instance: str
+    group: str
+    seed: int
+    config: TrainConfig
+    updates: int
+    rows: int  # rows it collects to reach ``updates`` (sync schedule; nominal for async)
+    bundles: tuple  # placement group bundles of its roles (trial_bundles)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "arm": self.arm, "instance": self.instance, "group": self.group,
+                "seed": self.seed, "updates": self.updates, "rows": self.rows, "bundles": list(self.bundles),
+                "config": json_config(self.config)}
+
+
+@dataclass(frozen=True)
+class Plan:
+    spec: Spec
+    size: str
+    trials: tuple  # of Trial
+    budgets: dict  # (instance, arm) -> (updates, rows)
+    estimated_seconds: dict  # trial name -> estimated wall seconds (None when the spec gives no rate)
+
+    def wall_seconds(self, concurrent: int) -> float | None:
+        """The estimated wall time with ``concurrent`` trials at a time (longest first)."""
+        times = list(self.estimated_seconds.values())
+        if any(t is None for t in times):
+            return None
+        slots = [0.0] * max(1, concurrent)
+        for t in sorted(times, reverse=True):  # each to the slot that frees first
+            heapq.heapreplace(slots, slots[0] + t)
+        return max(slots)
+
+
+def json_config(config: TrainConfig) -> dict:
+    import json
+
+    return json.loads(config.to_json())
+
+
+# ------------------------------------------------------------------ reading
+
+
+def spec_path(name_or_path: str) -> Path:
+    """A named spec (``experiments/NAME.toml``) or a file."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        if not path.is_file():
+            raise SpecError(f"spec {name_or_path}: no such file")
+        return path
+    named = SPEC_DIR / f"{name_or_path}.toml"
+    if not named.is_file():
+        known = ", ".join(sorted(p.stem for p in SPEC_DIR.glob("*.toml")))
+        raise SpecError(f"no spec named {name_or_path!r} in {SPEC_DIR}; named specs: {known}")
+    return named
+
+
+def _check_keys(where: str, table: dict, schema: dict, required: tuple = ()) -> None:
+    unknown = sorted(set(table) - set(schema))
+    if unknown:
+        raise SpecError(f"{where}: unknown key{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; "
+                        f"known: {', '.join(sorted(schema))}")
+    for key in required:
+        if key not in table:
+            raise SpecError(f"{where}: missing key {key!r}")
+    for key, value in table.items():
+        want = schema[key]
+        wants = want if isinstance(want, tuple) else (want,)
+        bad_bool = isinstance(value, bool) and bool not in wants
+        if bad_bool or not isinstance(value, wants):
+            names = " or ".join({int: "an integer", float: "a number", str: "a string", bool: "true or false",
+                                 dict: "a table", list: "an array"}[w] for w in dict.fromkeys(wants))
+            raise SpecError(f"{where}: key {key!r} must be {names}, got {value!r}")
+
+
+def flatten(table: dict, prefix: str = "") -> dict:
+    """``{"mcts": {"simulations": 32}}`` -> ``{"mcts.simulations": 32}`` (TOML's nested
+    tables and dotted keys give the first); ``game_params``-like dict fields stay whole."""
+    dict_fields = {f.name for f in fields(TrainConfig) if f.type == "dict"}
+    out = {}
+    for key, value in table.items():
+        full = f"{prefix}{key}"
+        if isinstance(value, dict) and full not in dict_fields:
+            out.update(flatten(value, f"{full}."))
+        else:
+            out[full] = value
+    return out
+
+
+def _as_override(key: str, value) -> str:
+    """A spec value as a ``--set KEY=VALUE`` string (``apply_overrides`` parses it to the
+    field's type and names the key on error)."""
+    import json
+
+    if isinstance(value, bool):
+        return f"{key}={'true' if value else 'false'}"
+    if isinstance(value, (dict, list)):
+        return f"{key}={json.dumps(value)}"
+    return f"{key}={value}"
+
+
+def load_spec(name_or_path: str) -> Spec:
+    """Read and check a spec (the name of one in ``experiments/`` or a path)."""
+    path = spec_path(name_or_path)
+    where = str(path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as err:
+        raise SpecError(f"{where}: not valid TOML: {err}") from None
+    _check_keys(where, raw, TOP_KEYS, required=("name", "game", "arms", "sizes"))
+    if not raw["arms"]:
+        raise SpecError(f"{where}: 'arms' is empty")
+    arms = {}
+    for name, table in raw["arms"].items():
+        at = f"{where}: arm {name!r}"
+        if not isinstance(table, dict):
+            raise SpecError(f"{at}: must be a table ([arms.{name}])")
+        _check_keys(at, table, ARM_KEYS, required=("algo",))
+        overrides = flatten(table.get("set", {}))
+        _check_owned(f"{at}, key 'set'", overrides)
+        arms[name] = Arm(name, table["algo"], table.get("label", name), dict(table.get("game_params", {})),
+                         overrides)
+    instances = []
+    for i, table in enumerate(raw.get("instances", [])):
+        at = f"{where}: instances[{i}]"
+        if not isinstance(table, dict):
+            raise SpecError(f"{at}: must be a table ([[instances]])")
+        _check_keys(at, table, INSTANCE_KEYS, required=("name",))
+        instances.append(Instance(table["name"], table.get("group", table["name"]), dict(table.get("params", {}))))
+    names = [i.name for i in instances]
+    if len(set(names)) != len(names):
+        raise SpecError(f"{where}: instances: names repeat ({', '.join(sorted({n for n in names if names.count(n) > 1}))})")
+    reference = raw.get("reference_arm", next(iter(arms)))
+    if reference not in arms:
+        raise SpecError(f"{where}: key 'reference_arm': {reference!r} is not an arm; arms: {', '.join(arms)}")
+    missing = [s for s in SIZES if s not in raw["sizes"]]
+    if missing:
+        raise SpecError(f"{where}: sizes: missing {', '.join(missing)} (every spec has {' and '.join(SIZES)})")
+    for size, table in raw["sizes"].items():
+        at = f"{where}: size {size!r}"
+        if not isinstance(table, dict):
+            raise SpecError(f"{at}: must be a table ([sizes.{size}])")
+        _check_keys(at, table, SIZE_KEYS, required=("updates",))
+        if table["updates"] < 1:
+            raise SpecError(f"{at}: key 'updates' must be >= 1, got {table['updates']}")
+        for arm_name, arm_table in table.get("arms", {}).items():
+            if arm_name not in arms:
+                raise SpecError(f"{at}: arms: {arm_name!r} is not an arm of the spec; arms: {', '.join(arms)}")
+            _check_keys(f"{at}, arm {arm_name!r}", arm_table, SIZE_ARM_KEYS)
+            _check_owned(f"{at}, arm {arm_name!r}, key 'set'", flatten(arm_table.get("set", {})))
+        _check_owned(f"{at}, key 'set'", flatten(table.get("set", {})))
+        if isinstance(table.get("seeds"), dict):
+            for arm_name in table["seeds"]:
+                if arm_name not in arms:
+                    raise SpecError(f"{at}, key 'seeds': {arm_name!r} is not an arm; arms: {', '.join(arms)}")
+        for arm_name, rate in table.get("updates_per_second", {}).items():
+            if arm_name not in arms:
+                raise SpecError(f"{at}, key 'updates_per_second': {arm_name!r} is not an arm")
+            if isinstance(rate, bool) or not isinstance(rate, _NUMBER) or rate <= 0:
+                raise SpecError(f"{at}, key 'updates_per_second.{arm_name}' must be a number > 0, got {rate!r}")
+        for name in table.get("instances", []):
+            if name not in names:
+                raise SpecError(f"{at}, key 'instances': {name!r} is not an instance; instances: {', '.join(names)}")
+    return Spec(path=path, name=raw["name"], description=raw.get("description", ""), game=raw["game"],
+                preset=raw.get("preset", "paper"), game_params=dict(raw.get("game_params", {})),
+                matched_budget=raw.get("matched_budget", True), reference_arm=reference, arms=arms,
+                instances=tuple(instances) or (Instance("", raw["game"], {}),), sizes=dict(raw["sizes"]))
+
+
+def _check_owned(where: str, overrides: dict) -> None:
+    for key in overrides:
+        if key in SPEC_OWNED:
+            raise SpecError(f"{where}: {key!r} is set by {SPEC_OWNED[key]}, not here")
+
+
+# ------------------------------------------------------------------ planning
+
+
+def _seeds(where: str, value) -> list[int]:
+    if value is None:
+        return [0]
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise SpecError(f"{where}: seeds must be >= 1, got {value}")
+        return list(range(value))
+    if isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
+                                                 for s in value):
+        if len(set(value)) != len(value):
+            raise SpecError(f"{where}: seeds repeat: {value}")
+        return list(value)
+    raise SpecError(f"{where}: seeds must be a count >= 1 or a list of distinct integers >= 0, got {value!r}")
+
+
+def rows_for(config: TrainConfig, updates: int) -> int:
+    """Rows a synchronous run collects to make ``updates`` gradient steps."""
+    return math.ceil(updates / config.updates_per_iteration) * config.rows_per_iteration
+
+
+def arm_config(spec: Spec, size: str, arm: Arm, instance: Instance, seed: int) -> TrainConfig:
+    """The resolved config of one trial: the game's preset for the arm's algorithm, then
+    the size's, the arm's and the arm-at-size's overrides, then the size's evaluation
+    cadence, checked (launch.config.validate)."""
+    table = spec.sizes[size]
+    at = f"{spec.path}: size {size!r}, arm {arm.name!r}"
+    size_arm = table.get("arms", {}).get(arm.name, {})
+    params = {**spec.game_params, **instance.params, **arm.game_params, **size_arm.get("game_params", {})}
+    layers = [("size 'set'", flatten(table.get("set", {}))), (f"arm {arm.name!r} 'set'", arm.overrides),
+              (f"size arm {arm.name!r} 'set'", flatten(size_arm.get("set", {}))),
+              ("size evaluation keys", {k: table[k] for k in ("eval_every", "eval_play_every", "eval_suites")
+                                        if k in table})]
+    try:
+        config = resolve(spec.game, spec.preset, [], algo=arm.algo, seed=seed)
+    except ConfigError as err:
+        raise SpecError(f"{at}: {err}") from None
+    config = replace(config, game_params=params)
+    for layer, overrides in layers:
+        try:
+            config = apply_overrides(config, [_as_override(k, v) for k, v in overrides.items()])
+        except ConfigError as err:
+            raise SpecError(f"{at}, {layer}: {err}") from None
+    try:
+        from launch.config import validate
+
+        validate(config)
+    except ConfigError as err:
+        raise SpecError(f"{at}{', instance ' + repr(instance.name) if instance.name else ''}: {err}") from None
+    return config
+
+
+def _bundle(options: dict) -> dict:
+    bundle = {"CPU": options.get("num_cpus", 0), "GPU": options.get("num_gpus", 0), **options.get("resources", {})}
+    return {k: float(v) for k, v in bundle.items() if v}
+
+
+def learner_device(config: TrainConfig, gpus: float) -> str:
+    """The learner's device as ``Run`` chooses it: cuda when asked for or auto with a GPU."""
+    return "cuda" if config.device in ("auto", "cuda") and gpus >= 1 else "cpu"
+
+
+def trial_bundles(config: TrainConfig, *, embedded: bool, offered=(), gpus: float = 0) -> tuple:
+    """The placement group bundles of one run: its learner, each self-play actor, the
+    replay shards and oracle replicas where they take resources (``launch/placement.py``:
+    on an embedded Ray the shards, the oracle and the evaluator take none, so they need
+    no bundle; they still run inside the trial's group). The trial's driver itself (the
+    Tune function) takes none: the empty head bundle of ``tune.PlacementGroupFactory``."""
+    options = run_options(embedded=embedded, offered=offered, device=learner_device(config, gpus))
+    bundles = [_bundle(options["learner"])] + [_bundle(options["actor"])] * config.num_actors
+    bundles += [_bundle(options["replay"])] * config.replay_shards
+    if config.algo == "azal" or evaluator_needs_oracle(config.game, config.eval_suites):
+        oracle = role_options("oracle", embedded=embedded, offered=offered, cpus=0 if embedded else 1)
+        bundles += [_bundle(oracle)] * config.oracle_replicas
+    return tuple(b for b in bundles if b)
+
+
+def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = True, offered=(),
+         gpus: float = 0) -> Plan:
+    """The trials of ``spec`` at ``size``; ``updates`` replaces the size's budget (tests,
+    quick looks: the spec's ``rows`` check is then skipped). Refuses unmatched budgets."""
+    if size not in spec.sizes:
+        raise SpecError(f"{spec.path}: no size {size!r}; sizes: {', '.join(spec.sizes)}")
+    table = spec.sizes[size]
+    budget = updates if updates is not None else table["updates"]
+    if budget < 1:
+        raise SpecError(f"--updates must be >= 1, got {budget}")
+    chosen = table.get("instances")
+    instances = [i for i in spec.instances if chosen is None or i.name in chosen]
+    rates = table.get("updates_per_second", {})
+    overhead = float(table.get("overhead_seconds", DEFAULT_OVERHEAD_SECONDS))
+    trials, budgets, estimates = [], {}, {}
+    for instance in instances:
+        for arm in spec.arms.values():
+            where = f"{spec.path}: size {size!r}, arm {arm.name!r}"
+            per_arm = table.get("arms", {}).get(arm.name, {}).get("seeds")
+            seeds = table.get("seeds")
+            seeds = per_arm if per_arm is not None else (seeds.get(arm.name) if isinstance(seeds, dict) else seeds)
+            for seed in _seeds(where, seeds):
+                config = arm_config(spec, size, arm, instance, seed)
+                rows = rows_for(config, budget)
+                if updates is None and "rows" in table and rows != table["rows"]:
+                    raise SpecError(f"{where}: key 'rows': {table['rows']} rows stated, but {budget} updates at "
+                                    f"{config.updates_per_iteration} per iteration of {config.rows_per_iteration} "
+                                    f"rows collect {rows}")
+                budgets[(instance.name, arm.name)] = (budget, rows)
+                name = "-".join(p for p in (instance.name, arm.name, f"s{seed}") if p)
+                trials.append(Trial(name, arm.name, instance.name, instance.group, seed, config, budget, rows,
+                                    trial_bundles(config, embedded=embedded, offered=offered, gpus=gpus)))
+                estimates[name] = budget / rates[arm.name] + overhead if arm.name in rates else None
+    names = [t.name for t in trials]
+    if len(set(names)) != len(names):
+        raise SpecError(f"{spec.path}: two trials share a name; arm and instance names must be distinct")
+    if spec.matched_budget:
+        check_matched(spec, budgets)
+    return Plan(spec, size, tuple(trials), budgets, estimates)
+
+
+def check_matched(spec: Spec, budgets: dict) -> None:
+    """The arms of each instance collect the same rows and make the same updates."""
+    for instance in {i for i, _ in budgets}:
+        arms = {arm: b for (i, arm), b in budgets.items() if i == instance}
+        if len(set(arms.values())) > 1:
+            listing = "; ".join(f"{arm}: {u} updates, {r} rows" for arm, (u, r) in arms.items())
+            raise SpecError(f"{spec.path}: the arms' budgets do not match{' on ' + instance if instance else ''} "
+                            f"({listing}); make num_envs x collect_steps and updates per iteration equal "
+                            f"(AVI paper 4.5), or say matched_budget = false")
+
+
+# ------------------------------------------------------------------ placement
+
+
+def _total(bundles) -> dict:
+    total: dict = {}
+    for b in bundles:
+        for k, v in b.items():
+            total[k] = total.get(k, 0.0) + v
+    return total
+
+
+def _fmt(resources: dict) -> str:
+    return ", ".join(f"{v:g} {k}" for k, v in sorted(resources.items())) or "nothing"
+
+
+def check_placement(plan: Plan, nodes: list[dict]) -> int:
+    """Refuse a plan whose trials the cluster (``nodes``: each node's resources) cannot
+    place, saying what is missing; returns how many trials fit at once."""
+    cluster = _total(nodes)
+    fits_at_once = None
+    for trial in plan.trials:
+        need = _total(trial.bundles)
+        short = {k: v - cluster.get(k, 0.0) for k, v in need.items() if v > cluster.get(k, 0.0) + 1e-9}
+        cfg = trial.config
+        roles = (f"{cfg.num_actors} self-play actor{'s' * (cfg.num_actors > 1)} and a "
+                 f"{'GPU' if 'GPU' in trial.bundles[0] else 'CPU'} learner")
+        if short:
+            raise SpecError(f"{plan.spec.path}: trial {trial.name} (arm {trial.arm}) needs {_fmt(need)} "
+                            f"({roles}); the cluster has {_fmt({k: cluster.get(k, 0.0) for k in need})}: "
+                            f"missing {_fmt(short)}")
+        for b in trial.bundles:
+            if not any(all(node.get(k, 0.0) + 1e-9 >= v for k, v in b.items()) for node in nodes):
+                raise SpecError(f"{plan.spec.path}: trial {trial.name} (arm {trial.arm}): no node has "
+                                f"{_fmt(b)} for one of its roles (nodes: "
+                                f"{'; '.join(_fmt(n) for n in nodes)})")
+        at_once = min(int(cluster.get(k, 0.0) // v) for k, v in need.items()) if need else len(plan.trials)
+        fits_at_once = at_once if fits_at_once is None else min(fits_at_once, at_once)
+    return max(1, fits_at_once or 1)

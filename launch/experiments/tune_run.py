@@ -1,0 +1,198 @@
+"""The trials of a plan on Ray Tune, each one ordinary training run.
+
+Each trial is a Tune function trainable that calls ``launch.train.train`` on its own run
+directory ``DIR/<spec>-<trial>`` (``config.json``, ``metrics.jsonl``, checkpoints, its
+W&B run in the experiment's group), and reports every record to Tune. It reserves its
+roles' resources as one placement group (``tune.PlacementGroupFactory``: an empty head
+bundle for the trial's driver, then the bundles of ``spec.trial_bundles``). Tune starts
+the trial's function with ``placement_group_capture_child_tasks``, so the learner, the
+actors, the replay shards and the evaluator the run creates land inside that group,
+and Tune's removal of the group when the trial ends frees whatever is left of them:
+trials never take each other's CPUs, and nothing leaks.
+
+The experiment directory holds ``experiment.json`` (the plan: trials, configs, budgets,
+the commands that ran it), ``spec.toml`` (the spec as it was read) and ``tune/`` (Tune's
+own records). A trial that finishes writes ``trial.json`` into its run directory.
+``--resume`` reads the saved spec, skips the trials that have ``trial.json`` (their files
+are not touched), resumes the others from their newest checkpoint with the run
+directory's own ``--resume`` (exact: learner, optimiser, replay, actors' random states),
+and starts afresh those that never wrote one. Resuming by the run directories rather
+than Tune's experiment state keeps one mechanism, the one the runs already test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from launch.config import TrainConfig
+from launch.experiments.spec import SpecError, Plan, check_placement, load_spec, plan as make_plan
+
+EXPERIMENT_FILE = "experiment.json"
+SPEC_COPY = "spec.toml"
+DONE_FILE = "trial.json"
+
+
+def run_dir_name(plan: Plan, trial) -> str:
+    """The trial's run directory name, also the prefix of its actors' names on the cluster
+    (launch/train.py): the spec's name keeps two experiments' actors apart."""
+    return f"{plan.spec.name}-{trial.name}"
+
+
+def numbers(record: dict) -> dict:
+    return {k: v for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def _trainable(params: dict) -> None:
+    """One trial, in the Tune actor: its run from the start, from its checkpoint, or not at
+    all when it finished before (``--resume``)."""
+    from ray import tune
+
+    from launch.train import train
+    from learner.checkpoint import latest_checkpoint
+
+    trial = params["trial"]
+    run_dir = Path(trial["run_dir"])
+    done = run_dir / DONE_FILE
+    if done.exists():  # finished before the experiment was interrupted
+        tune.report(json.loads(done.read_text())["final"])
+        return
+    # W&B groups the trials of one experiment (wandb reads the group from this variable).
+    os.environ["WANDB_RUN_GROUP"] = trial["group"]
+    config = TrainConfig.from_dict(trial["config"])
+    resume = (run_dir / "config.json").exists() and latest_checkpoint(run_dir / "checkpoints") is not None
+    if (run_dir / "config.json").exists() and not resume:
+        shutil.rmtree(run_dir)  # started but never checkpointed: nothing to continue from
+    start = time.time()
+
+    def report(record: dict) -> bool:
+        tune.report(numbers(record))
+        return False  # the budget, not Tune, ends the run
+
+    _, last = train(config, run_dir=None if resume else run_dir, resume=run_dir if resume else None,
+                    updates=trial["updates"], address=trial["address"], wandb_mode=trial["wandb_mode"],
+                    stop=report)
+    summary = {"trial": trial["name"], "finished": time.time(), "wall_seconds": time.time() - start,
+               "resumed": resume, "final": numbers(last)}
+    done.write_text(json.dumps(summary, indent=1, sort_keys=True))
+
+
+def _progress_callback():
+    from ray import tune
+
+    class Progress(tune.Callback):
+        """One line per trial started and ended (Tune's own tables are off: verbose=0)."""
+
+        def __init__(self, log):
+            self.log = log
+
+        def on_trial_start(self, iteration, trials, trial, **info):
+            self.log(f"trial {trial.config['trial']['name']} started")
+
+        def on_trial_complete(self, iteration, trials, trial, **info):
+            last = trial.last_result or {}
+            self.log(f"trial {trial.config['trial']['name']} done: {last.get('updates', '?')} updates, "
+                     f"{last.get('rows', '?')} rows")
+
+        def on_trial_error(self, iteration, trials, trial, **info):
+            self.log(f"trial {trial.config['trial']['name']} failed (its error is in {trial.local_path})")
+
+    return Progress
+
+
+def _manifest(plan: Plan, out: Path, updates: int | None) -> dict:
+    return {"spec": plan.spec.name, "description": plan.spec.description, "game": plan.spec.game,
+            "size": plan.size, "updates_override": updates, "reference_arm": plan.spec.reference_arm,
+            "arms": {a.name: {"algo": a.algo, "label": a.label} for a in plan.spec.arms.values()},
+            "trials": [{**t.to_dict(), "run_dir": run_dir_name(plan, t)} for t in plan.trials],
+            "commands": []}
+
+
+def prepare(spec_name: str, out: Path, *, size: str, updates: int | None, resume: bool,
+            embedded: bool, offered=(), gpus: float = 0) -> tuple[Plan, dict]:
+    """The plan to run in ``out`` and its manifest: a new experiment (``out`` must not
+    hold one), or the one ``out`` holds (``resume``: its saved spec, size and budget)."""
+    out = Path(out)
+    saved = out / EXPERIMENT_FILE
+    if resume:
+        if not saved.exists():
+            raise SpecError(f"--resume {out}: no {EXPERIMENT_FILE} there, not an experiment directory")
+        manifest = json.loads(saved.read_text())
+        spec = load_spec(str(out / SPEC_COPY))
+        if spec_name not in (manifest["spec"], str(out / SPEC_COPY)) and load_spec(spec_name).name != spec.name:
+            raise SpecError(f"--resume {out}: that directory holds experiment {manifest['spec']!r}, not {spec_name!r}")
+        if size != manifest["size"] or (updates is not None and updates != manifest["updates_override"]):
+            raise SpecError(f"--resume {out}: the experiment runs size {manifest['size']!r}"
+                            f"{' with --updates ' + str(manifest['updates_override']) if manifest['updates_override'] else ''}"
+                            f"; --size and --updates cannot change on resume")
+        plan = make_plan(spec, manifest["size"], updates=manifest["updates_override"], embedded=embedded,
+                         offered=offered, gpus=gpus)
+        planned = [{**t.to_dict(), "run_dir": run_dir_name(plan, t)} for t in plan.trials]
+        if [t["config"] for t in planned] != [t["config"] for t in manifest["trials"]]:
+            raise SpecError(f"--resume {out}: the saved spec now plans other trials than {EXPERIMENT_FILE} "
+                            f"lists (the code's presets changed?); start a new experiment directory")
+        return plan, manifest
+    if saved.exists():
+        raise SpecError(f"--out {out} already holds an experiment; use --resume to continue it")
+    spec = load_spec(spec_name)
+    plan = make_plan(spec, size, updates=updates, embedded=embedded, offered=offered, gpus=gpus)
+    return plan, _manifest(plan, out, updates)
+
+
+def run_experiment(spec_name: str, out, *, size: str = "small", updates: int | None = None,
+                   address: str | None = None, max_concurrent: int | None = None, resume: bool = False,
+                   wandb_mode: str | None = None, argv: list[str] | None = None, log=print) -> dict:
+    """Run (or resume) an experiment in ``out``; returns ``{trial name: "done" | error}``."""
+    import ray
+    from ray import tune
+
+    from launch.placement import offered_resources
+    from launch.train import start_ray
+
+    out = Path(out).resolve()
+    # The spec is read and planned before Ray starts: a bad field costs nothing.
+    prepare(spec_name, out, size=size, updates=updates, resume=resume, embedded=True)
+    start_ray(address)
+    embedded = address is None
+    resources = ray.cluster_resources()
+    plan, manifest = prepare(spec_name, out, size=size, updates=updates, resume=resume, embedded=embedded,
+                             offered=() if embedded else offered_resources(), gpus=resources.get("GPU", 0))
+    nodes = [n["Resources"] for n in ray.nodes() if n.get("Alive")]
+    at_once = check_placement(plan, nodes)
+    out.mkdir(parents=True, exist_ok=True)
+    if not resume:
+        shutil.copyfile(plan.spec.path, out / SPEC_COPY)
+    command = argv if argv is not None else sys.argv
+    manifest["commands"].append({"time": time.strftime("%Y-%m-%d %H:%M:%S"), "argv": shlex.join(command)})
+    (out / EXPERIMENT_FILE).write_text(json.dumps(manifest, indent=1, sort_keys=True))
+
+    trials = [t for t in plan.trials if not (out / run_dir_name(plan, t) / DONE_FILE).exists()]
+    kept = len(plan.trials) - len(trials)
+    concurrent = max(1, min(at_once, max_concurrent or at_once))
+    log(f"experiment {plan.spec.name} ({plan.size}): {len(plan.trials)} trials, {kept} finished before, "
+        f"{len(trials)} to run, {concurrent} at a time, in {out}")
+    if not trials:
+        return {t.name: "done" for t in plan.trials}
+    # One grid axis whose values are the trials: Tune runs one trial per entry.
+    params = [{**t.to_dict(), "run_dir": str(out / run_dir_name(plan, t)), "group": plan.spec.name,
+               "address": address, "wandb_mode": wandb_mode} for t in trials]
+    trainable = tune.with_resources(
+        _trainable, lambda p: tune.PlacementGroupFactory([{}, *p["trial"]["bundles"]], strategy="PACK"))
+    tuner = tune.Tuner(
+        trainable, param_space={"trial": tune.grid_search(params)},
+        tune_config=tune.TuneConfig(max_concurrent_trials=concurrent, reuse_actors=False),
+        run_config=tune.RunConfig(name=f"{plan.spec.name}-{len(manifest['commands'])}",
+                                  storage_path=str(out / "tune"),
+                                  failure_config=tune.FailureConfig(max_failures=0), verbose=0,
+                                  callbacks=[_progress_callback()(log)]))
+    results = tuner.fit()
+    outcome = {t.name: "done" for t in plan.trials}
+    for result in results:
+        if result.error is not None:
+            outcome[result.config["trial"]["name"]] = f"{type(result.error).__name__}: {result.error}"
+    return outcome

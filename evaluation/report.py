@@ -8,7 +8,20 @@ the mean over seeds, with a 95% Student-t band where there are several (as Figur
 and 7 of the AVI paper). Seeds are put on a common x grid by linear interpolation
 within the range every seed covers (log-spaced for compute, drawn on a log axis, so
 the untrained point at compute 0 is left out there). ``summary.md`` lists, per label and metric, the
-final value's mean and 95% half-width over seeds.
+final value's mean and 95% half-width over seeds (the value alone for one seed).
+
+``write_experiment_report(exp_dir, out_dir)`` reads an experiment directory (``python -m
+launch experiment``: its ``experiment.json`` lists the trials, their arms, groups and
+seeds) and lays the figures out like the AVI paper's Figure 1: one row per group (the
+game, or an F-Game shape, a Chomp board), one column per metric kind found under the
+records' ``eval/...`` keys (value error, regret, error rate, ...: whatever the suites
+logged, so new suites appear without changes here; a kind's suites share its column,
+one line style each), a curve per arm with its Student-t band over seeds, and a last
+column with each arm's training and inference compute relative to the reference arm
+(AVI). One figure against updates, one against the compute proxy. ``summary.md`` gives
+the budgets, the final values, the paired differences to the reference arm over the
+seeds both have, any head-to-head scores, the commands that made the experiment, and
+for every table the files its values come from.
 """
 
 from __future__ import annotations
@@ -25,6 +38,13 @@ from evaluation.metrics import mean_ci
 from evaluation.run_metrics import read_metrics
 
 KEY_METRICS = ("value_mae", "policy_regret", "error_rate", "blunder_rate", "score", "match")
+
+
+def fmt_ci(values, digits: int = 4) -> str:
+    """``mean ± half-width`` of the 95% Student-t interval; the value alone for one sample
+    (there is no interval, not one of width zero)."""
+    m, h = mean_ci(values)
+    return f"{m:.{digits}f} ± {h:.{digits}f}" if len(values) > 1 else f"{m:.{digits}f}"
 
 
 def _label(run_dir: Path) -> str:
@@ -110,22 +130,230 @@ def write_report(run_dirs, out_dir) -> Path:
             finals = [r[metric] for recs in seeds for r in [next((r for r in reversed(recs) if metric in r), None)]
                       if r is not None]
             if finals:
-                m, h = mean_ci(finals)
-                lines.append(f"| {label} ({len(finals)}) | {metric.removeprefix('eval/')} | {m:.4f} ± {h:.4f} |")
+                lines.append(f"| {label} ({len(finals)}) | {metric.removeprefix('eval/')} | {fmt_ci(finals)} |")
     summary = out_dir / "summary.md"
     summary.write_text("# Evaluation summary\n\n" + "\n".join(lines) + "\n")
     return summary
 
 
+EXPERIMENT_FILE = "experiment.json"  # written by launch/experiments/tune_run.py
+HEADLINE = ("value_mae", "policy_regret", "error_rate")  # Figure 1's columns, first when present
+
+
+def _final(records: list[dict], key: str):
+    """The last value of ``key`` in a run's records (None when it never logged it)."""
+    return next((r[key] for r in reversed(records) if isinstance(r.get(key), (int, float))), None)
+
+
+def _kinds(metrics: list[str]) -> list[str]:
+    kinds = {m.rsplit("/", 1)[-1] for m in metrics}
+    return [k for k in HEADLINE if k in kinds] + sorted(kinds - set(HEADLINE))
+
+
+def inference_evaluations(config: dict) -> float | None:
+    """Network evaluations per decision of the evaluated policy: AVI's greedy policy
+    evaluates every child (at most the game's number of actions, the paper's "7 for
+    Connect Four"), the policy head one, MCTS its simulations; None where not counted."""
+    import games
+
+    policy = config.get("eval_policy", "auto")
+    if policy == "auto":
+        policy = "greedy" if config.get("algo") == "avi" else "policy-head"
+    if policy == "greedy":
+        return float(games.make(config["game"], **(config.get("game_params") or {})).num_actions)
+    if policy == "policy-head":
+        return 1.0
+    if policy == "mcts":
+        return float(config.get("eval_simulations", 0))
+    return None
+
+
+def _cell(values, digits: int = 4) -> str:
+    values = [v for v in values if v is not None]
+    return fmt_ci(values, digits) if values else "–"
+
+
+def _count(values) -> str:
+    """A count over seeds: the number when every seed has the same, else mean ± 95% CI."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return "–"
+    if len(set(values)) == 1:
+        return f"{values[0]:,.0f}"
+    m, h = mean_ci(values)
+    return f"{m:,.0f} ± {h:,.0f}"
+
+
+def write_experiment_report(exp_dir, out_dir=None) -> Path:
+    """Figures and ``summary.md`` of an experiment directory into ``out_dir`` (default
+    ``exp_dir/report``); returns the summary's path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    exp_dir = Path(exp_dir)
+    manifest = json.loads((exp_dir / EXPERIMENT_FILE).read_text())
+    out_dir = Path(out_dir) if out_dir is not None else exp_dir / "report"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    arms = list(manifest["arms"])
+    reference = manifest.get("reference_arm") or arms[0]
+    groups = list(dict.fromkeys(t["group"] for t in manifest["trials"]))
+    runs, missing = {}, []  # (group, arm) -> [(trial, records)]
+    for trial in manifest["trials"]:
+        try:
+            records = read_metrics(exp_dir / trial["run_dir"])
+        except FileNotFoundError:
+            missing.append(trial["run_dir"])
+            continue
+        runs.setdefault((trial["group"], trial["arm"]), []).append((trial, records))
+    if not runs:
+        raise FileNotFoundError(f"experiment {exp_dir}: none of its {len(manifest['trials'])} trials has metrics yet")
+    metrics = sorted({k for trials in runs.values() for _, recs in trials for r in recs for k in r
+                      if k.startswith("eval/") and k.rsplit("/", 1)[-1] in KEY_METRICS})
+    kinds = _kinds(metrics)
+    suites = {kind: [m for m in metrics if m.rsplit("/", 1)[-1] == kind] for kind in kinds}
+    styles = ("-", "--", ":", "-.")
+    colours = {arm: f"C{i}" for i, arm in enumerate(arms)}
+    labels = {arm: manifest["arms"][arm].get("label", arm) for arm in arms}
+
+    def compute_of(trials) -> tuple[list, list]:
+        training = [_final(recs, "compute") for _, recs in trials]
+        inference = [inference_evaluations(t["config"]) for t, _ in trials]
+        return [v for v in training if v is not None], [v for v in inference if v is not None]
+
+    figures = []
+    for x_key, x_label in (("updates", "gradient updates"), ("compute", "compute (N_forward + 3 N_backward)")):
+        columns = len(kinds) + 1
+        fig, axes = plt.subplots(len(groups), columns, figsize=(3.6 * columns, 2.9 * len(groups)), squeeze=False)
+        for row, group in enumerate(groups):
+            for col, kind in enumerate(kinds):
+                ax = axes[row][col]
+                for arm in arms:
+                    trials = runs.get((group, arm), [])
+                    for metric, style in zip(suites[kind], styles * 4):
+                        x, mean, half = band([_series(recs, metric, x_key) for _, recs in trials],
+                                             log=x_key == "compute")
+                        if not x.size:
+                            continue
+                        suite = metric.removeprefix("eval/").rsplit("/", 1)[0] if "/" in metric[5:] else ""
+                        ax.plot(x, mean, style, color=colours[arm],
+                                label=f"{labels[arm]}{' ' + suite if len(suites[kind]) > 1 else ''} "
+                                      f"({len(trials)})")
+                        if len(trials) > 1:
+                            ax.fill_between(x, mean - half, mean + half, color=colours[arm], alpha=0.2)
+                ax.set_title(f"{group}: {kind}", fontsize=9)
+                ax.set_xlabel(x_label, fontsize=8)
+                if x_key == "compute":
+                    ax.set_xscale("log")
+                ax.grid(alpha=0.3)
+                if ax.lines:
+                    ax.legend(fontsize=6)
+            # The last column: each arm's compute relative to the reference arm (Figure 1).
+            ax = axes[row][-1]
+            ref_train, ref_infer = compute_of(runs.get((group, reference), []))
+            for i, arm in enumerate(arms):
+                train, infer = compute_of(runs.get((group, arm), []))
+                for j, (values, ref) in enumerate(((train, ref_train), (infer, ref_infer))):
+                    if values and ref and np.mean(ref) > 0:
+                        ax.bar(j + i * 0.8 / len(arms), np.mean(values) / np.mean(ref), 0.8 / len(arms),
+                               color=colours[arm], label=labels[arm] if j == 0 else None)
+            ax.set_xticks([0.4 - 0.4 / len(arms), 1.4 - 0.4 / len(arms)], ["training", "inference"])
+            ax.set_yscale("log")
+            ax.set_title(f"{group}: compute relative to {labels[reference]}", fontsize=9)
+            ax.axhline(1.0, color="grey", lw=0.5)
+            if ax.patches:
+                ax.legend(fontsize=6)
+        fig.tight_layout()
+        path = out_dir / f"figure_vs_{x_key}.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        figures.append(path)
+
+    def sources(trials) -> str:
+        return ", ".join(f"`{t['run_dir']}/metrics.jsonl`" for t, _ in trials)
+
+    size = manifest["size"] + (f", --updates {manifest['updates_override']}" if manifest.get("updates_override") else "")
+    lines = [f"# Experiment {manifest['spec']} ({size})", "", manifest.get("description", ""), "",
+             "## Commands", "", "```"]
+    lines += [c["argv"] for c in manifest.get("commands", [])]
+    lines += [f"python -m launch report {exp_dir}", "```", "",
+              f"Figures: {', '.join(f'`{p.name}`' for p in figures)} (one row per group; curves are means over "
+              "seeds with a 95% Student-t band where there are several).", ""]
+    if missing:
+        lines += [f"Not run yet (no metrics.jsonl): {', '.join(missing)}.", ""]
+    for group in groups:
+        present = [arm for arm in arms if (group, arm) in runs]
+        lines += [f"## {group}", "", "### Budget and compute", "",
+                  "| arm | seeds | updates | rows | training compute | relative | inference evaluations per "
+                  "decision | relative | from |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        ref_train, ref_infer = compute_of(runs.get((group, reference), []))
+        for arm in present:
+            trials = runs[(group, arm)]
+            train, infer = compute_of(trials)
+            rel = lambda values, ref: (f"{np.mean(values) / np.mean(ref):.3g}" if values and ref and np.mean(ref) > 0
+                                       else "–")
+            lines.append(f"| {labels[arm]} | {len(trials)} | {_count([_final(r, 'updates') for _, r in trials])} | "
+                         f"{_count([_final(r, 'rows') for _, r in trials])} | {_count(train)} | {rel(train, ref_train)} "
+                         f"| {_count(infer)} | {rel(infer, ref_infer)} | {sources(trials)} (last record) |")
+        lines += ["", "Inference evaluations per decision follow from each trial's `config.json` "
+                      "(greedy: the game's actions, policy head: 1, MCTS: its simulations).", ""]
+        shown = [m for m in metrics if any(_final(r, m) is not None for arm in present for _, r in runs[(group, arm)])]
+        if shown:
+            lines += ["### Final values (mean ± 95% CI over seeds)", "",
+                      "| metric | " + " | ".join(labels[a] for a in present) + " |",
+                      "| --- |" + " --- |" * len(present)]
+            for metric in shown:
+                lines.append(f"| {metric.removeprefix('eval/')} | "
+                             + " | ".join(_cell([_final(r, metric) for _, r in runs[(group, a)]]) for a in present)
+                             + " |")
+            lines += ["", "Each value: the last record holding the metric in each trial's `metrics.jsonl` "
+                          f"({'; '.join(labels[a] + ': ' + sources(runs[(group, a)]) for a in present)}).", ""]
+            paired = []
+            for arm in present:
+                if arm == reference or (group, reference) not in runs:
+                    continue
+                ref_by_seed = {t["seed"]: r for t, r in runs[(group, reference)]}
+                for metric in shown:
+                    diffs = [_final(r, metric) - _final(ref_by_seed[t["seed"]], metric) for t, r in runs[(group, arm)]
+                             if t["seed"] in ref_by_seed and _final(r, metric) is not None
+                             and _final(ref_by_seed[t["seed"]], metric) is not None]
+                    if diffs:
+                        paired.append(f"| {labels[arm]} − {labels[reference]} | {metric.removeprefix('eval/')} | "
+                                      f"{len(diffs)} | {fmt_ci(diffs)} |")
+            if paired:
+                lines += [f"### Paired differences to {labels[reference]} (same seeds)", "",
+                          "| arms | metric | pairs | difference (mean ± 95% CI) |", "| --- | --- | --- | --- |",
+                          *paired, ""]
+        h2h = sorted({k for arm in present for _, r in runs[(group, arm)] for rec in r for k in rec
+                      if k.startswith("eval/") and "h2h" in k and k.endswith("/score")})
+        if h2h:
+            lines += ["### Head-to-head", "", "| arm | match | score (mean ± 95% CI over seeds) |", "| --- | --- | --- |"]
+            for arm in present:
+                for key in h2h:
+                    values = [_final(r, key) for _, r in runs[(group, arm)]]
+                    if any(v is not None for v in values):
+                        lines.append(f"| {labels[arm]} | {key.removeprefix('eval/')} | {_cell(values)} |")
+            lines.append("")
+    summary = out_dir / "summary.md"
+    summary.write_text("\n".join(lines) + "\n")
+    return summary
+
+
 def report_main(argv: list[str] | None = None) -> int:
-    """``report RUN_DIR... [--out DIR]`` (default: ``plots/`` of the first run)."""
+    """``report RUN_DIR... [--out DIR]`` (default: ``plots/`` of the first run), or
+    ``report EXPERIMENT_DIR [--out DIR]`` (default: its ``report/``)."""
     parser = argparse.ArgumentParser(prog="python -m launch report",
-                                     description="Plots and a summary table of runs' evaluation metrics.")
+                                     description="Plots and a summary table of runs' evaluation metrics, "
+                                                 "or the figures and summary of an experiment directory.")
     parser.add_argument("run_dirs", nargs="+", type=Path)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     try:
-        path = write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots")
+        if len(args.run_dirs) == 1 and (args.run_dirs[0] / EXPERIMENT_FILE).is_file():
+            path = write_experiment_report(args.run_dirs[0], args.out)
+        else:
+            path = write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots")
     except (FileNotFoundError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -2,6 +2,7 @@
 and how many network evaluations the evaluation cache saves (``search.cache``).
 
     python -m benchmarks.avi_speed [--game connect4] [--steps 16] [--repeats 3] [--updates 64]
+    python -m benchmarks.avi_speed --server [--game connect4] [--actors 1 2]
     python -m benchmarks.avi_speed --hit-rates [--games connect4 tictactoe ...] [--phases 3]
 
 Reports, as medians of ``--repeats`` collection calls after one warm-up call:
@@ -17,6 +18,11 @@ Reports, as medians of ``--repeats`` collection calls after one warm-up call:
   the replay shard);
 - the learner's updates/s at the preset batch size and the fraction of its time spent
   waiting for replay batches.
+
+``--server``: the same side-by-side pools, each actor with its own network and cache
+(``"cache"``) against actors sharing one batched inference server
+(``actors/inference_server.py``, ``"server"``, a zero-CPU actor: on this machine its
+batches take the CPUs the waiting actors leave), and the server's rows per batch.
 
 ``--hit-rates``: per game, without Ray, one process on one thread, with the preset
 network (fresh weights; ``--set`` changes it, e.g. ``network.channels=16`` for a quick
@@ -44,6 +50,7 @@ import torch
 
 import games
 from actors.avi import AviCollector
+from actors.inference_server import InferenceActor
 from actors.pool import SelfPlayActor
 from launch.config import resolve
 from learner.actor import LearnerActor
@@ -55,6 +62,7 @@ from replay.service import ReplayService
 from search.cache import CachedValueFn
 
 CACHE_MODES = ("off", "cache")  # measured side by side
+SERVER_MODES = ("cache", "server")  # with --server
 
 
 def actor_options(config, num_actors: int) -> dict:
@@ -64,9 +72,10 @@ def actor_options(config, num_actors: int) -> dict:
                 replay=None, threads=1, inference_dtype=config.inference_dtype)
 
 
-def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str) -> dict:
-    """Pools of ``num_actors`` actors without and with the evaluation cache, their calls
-    taking turns; both pools exist at once (as zero-CPU actors) and only one runs at a time."""
+def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str, modes=CACHE_MODES) -> dict:
+    """Pools of ``num_actors`` actors in each of ``modes`` (an ``eval_cache``, or
+    ``"server"``: one shared inference server), their calls taking turns; the pools exist at
+    once (as zero-CPU actors) and only one runs at a time."""
     game = games.make(config.game, **config.game_params)
     replay = ReplayService.create(avi_schema(game.obs_shape), config.replay_capacity, config.replay_shards,
                                   name=f"{name}-replay")
@@ -76,14 +85,18 @@ def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str) -> 
         augment=config.augment_symmetries)
     ref = learner.get_weights.remote()
     options = dict(actor_options(config, num_actors), replay=replay)
-    pools = {mode: [SelfPlayActor.options(num_cpus=0).remote(**options, index=i, eval_cache=mode)
-                    for i in range(num_actors)] for mode in CACHE_MODES}
+    server = (InferenceActor.options(num_cpus=0).remote(game=config.game, game_params=config.game_params,
+                                                        network=config.network)
+              if "server" in modes else None)
+    pools = {mode: [SelfPlayActor.options(num_cpus=0).remote(
+        **options, index=i, eval_cache="cache" if mode == "server" else mode,
+        inference_server=server if mode == "server" else None) for i in range(num_actors)] for mode in modes}
     for actors in pools.values():  # warm up: compile, load weights
         ray.get([a.collect.remote([WeightVersion(0, ref)], 1) for a in actors])
-    rates, shares, hits = {m: [] for m in CACHE_MODES}, {m: [] for m in CACHE_MODES}, []
+    rates, shares, hits = {m: [] for m in modes}, {m: [] for m in modes}, []
     version = 0
     for repeat in range(repeats):
-        for mode in CACHE_MODES[::1 if repeat % 2 == 0 else -1]:  # who goes first alternates
+        for mode in modes[::1 if repeat % 2 == 0 else -1]:  # who goes first alternates
             actors = pools[mode]
             version += 1  # a new phase: the cache starts empty
             start = time.perf_counter()
@@ -92,16 +105,19 @@ def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str) -> 
             timing = {k: sum(s.timings[k] for s in stats) for k in stats[0].timings}
             total = sum(timing.values())
             shares[mode].append({k: v / total for k, v in timing.items()})
-            if mode == "cache":
+            if mode == modes[-1]:
                 lookups = sum(s.cache_lookups for s in stats)
                 hits.append(1.0 - sum(s.cache_evaluated for s in stats) / max(lookups, 1))
     result = {"actors": num_actors, "steps": steps}
-    for mode in CACHE_MODES:
+    for mode in modes:
         rate = statistics.median(rates[mode])
         result[mode] = {"rows_per_s": rate, "rows_per_s_per_actor": rate / num_actors,
                         "time_share": {k: statistics.median(s[k] for s in shares[mode]) for k in shares[mode][0]}}
-    result["speedup"] = statistics.median(c / o for o, c in zip(rates["off"], rates["cache"]))
+    result["speedup"] = statistics.median(c / o for o, c in zip(rates[modes[0]], rates[modes[1]]))
     result["hit_rate"] = statistics.median(hits)
+    if server is not None:
+        result["server_stats"] = ray.get(server.stats.remote())
+        ray.kill(server)
     for actors in pools.values():
         for a in actors:
             ray.kill(a)
@@ -205,6 +221,8 @@ def main(argv=None):
     p.add_argument("--updates", type=int, default=64, help="learner updates per timed call")
     p.add_argument("--set", dest="overrides", action="append", default=[])
     p.add_argument("--hit-rates", action="store_true", help="the evaluation cache per game, without Ray")
+    p.add_argument("--server", action="store_true", help="own network and cache against a shared inference server")
+    p.add_argument("--actors", type=int, nargs="+", default=[1, 2], help="pool sizes")
     p.add_argument("--games", nargs="+", default=["connect4", "tictactoe", "hex"])
     p.add_argument("--num-envs", type=int, default=128)
     p.add_argument("--warmup", type=int, default=None, help="steps before the phases (the game's max length)")
@@ -228,21 +246,27 @@ def main(argv=None):
     os.environ.setdefault("RAY_TMPDIR", tempfile.mkdtemp(prefix="ray-bench-"))
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
+        modes = SERVER_MODES if args.server else CACHE_MODES
         report = {"game": args.game, "preset": args.preset, "num_envs": config.num_envs,
-                  "pools": [pool_speed(config, n, args.steps, args.repeats, f"bench{n}") for n in (1, 2)],
-                  "learner": learner_speed(config, args.updates, args.repeats, "benchl")}
+                  "pools": [pool_speed(config, n, args.steps, args.repeats, f"bench{n}", modes) for n in args.actors],
+                  "learner": None if args.server else learner_speed(config, args.updates, args.repeats, "benchl")}
     finally:
         ray.shutdown()
     print(json.dumps(report, indent=1))
     for pool in report["pools"]:
-        for mode in CACHE_MODES:
+        for mode in modes:
             r = pool[mode]
             share = ", ".join(f"{k} {v:.0%}" for k, v in r["time_share"].items())
-            print(f"{pool['actors']} actor(s), eval_cache={mode}: {r['rows_per_s']:,.0f} rows/s "
-                  f"({r['rows_per_s_per_actor']:,.0f} per actor); actor step time: {share}")
-        print(f"{pool['actors']} actor(s): cache x{pool['speedup']:.2f} rows/s, hit rate {pool['hit_rate']:.1%} "
-              f"over calls of {pool['steps']} steps")
+            print(f"{pool['actors']} actor(s), {mode if mode == 'server' else 'eval_cache=' + mode}: "
+                  f"{r['rows_per_s']:,.0f} rows/s ({r['rows_per_s_per_actor']:,.0f} per actor); actor step time: {share}")
+        print(f"{pool['actors']} actor(s): {modes[1]} x{pool['speedup']:.2f} rows/s against {modes[0]}, "
+              f"hit rate {pool['hit_rate']:.1%} over calls of {pool['steps']} steps")
+        if "server_stats" in pool:
+            print(f"  server: {pool['server_stats']['mean_rows_per_batch']:,.0f} rows per batch, "
+                  f"at most {pool['server_stats']['max_requests_per_batch']} requests in one")
     lr = report["learner"]
+    if lr is None:
+        return
     print(f"learner: {lr['updates_per_s']:.1f} updates/s at batch {lr['batch_size']}, "
           f"waiting on replay {lr['wait_fraction']:.1%} of its time")
 

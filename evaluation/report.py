@@ -206,6 +206,9 @@ def write_experiment_report(exp_dir, out_dir=None) -> Path:
         except FileNotFoundError:
             missing.append(trial["run_dir"])
             continue
+        for r in records:  # the forward passes alone: the x axis of the AVI paper's Figure 7
+            if "actor_forward_samples" in r and "learner_forward_samples" in r:
+                r["forward"] = r["actor_forward_samples"] + r["learner_forward_samples"]
         runs.setdefault((trial["group"], trial["arm"]), []).append((trial, records))
     if not runs:
         raise FileNotFoundError(f"experiment {exp_dir}: none of its {len(manifest['trials'])} trials has metrics yet")
@@ -223,7 +226,10 @@ def write_experiment_report(exp_dir, out_dir=None) -> Path:
         return [v for v in training if v is not None], [v for v in inference if v is not None]
 
     figures = []
-    for x_key, x_label in (("updates", "gradient updates"), ("compute", "compute (N_forward + 3 N_backward)")):
+    axes_x = [("updates", "gradient updates"), ("compute", "compute (N_forward + 3 N_backward)")]
+    if any("forward" in r for trials in runs.values() for _, recs in trials for r in recs):
+        axes_x.append(("forward", "network forward passes (N_forward, Figure 7's axis)"))
+    for x_key, x_label in axes_x:
         columns = len(kinds) + 1
         fig, axes = plt.subplots(len(groups), columns, figsize=(3.6 * columns, 2.9 * len(groups)), squeeze=False)
         for row, group in enumerate(groups):
@@ -233,7 +239,7 @@ def write_experiment_report(exp_dir, out_dir=None) -> Path:
                     trials = runs.get((group, arm), [])
                     for metric, style in zip(suites[kind], styles * 4):
                         x, mean, half = band([_series(recs, metric, x_key) for _, recs in trials],
-                                             log=x_key == "compute")
+                                             log=x_key != "updates")
                         if not x.size:
                             continue
                         suite = metric.removeprefix("eval/").rsplit("/", 1)[0] if "/" in metric[5:] else ""
@@ -244,7 +250,7 @@ def write_experiment_report(exp_dir, out_dir=None) -> Path:
                             ax.fill_between(x, mean - half, mean + half, color=colours[arm], alpha=0.2)
                 ax.set_title(f"{group}: {kind}", fontsize=9)
                 ax.set_xlabel(x_label, fontsize=8)
-                if x_key == "compute":
+                if x_key != "updates":
                     ax.set_xscale("log")
                 ax.grid(alpha=0.3)
                 if ax.lines:

@@ -35,7 +35,8 @@ Schema (every key optional unless marked):
 - ``[sizes.SIZE]``: ``updates`` (required), ``rows`` (checked against the computed
   rows), ``seeds`` (a count, a list, or a table arm -> count or list; default 1),
   ``eval_every``, ``eval_play_every``, ``eval_suites``, ``set`` (every arm),
-  ``instances`` (the names run at this size; default all), ``arms.NAME`` (``set``,
+  ``instances`` (the names run at this size; default all), ``only`` (the arms run at
+  this size; default all), ``arms.NAME`` (``set``,
   ``game_params``, ``seeds`` of one arm at this size), ``updates_per_second`` (table
   arm -> the measured or estimated rate, for the wall-time estimate) and
   ``overhead_seconds`` (start-up and final evaluation of one trial, default 30).
@@ -64,7 +65,7 @@ ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict}
 INSTANCE_KEYS = {"name": str, "group": str, "params": dict}
 SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "eval_every": int, "eval_play_every": int,
              "eval_suites": str, "set": dict, "instances": list, "arms": dict, "updates_per_second": dict,
-             "overhead_seconds": _NUMBER}
+             "overhead_seconds": _NUMBER, "only": list}
 SIZE_ARM_KEYS = {"set": dict, "game_params": dict, "seeds": (int, list)}
 # Fields an arm may not set: they are the spec's (game) or the trial's (seed).
 SPEC_OWNED = {"game": "the spec's top-level 'game'", "game_params": "'game_params' of the spec, arm or instance",
@@ -271,6 +272,9 @@ def load_spec(name_or_path: str) -> Spec:
                 raise SpecError(f"{at}, key 'updates_per_second': {arm_name!r} is not an arm")
             if isinstance(rate, bool) or not isinstance(rate, _NUMBER) or rate <= 0:
                 raise SpecError(f"{at}, key 'updates_per_second.{arm_name}' must be a number > 0, got {rate!r}")
+        for arm_name in table.get("only", []):
+            if arm_name not in arms:
+                raise SpecError(f"{at}, key 'only': {arm_name!r} is not an arm; arms: {', '.join(arms)}")
         for name in table.get("instances", []):
             if name not in names:
                 raise SpecError(f"{at}, key 'instances': {name!r} is not an instance; instances: {', '.join(names)}")
@@ -382,6 +386,8 @@ def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = 
     trials, budgets, estimates = [], {}, {}
     for instance in instances:
         for arm in spec.arms.values():
+            if "only" in table and arm.name not in table["only"]:
+                continue
             where = f"{spec.path}: size {size!r}, arm {arm.name!r}"
             per_arm = table.get("arms", {}).get(arm.name, {}).get("seeds")
             seeds = table.get("seeds")

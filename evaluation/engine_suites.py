@@ -9,9 +9,16 @@ Metrics: ``score`` in [-1, 1] (the agent's mean outcome over the games that ende
 counts ``wins``, ``draws``, ``losses``, ``games``, ``failures`` (games ended by the
 engine's crash, hang or illegal answer: outside the score) and ``disagreements``
 (games whose winner the engine's ``final_score`` names differently from our rules),
-``engine_level``, and ``agent_moves``. ``tables`` games run at once, each engine in its
-own process (so on ``tables`` cores); ``sgf_dir`` keeps each game's SGF and one JSON
+``engine_level``, and ``agent_moves``. ``sgf_dir`` keeps each game's SGF and one JSON
 line per game (``<suite>.jsonl``).
+
+Where the games run: ``tables`` games at once, each engine in its own process (so on
+``tables`` cores), in this process; or, with ``workers`` > 1 on a running Ray, the
+games split into ``workers`` Ray tasks of one CPU per table, each with its own referee,
+engines and copy of the agent (built there by ``make_choose``, a picklable factory,
+since a policy holding a network is not shipped), so that a cluster's nodes share a
+long match. The records come back in the games' order either way, so the metrics and
+files are the same.
 """
 
 from __future__ import annotations
@@ -31,12 +38,11 @@ from gtp.sgf import record_sgf
 ENGINE_SUITES = {"go-gnugo": "gnugo", "othello-grhino": "gtp-rhino"}
 
 
-def engine_match(game, choose, suite: str, openings: list[list[int]], *, level: int | None = None,
-                 tables: int | None = None, timeout: float = 60.0, sgf_dir=None) -> dict:
-    """The agent ``choose`` against the suite's engine from every opening, both sides."""
+def _play(game, choose, suite: str, sides: list[tuple[tuple, bool]], level: int, tables: int | None,
+          timeout: float) -> tuple[list, int]:
+    """The records of the games ``sides`` (opening, whether the agent is Black) against the
+    suite's engine at ``level``, in order, and the agent's moves."""
     name = ENGINE_SUITES[suite]
-    spec = ENGINES[name]
-    level = spec.default_level if level is None else int(level)
     params = {"size": game.params["size"], "komi": game.params["komi"]} if game.name == "go" else {}
     engine = Engine(f"{name}-{level}", engine_argv(name, level=level, **params), timeout=timeout)
     moves = {"count": 0}
@@ -46,10 +52,43 @@ def engine_match(game, choose, suite: str, openings: list[list[int]], *, level: 
         return choose(states)
 
     agent = Local("agent", counted)
-    pairings = [Pairing(tuple(o), agent, engine) for o in openings] + [Pairing(tuple(o), engine, agent)
-                                                                      for o in openings]
+    pairings = [Pairing(o, agent, engine) if black else Pairing(o, engine, agent) for o, black in sides]
     tables = tables or max(1, min(len(pairings), len(os.sched_getaffinity(0))))
-    records = play_games(game, pairings, tables=tables)
+    return play_games(game, pairings, tables=tables), moves["count"]
+
+
+def _play_remote(game_name: str, game_params: dict, make_choose, suite, sides, level, tables, timeout):
+    import games
+
+    return _play(games.make(game_name, **game_params), make_choose(), suite, sides, level, tables, timeout)
+
+
+def engine_match(game, choose, suite: str, openings: list[list[int]], *, level: int | None = None,
+                 tables: int | None = None, timeout: float = 60.0, sgf_dir=None, workers: int = 1,
+                 make_choose=None) -> dict:
+    """The agent ``choose`` against the suite's engine from every opening, both sides;
+    with ``workers`` > 1 (and ``make_choose``, which builds ``choose`` where it runs), on
+    Ray tasks of ``tables`` tables each (default 1)."""
+    spec = ENGINES[ENGINE_SUITES[suite]]
+    level = spec.default_level if level is None else int(level)
+    sides = [(tuple(o), True) for o in openings] + [(tuple(o), False) for o in openings]
+    if workers > 1:
+        if make_choose is None:
+            raise ValueError("engine_match: workers > 1 needs make_choose, which builds the agent in each task")
+        import ray
+
+        per_task = tables or 1
+        play = ray.remote(num_cpus=per_task)(_play_remote)
+        # Game i goes to task i % workers: each task gets both colours and all phases of the list.
+        chunks = [sides[w::workers] for w in range(min(workers, len(sides)))]
+        results = ray.get([play.remote(game.name, dict(game.params), make_choose, suite, chunk, level, per_task,
+                                       timeout) for chunk in chunks])
+        records = [None] * len(sides)
+        for w, (recs, _) in enumerate(results):
+            records[w::len(chunks)] = recs
+        agent_moves = sum(n for _, n in results)
+    else:
+        records, agent_moves = _play(game, choose, suite, sides, level, tables, timeout)
     if sgf_dir is not None:
         sgf_dir = Path(sgf_dir)
         sgf_dir.mkdir(parents=True, exist_ok=True)
@@ -61,4 +100,4 @@ def engine_match(game, choose, suite: str, openings: list[list[int]], *, level: 
     counts = summary(records, "agent")
     outcomes = [r.outcome if r.black == "agent" else -r.outcome for r in records if r.outcome is not None]
     mean, half = mean_ci(outcomes) if outcomes else (float("nan"), float("nan"))
-    return {"score": mean, "score_ci95": half, **counts, "engine_level": level, "agent_moves": moves["count"]}
+    return {"score": mean, "score_ci95": half, **counts, "engine_level": level, "agent_moves": agent_moves}

@@ -12,6 +12,7 @@ this module needs no torch, so that a configuration check can read ``POLICIES``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -65,3 +66,47 @@ def minimax_policy(game: Game, value_obs, *, depth: int = 2, gamma: float = 1.0,
     """``search.minimax.minimax_actions`` to ``depth`` plies over a value of encodings."""
     rng = np.random.default_rng(seed)
     return lambda states: minimax_actions(game, states, value_obs, depth, rng, gamma)
+
+
+class PolicySpec(NamedTuple):
+    """An evaluation policy by name and settings (the choice of ``SuiteRunner``), built on
+    a model with :meth:`build`; plain data, so that it travels to Ray tasks."""
+
+    policy: str  # one of POLICIES but auto (resolved by the caller)
+    gamma: float = 1.0
+    simulations: int = 64
+    depth: int = 2
+    seed: int = 0
+
+    def build(self, game: Game, model) -> Choose:
+        """The policy on ``model`` (an ``evaluation.network.NetworkModel``)."""
+        if self.policy == "greedy":
+            return greedy_policy(game, model.value_obs, self.gamma)
+        if self.policy == "policy-head":
+            return policy_head_policy(game, model)
+        if self.policy == "mcts":
+            return mcts_policy(game, model.evaluate, simulations=self.simulations, seed=self.seed)
+        if self.policy == "minimax":
+            return minimax_policy(game, model.value_obs, depth=self.depth, gamma=self.gamma, seed=self.seed)
+        raise ValueError(f"PolicySpec: unknown policy {self.policy!r}; known: {', '.join(POLICIES[1:])}")
+
+
+class NetworkPolicy(NamedTuple):
+    """``()`` -> the policy ``spec`` of a network (``net_config``, ``weights``) on the game
+    ``game_name(**game_params)``, built where it is called: a Ray task's own copy of an
+    agent (``evaluation.engine_suites``), since the network is not shipped, its weights are."""
+
+    game_name: str
+    game_params: dict
+    net_config: object
+    weights: dict
+    spec: PolicySpec
+    inference_dtype: str = "fp32"
+
+    def __call__(self) -> Choose:
+        import games
+        from evaluation.network import NetworkModel  # torch: only where the policy runs
+
+        game = games.make(self.game_name, **self.game_params)
+        model = NetworkModel(game, self.net_config, self.weights, inference_dtype=self.inference_dtype)
+        return self.spec.build(game, model)

@@ -396,7 +396,7 @@ def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = 
                 config = arm_config(spec, size, arm, instance, seed)
                 rows = rows_for(config, budget)
                 if updates is None and "rows" in table and rows != table["rows"]:
-                    raise SpecError(f"{where}: key 'rows': {table['rows']} rows stated, but {budget} updates at "
+                    raise SpecError(f"{where}, key 'rows': {table['rows']} rows stated, but {budget} updates at "
                                     f"{config.updates_per_iteration} per iteration of {config.rows_per_iteration} "
                                     f"rows collect {rows}")
                 budgets[(instance.name, arm.name)] = (budget, rows)

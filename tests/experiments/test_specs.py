@@ -1,0 +1,143 @@
+"""Experiment specs (launch/experiments/spec.py), without Ray: every named spec reads and
+plans at both sizes; the full ones place on a cluster of the papers' kind and carry the
+papers' budgets; bad fields, unmatched budgets and trials too big for the cluster are
+refused with messages that name what is wrong."""
+
+from __future__ import annotations
+
+import pytest
+
+from launch.experiments.spec import SPEC_DIR, SpecError, check_placement, load_spec, plan
+
+NAMED = ("smoke", "avi-vs-az-connect4", "avi-vs-az-hex", "fgames", "azal-chomp", "azal-connect4")
+# A cluster of the kind the full specs are for: four 16-CPU workers and one GPU node.
+CLUSTER = [{"CPU": 16.0}] * 4 + [{"CPU": 16.0, "GPU": 1.0}]
+THIS_MACHINE = [{"CPU": 2.0}]
+
+
+def test_the_named_specs_are_the_ones_asked_for():
+    assert {p.stem for p in SPEC_DIR.glob("*.toml")} == set(NAMED)
+
+
+@pytest.mark.parametrize("name", NAMED)
+def test_every_named_spec_plans_at_both_sizes_and_the_full_one_places_on_a_cluster(name):
+    spec = load_spec(name)
+    small = plan(spec, "small")
+    assert check_placement(small, THIS_MACHINE) >= 1  # small runs here
+    full = plan(spec, "full", gpus=1)
+    assert len(full.trials) >= len(small.trials)
+    assert check_placement(full, CLUSTER) >= 1
+    for trial in full.trials:  # one run directory per trial, each config resolved and checked
+        assert trial.config.game == spec.game and trial.updates == spec.sizes["full"]["updates"]
+        assert any("GPU" in b for b in trial.bundles) == (trial.config.device != "cpu")
+
+
+def test_connect4_full_is_the_papers_grid_and_budget():
+    full = plan(load_spec("avi-vs-az-connect4"), "full", gpus=1)
+    seeds = {arm: sum(t.arm == arm for t in full.trials) for arm in {t.arm for t in full.trials}}
+    assert seeds == {"avi": 20, "az32": 5, "az64": 5, "az128": 5, "az256": 5, "az512": 5}  # AVI paper 4.6
+    sims = sorted({t.config.mcts.simulations for t in full.trials if t.config.algo == "alphazero"})
+    assert sims == [32, 64, 128, 256, 512]
+    # Section 5.1: 2.4M gradient updates; Tables 3-4: 128 x 128 rows per iteration, 256 updates each.
+    assert set(full.budgets.values()) == {(2_400_000, 2_400_000 // 256 * 128 * 128)}
+
+
+def test_connect4_small_fits_this_machine_in_under_two_hours():
+    small = plan(load_spec("avi-vs-az-connect4"), "small")
+    arms = sorted((t.arm, t.config.algo, t.config.mcts.simulations if t.config.algo != "avi" else 0)
+                  for t in small.trials)
+    assert arms == [("avi", "avi", 0)] * 3 + [("az32", "alphazero", 32)] * 2
+    (updates, rows), = set(small.budgets.values())  # matched: one budget for both arms
+    assert rows == updates // 256 * 128 * 128
+    assert small.wall_seconds(1) < 2 * 3600
+
+
+def test_azal_specs_have_the_three_arms_of_the_paper():
+    chomp = plan(load_spec("azal-chomp"), "full", gpus=1)
+    arms = {(t.arm, t.config.algo, t.config.game_params.get("frames", 1)) for t in chomp.trials}
+    assert arms == {("vanilla", "alphazero", 1), ("multiframe", "alphazero", 3), ("azal", "azal", 1)}
+    assert {t.config.mcts.simulations for t in chomp.trials} == {800}  # AZAL Table 5
+    assert {(t.config.game_params["rows"], t.config.game_params["cols"]) for t in chomp.trials} == {(9, 10), (10, 11)}
+    assert {t.seed for t in chomp.trials} == {0, 1, 2}
+
+
+def test_fgames_full_is_three_shapes_of_ten_games():
+    full = plan(load_spec("fgames"), "full", gpus=1)
+    shapes = {(t.config.game_params["depth"], t.config.game_params["branching"]) for t in full.trials}
+    assert shapes == {(20, 2), (10, 5), (5, 20)}
+    assert len({t.instance for t in full.trials}) == 30
+
+
+def _write(tmp_path, text: str, name: str = "spec.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+BASE = """
+name = "t"
+game = "tictactoe"
+[arms.avi]
+algo = "avi"
+[arms.az]
+algo = "alphazero"
+{arm_extra}
+[sizes.small]
+updates = 64
+{size_extra}
+[sizes.full]
+updates = 128
+"""
+
+
+@pytest.mark.parametrize("arm_extra, size_extra, message", [
+    ("set = { no_such_field = 1 }", "", r"arm 'az', arm 'az' 'set'.*unknown config key 'no_such_field'"),
+    ("set = { mcts = { simulation = 8 } }", "", r"arm 'az'.*'mcts' has no field 'simulation'"),
+    ("set = { batch_size = \"big\" }", "", r"arm 'az'.*batch_size=big.*invalid literal"),
+    ("set = { seed = 3 }", "", r"arm 'az', key 'set': 'seed' is set by the size's 'seeds'"),
+    ("colour = \"red\"", "", r"arm 'az': unknown key 'colour'"),
+    ("", "seeds = { avi = 2, alphazero = 2 }", r"size 'small', key 'seeds': 'alphazero' is not an arm"),
+    ("", "updates_per_second = { avi = -1 }", r"'updates_per_second.avi' must be a number > 0"),
+    ("", "rows = 5000", r"size 'small', arm 'avi', key 'rows': 5000 rows stated, but 64 updates .* collect 4096"),
+])
+def test_a_bad_field_is_refused_naming_the_file_arm_and_key(tmp_path, arm_extra, size_extra, message):
+    path = _write(tmp_path, BASE.format(arm_extra=arm_extra, size_extra=size_extra))
+    with pytest.raises(SpecError, match=message) as err:
+        plan(load_spec(path), "small")
+    assert path in str(err.value)
+
+
+def test_bad_spec_files_are_refused_at_reading(tmp_path):
+    with pytest.raises(SpecError, match="missing key 'game'"):
+        load_spec(_write(tmp_path, 'name = "t"\n[arms.a]\nalgo = "avi"\n[sizes.small]\nupdates = 1\n'))
+    with pytest.raises(SpecError, match="sizes: missing full"):
+        load_spec(_write(tmp_path, 'name = "t"\ngame = "tictactoe"\n[arms.a]\nalgo = "avi"\n[sizes.small]\nupdates = 1\n'))
+    with pytest.raises(SpecError, match="not valid TOML"):
+        load_spec(_write(tmp_path, "name = \n"))
+    with pytest.raises(SpecError, match="no spec named 'nope'.*named specs: .*smoke"):
+        load_spec("nope")
+
+
+def test_unmatched_budgets_are_refused_unless_the_spec_says_so(tmp_path):
+    # Half the epochs per iteration: twice the rows for the same updates (4,096 rows and
+    # 32 updates an iteration instead of 64).
+    text = BASE.format(arm_extra="set = { epochs_per_iteration = 2.0 }", size_extra="")
+    with pytest.raises(SpecError, match=r"budgets do not match \(avi: 64 updates, 4096 rows; az: 64 updates, "
+                                        r"8192 rows\).*matched_budget = false"):
+        plan(load_spec(_write(tmp_path, text)), "small")
+    unmatched = plan(load_spec(_write(tmp_path, "matched_budget = false\n" + text, "b.toml")), "small")
+    assert sorted(unmatched.budgets.values()) == [(64, 4096), (64, 8192)]
+
+
+def test_a_trial_that_needs_more_cpus_than_the_cluster_is_refused_saying_what_is_missing(tmp_path):
+    text = BASE.format(arm_extra="", size_extra="set = { num_actors = 8, num_envs = 256 }")
+    big = plan(load_spec(_write(tmp_path, text)), "small")
+    with pytest.raises(SpecError, match=r"trial avi-s0 \(arm avi\) needs 9 CPU \(8 self-play actors and a CPU "
+                                        r"learner\); the cluster has 2 CPU: missing 7 CPU"):
+        check_placement(big, THIS_MACHINE)
+    # Enough CPUs in all, but a GPU learner on a cluster without GPUs is missing the GPU.
+    gpu = plan(load_spec(_write(tmp_path, BASE.format(arm_extra="", size_extra="set = { device = \"cuda\" }"),
+                                "g.toml")), "small", gpus=1)
+    with pytest.raises(SpecError, match="missing 1 GPU"):
+        check_placement(gpu, [{"CPU": 64.0}])
+    assert check_placement(big, [{"CPU": 9.0}, {"CPU": 9.0}]) == 2  # two trials at once

@@ -1,4 +1,4 @@
-"""The shared solved-position store: exact Connect Four answers kept across processes and machines.
+"""The shared solved-position store: exact Connect Four and Hex answers kept across processes and machines.
 
 Solving an early position can take minutes, and evaluation keeps asking for the same
 ones, so every solver process first looks positions up here and writes back what it
@@ -16,6 +16,15 @@ canonicalised under the left-right mirror: the smaller of the key of the positio
 that of its mirror image, so a position and its mirror share one entry. Values are
 :class:`Solved` records, kept in the orientation of the canonical key; a caller that
 looked up a mirrored position mirrors the record back (:meth:`Solved.oriented`).
+
+Hex positions (``hex_get_many``, ``hex_put_many``) live beside them, apart: their own
+SQLite table (keyed by board size and key) and one Redis hash per board size, so no
+Hex key can meet a Connect Four one. A Hex key is the board packed 2 bits a cell
+(``hex_keys``), canonicalised under the 180-degree rotation (cell ``i`` -> ``N-1-i``,
+which keeps each colour's two edges, so the value and the winning cells, rotated,
+are the same); the record (:class:`HexSolved`: the value and every winning cell) is
+kept in the canonical orientation and rotated back by :meth:`HexSolved.oriented`.
+Only exact answers are stored: a query that hit the solver's limit is not.
 """
 
 from __future__ import annotations
@@ -85,6 +94,30 @@ def connect4_key(moves: str | Sequence[int]) -> tuple[int, bool]:
     return int(keys[0]), bool(mirrored[0])
 
 
+def hex_keys(boards: np.ndarray) -> tuple[list[bytes], np.ndarray]:
+    """(keys, rotated bool[B]) of Hex boards int[B, size, size] (0 empty, 1 Black,
+    2 White; ``games/hex.py``): each board's canonical key, the smaller (bytewise) of
+    its own and its 180-degree rotation's, and whether it is the rotation's (a
+    symmetric board is never "rotated"). A key is the cells in order, 2 bits each,
+    packed big-endian: ceil(2 N / 8) bytes (13 on 7x7); the store adds the size."""
+    boards = np.asarray(boards)
+    assert boards.ndim == 3 and boards.shape[1] == boards.shape[2], boards.shape
+    flat = boards.reshape(len(boards), -1).astype(np.uint8)  # [B, N]
+    rot = flat[:, ::-1]  # [B, N], cell i -> N-1-i is the 180-degree rotation of the rhombus
+
+    def pack(cells: np.ndarray) -> np.ndarray:  # [B, N] -> uint8[B, ceil(2N/8)]
+        bits = np.stack([(cells >> 1) & 1, cells & 1], axis=2).reshape(len(cells), -1)  # [B, 2N]
+        return np.packbits(bits, axis=1)
+
+    own, other = pack(flat), pack(rot)
+    keys, rotated = [], np.zeros(len(boards), bool)
+    for i, (a, b) in enumerate(zip(own, other)):
+        a, b = a.tobytes(), b.tobytes()
+        rotated[i] = b < a
+        keys.append(b if b < a else a)
+    return keys, rotated
+
+
 # ----------------------------------------------------------------------- values
 
 
@@ -121,6 +154,42 @@ class Solved(NamedTuple):
         return Solved(codes[0], tuple(None if s == _FULL else s for s in codes[1:]))
 
 
+class HexSolved(NamedTuple):
+    """An exact Hex answer for the side to move: ``value`` +1 (it wins) or -1 (it
+    loses; no draws in Hex) and ``winning``, all its winning cells, ascending (empty
+    exactly when the value is -1)."""
+
+    value: int
+    winning: tuple[int, ...] = ()
+
+    def oriented(self, rotated: bool, size: int) -> HexSolved:
+        """This record seen from the 180-degree rotation if ``rotated``: cell ``i`` is
+        ``size * size - 1 - i`` there."""
+        if not rotated:
+            return self
+        n = size * size
+        return HexSolved(self.value, tuple(sorted(n - 1 - c for c in self.winning)))
+
+    def pack(self) -> bytes:
+        """1 byte (the value), then one byte per winning cell (cells < 256: boards up to 15x15)."""
+        assert self.value in (1, -1) and (self.value > 0) == bool(self.winning), self
+        return np.array([self.value, *self.winning], dtype=np.int16).astype(np.uint8).tobytes()
+
+    @staticmethod
+    def unpack(data: bytes) -> HexSolved:
+        codes = np.frombuffer(data, dtype=np.uint8)
+        if codes.size == 0 or codes[0] not in (1, 255):
+            raise ValueError(f"solved-position store: a Hex value of {len(data)} bytes is corrupt "
+                             f"(its first byte must be the value +1 or -1)")
+        return HexSolved(1 if codes[0] == 1 else -1, tuple(int(c) for c in codes[1:]))
+
+
+def _hex_size_checked(size: int) -> int:
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= 15:
+        raise ValueError(f"solved-position store: a Hex board size must be an integer in 1..15, got {size!r}")
+    return int(size)
+
+
 # ----------------------------------------------------------------------- stores
 
 
@@ -134,7 +203,7 @@ class EmbeddedStore:
         self.timeout_s = timeout_s
         self._conn: sqlite3.Connection | None = None
         self._pid = -1
-        self._counts = {"gets": 0, "hits": 0, "puts": 0}
+        self._counts = {"gets": 0, "hits": 0, "puts": 0, "hex_gets": 0, "hex_hits": 0, "hex_puts": 0}
         self._db()  # fail early on a bad path
 
     def __getstate__(self):
@@ -163,6 +232,9 @@ class EmbeddedStore:
             conn.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at checkpoints, never corrupt
             conn.execute("CREATE TABLE IF NOT EXISTS connect4 "
                          "(key INTEGER PRIMARY KEY, value BLOB NOT NULL)")
+            conn.execute("CREATE TABLE IF NOT EXISTS hex "
+                         "(size INTEGER NOT NULL, key BLOB NOT NULL, value BLOB NOT NULL, "
+                         "PRIMARY KEY (size, key)) WITHOUT ROWID")
             self._conn, self._pid = conn, os.getpid()
         return self._conn
 
@@ -194,6 +266,33 @@ class EmbeddedStore:
     def __len__(self) -> int:
         return self._db().execute("SELECT COUNT(*) FROM connect4").fetchone()[0]
 
+    def hex_get_many(self, size: int, keys: Sequence[bytes]) -> list[HexSolved | None]:
+        """The Hex records of canonical ``keys`` (``hex_keys``) on ``size`` boards, None where unknown."""
+        size = _hex_size_checked(size)
+        keys = [bytes(k) for k in keys]
+        found: dict[bytes, bytes] = {}
+        db = self._db()
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            rows = db.execute(f"SELECT key, value FROM hex WHERE size = ? AND key IN "
+                              f"({','.join('?' * len(chunk))})", [size, *chunk])
+            found.update(rows)
+        out = [HexSolved.unpack(found[k]) if k in found else None for k in keys]
+        self._counts["hex_gets"] += len(keys)
+        self._counts["hex_hits"] += sum(v is not None for v in out)
+        return out
+
+    def hex_put_many(self, size: int, items: Iterable[tuple[bytes, HexSolved]]) -> None:
+        """Keep exact Hex records (canonical orientation) of ``size`` boards."""
+        size = _hex_size_checked(size)
+        rows = [(size, bytes(k), v.pack()) for k, v in items]
+        if rows:
+            self._db().executemany("INSERT OR REPLACE INTO hex (size, key, value) VALUES (?, ?, ?)", rows)
+            self._counts["hex_puts"] += len(rows)
+
+    def hex_len(self, size: int) -> int:
+        return self._db().execute("SELECT COUNT(*) FROM hex WHERE size = ?", (_hex_size_checked(size),)).fetchone()[0]
+
     def stats(self) -> dict:
         return {"backend": "sqlite", "path": str(self.path), **self._counts}
 
@@ -205,7 +304,8 @@ class EmbeddedStore:
 
 class RedisStore:
     """Solved positions in one Redis hash (field: the 7-byte big-endian key; value: the
-    packed record), read with HMGET and written through a pipeline.
+    packed record), read with HMGET and written through a pipeline; Hex positions in
+    one hash per board size, ``{hex_hash_prefix}:{size}`` (field: the ``hex_keys`` key).
 
     ``url`` like ``redis://:password@host:6379/0``; without a password in it, the one in
     ``$SELFPLAY_REDIS_PASSWORD`` is used. When the server cannot be reached, a call
@@ -214,13 +314,14 @@ class RedisStore:
     the network, then the next call connects again.
     """
 
-    def __init__(self, url: str, *, hash_name: str = "selfplay:connect4", timeout_s: float = 2.0,
-                 retry_after_s: float = 5.0):
+    def __init__(self, url: str, *, hash_name: str = "selfplay:connect4", hex_hash_prefix: str = "selfplay:hex",
+                 timeout_s: float = 2.0, retry_after_s: float = 5.0):
         import redis
         from redis.backoff import NoBackoff
         from redis.retry import Retry
 
         self.url, self.hash_name, self.retry_after_s = url, hash_name, retry_after_s
+        self.hex_hash_prefix = hex_hash_prefix
         kwargs = {}
         if os.environ.get(PASSWORD_ENV) and "@" not in url:
             kwargs["password"] = os.environ[PASSWORD_ENV]
@@ -230,7 +331,8 @@ class RedisStore:
                                            retry=Retry(NoBackoff(), 0), **kwargs)
         self._errors_caught = (redis.ConnectionError, redis.TimeoutError)
         self._down_until = 0.0
-        self._counts = {"gets": 0, "hits": 0, "puts": 0, "errors": 0, "dropped_puts": 0}
+        self._counts = {"gets": 0, "hits": 0, "puts": 0, "errors": 0, "dropped_puts": 0,
+                        "hex_gets": 0, "hex_hits": 0, "hex_puts": 0}
         # A refused password is a configuration error, not an outage: say so now rather
         # than answer every lookup with a miss. A server that is down stays soft.
         try:
@@ -242,10 +344,13 @@ class RedisStore:
             self._failed("connect", err)
 
     def __getstate__(self):
-        return {"url": self.url, "hash_name": self.hash_name, "retry_after_s": self.retry_after_s}
+        return {"url": self.url, "hash_name": self.hash_name, "hex_hash_prefix": self.hex_hash_prefix,
+                "retry_after_s": self.retry_after_s}
 
     def __setstate__(self, state):
-        self.__init__(state["url"], hash_name=state["hash_name"], retry_after_s=state["retry_after_s"])
+        self.__init__(state["url"], hash_name=state["hash_name"],
+                      hex_hash_prefix=state.get("hex_hash_prefix", "selfplay:hex"),
+                      retry_after_s=state["retry_after_s"])
 
     def _available(self) -> bool:
         return time.monotonic() >= self._down_until
@@ -305,6 +410,45 @@ class RedisStore:
     def __len__(self) -> int:
         return int(self._redis.hlen(self.hash_name))
 
+    def _hex_hash(self, size: int) -> str:
+        return f"{self.hex_hash_prefix}:{_hex_size_checked(size)}"
+
+    def hex_get_many(self, size: int, keys: Sequence[bytes]) -> list[HexSolved | None]:
+        """As :meth:`EmbeddedStore.hex_get_many`; misses while the server is away."""
+        name, keys = self._hex_hash(size), [bytes(k) for k in keys]
+        self._counts["hex_gets"] += len(keys)
+        if not keys:
+            return []
+        if not self._available():
+            return [None] * len(keys)
+        try:
+            raw = self._redis.hmget(name, keys)
+        except self._errors_caught as e:
+            self._failed("read", e)
+            return [None] * len(keys)
+        out = [None if v is None else HexSolved.unpack(v) for v in raw]
+        self._counts["hex_hits"] += sum(v is not None for v in out)
+        return out
+
+    def hex_put_many(self, size: int, items: Iterable[tuple[bytes, HexSolved]]) -> None:
+        """As :meth:`EmbeddedStore.hex_put_many`; dropped (and counted) while the server is away."""
+        name, mapping = self._hex_hash(size), {bytes(k): v.pack() for k, v in items}
+        if not mapping:
+            return
+        if not self._available():
+            self._counts["dropped_puts"] += len(mapping)
+            return
+        try:
+            self._redis.hset(name, mapping=mapping)
+        except self._errors_caught as e:
+            self._failed("write", e)
+            self._counts["dropped_puts"] += len(mapping)
+            return
+        self._counts["hex_puts"] += len(mapping)
+
+    def hex_len(self, size: int) -> int:
+        return int(self._redis.hlen(self._hex_hash(size)))
+
     def stats(self) -> dict:
         return {"backend": "redis", "url": self._safe_url(), **self._counts}
 
@@ -323,6 +467,15 @@ class NullStore:
         pass
 
     def __len__(self) -> int:
+        return 0
+
+    def hex_get_many(self, size: int, keys: Sequence[bytes]) -> list[HexSolved | None]:
+        return [None] * len(keys)
+
+    def hex_put_many(self, size: int, items: Iterable[tuple[bytes, HexSolved]]) -> None:
+        pass
+
+    def hex_len(self, size: int) -> int:
         return 0
 
     def stats(self) -> dict:

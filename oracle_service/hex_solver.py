@@ -48,6 +48,8 @@ import numba
 import numpy as np
 from numba import njit
 
+from oracle_service.hex_vc import SC_CAP, hsearch
+
 EMPTY, BLACK, WHITE, DEAD = 0, 1, 2, 3
 MAX_SIZE = 9
 # Ring order of the six neighbours, cyclic (each is adjacent to the next):
@@ -123,53 +125,60 @@ def _now():
     return t
 
 
+def _useless_table() -> np.ndarray:
+    """bool[4096], indexed by ``owned | usable << 6`` (bit k: ring neighbour k, in ring
+    order): whether an empty cell with those neighbours can never be part of a minimal
+    chain of the colour. ``usable``: the neighbour is empty, the colour's stone or edge;
+    ``owned``: it is the colour's stone or edge. Useless when every two non-adjacent
+    usable neighbours are joined around the cell by an arc of owned ones (then a chain
+    through the cell can take the arc instead)."""
+    table = np.zeros(4096, np.bool_)
+    for owned in range(64):
+        for usable in range(64):
+            if owned & ~usable:
+                continue  # owned implies usable; such indices never occur
+            ok = True
+            for i in range(6):
+                for d in (2, 3, 4):
+                    j = (i + d) % 6
+                    if j < i or not (usable >> i & 1 and usable >> j & 1):
+                        continue
+                    arc1 = all(owned >> k & 1 for k in range(i + 1, j))
+                    arc2 = all(owned >> (k % 6) & 1 for k in range(j + 1, i + 6))
+                    if not arc1 and not arc2:
+                        ok = False
+            table[owned | usable << 6] = ok
+    return table
+
+
 @njit(cache=True)
-def _useless(board, p, colour, neighbours, ring_own):
-    """Whether empty cell p can never be part of a minimal chain of ``colour``: every
-    two non-adjacent neighbours it could use are joined around it already (an arc of
-    the colour's stones or edge between them)."""
-    usable = np.zeros(6, np.bool_)
-    owned = np.zeros(6, np.bool_)
+def _dead(board, p, neighbours, ring_own, useless):
+    """Whether empty cell p is useless to Black or to White, hence dead."""
+    ob, ub, ow, uw = 0, 0, 0, 0
     for k in range(6):
         q = neighbours[p, k]
         if q < 0:
-            owned[k] = ring_own[p, k] & colour != 0
-            usable[k] = owned[k]
+            own = ring_own[p, k]
+            if own & BLACK:
+                ob |= 1 << k
+            if own & WHITE:
+                ow |= 1 << k
         else:
             v = board[q]
-            owned[k] = v == colour
-            usable[k] = v == colour or v == EMPTY
-    for i in range(6):
-        if not usable[i]:
-            continue
-        for d in range(2, 5):
-            j = (i + d) % 6
-            if j < i or not usable[j]:
-                continue
-            arc1 = True
-            for k in range(i + 1, j):
-                if not owned[k]:
-                    arc1 = False
-                    break
-            arc2 = True
-            k = (j + 1) % 6
-            while k != i:
-                if not owned[k]:
-                    arc2 = False
-                    break
-                k = (k + 1) % 6
-            if not arc1 and not arc2:
-                return False
-    return True
+            if v == BLACK:
+                ob |= 1 << k
+            elif v == WHITE:
+                ow |= 1 << k
+            elif v == EMPTY:
+                ub |= 1 << k
+                uw |= 1 << k
+    ub |= ob
+    uw |= ow
+    return useless[ob | ub << 6] or useless[ow | uw << 6]
 
 
 @njit(cache=True)
-def _dead(board, p, neighbours, ring_own):
-    return _useless(board, p, BLACK, neighbours, ring_own) or _useless(board, p, WHITE, neighbours, ring_own)
-
-
-@njit(cache=True)
-def _fill_inferior(board, neighbours, ring_own, filled):
+def _fill_inferior(board, neighbours, ring_own, useless, filled):
     """Fill dead cells (DEAD) and captured pairs (their owner) until none is left.
     Writes the filled cells into ``filled`` and returns (count, captured lo, captured hi)."""
     n = board.shape[0]
@@ -179,7 +188,7 @@ def _fill_inferior(board, neighbours, ring_own, filled):
     while changed:
         changed = False
         for p in range(n):
-            if board[p] == EMPTY and _dead(board, p, neighbours, ring_own):
+            if board[p] == EMPTY and _dead(board, p, neighbours, ring_own, useless):
                 board[p] = DEAD
                 filled[count] = p
                 count += 1
@@ -193,12 +202,12 @@ def _fill_inferior(board, neighbours, ring_own, filled):
                     continue
                 for colour in (BLACK, WHITE):
                     board[q] = colour
-                    first = _dead(board, p, neighbours, ring_own)
+                    first = _dead(board, p, neighbours, ring_own, useless)
                     board[q] = EMPTY
                     if not first:
                         continue
                     board[p] = colour
-                    second = _dead(board, q, neighbours, ring_own)
+                    second = _dead(board, q, neighbours, ring_own, useless)
                     board[p] = EMPTY
                     if second:
                         board[p] = colour
@@ -365,8 +374,8 @@ def _tt_store(h, val, lo, hi, work, tt_key, tt_val, tt_lo, tt_hi, tt_work):
 
 
 @njit(cache=True)
-def _search(board, mover, neighbours, ring_own, edges, zobrist, tt_key, tt_val, tt_lo, tt_hi, tt_work,
-            stats, deadline):
+def _search(board, mover, neighbours, ring_own, edges, useless, zobrist, tt_key, tt_val, tt_lo, tt_hi, tt_work,
+            stats, deadline, use_vc):
     """(result for the side to move: WIN, LOSS or ABORT, carrier lo, carrier hi).
 
     stats int64[3]: nodes so far, node limit (-1 none), 1 if ``deadline`` (a
@@ -376,14 +385,14 @@ def _search(board, mover, neighbours, ring_own, edges, zobrist, tt_key, tt_val, 
     stats[0] += 1
     if stats[1] >= 0 and stats[0] > stats[1]:
         return ABORT, zero, zero
-    if stats[2] and stats[0] & 1023 == 0:
+    if stats[2] and stats[0] & 255 == 0:
         if _now() > deadline:
             stats[1] = 0  # every caller stops at its next node
             return ABORT, zero, zero
     start = stats[0]
     opp = 3 - mover
     filled = np.empty(n, np.int64)
-    nfill, cap_lo, cap_hi = _fill_inferior(board, neighbours, ring_own, filled)
+    nfill, cap_lo, cap_hi = _fill_inferior(board, neighbours, ring_own, useless, filled)
     label = np.empty(n, np.int64)
     flags = np.empty(n, np.int64)
     stack = np.empty(2 * n + 2, np.int64)  # also the distance queue of _order_moves
@@ -399,9 +408,11 @@ def _search(board, mover, neighbours, ring_own, edges, zobrist, tt_key, tt_val, 
         if val >= 0:
             res = np.int64(val)
         else:
-            # the opponent's immediate wins: each is a threat with carrier {cell}
+            res = -1
+            # the opponent's immediate wins (labels of opp from the test above): each is
+            # a threat with carrier {cell}, and the mover must play inside them all
             threats = _winning_cells(board, opp, neighbours, edges, label, flags, moves)
-            mlo, mhi = ~zero, ~zero  # mustplay
+            mlo, mhi = ~zero, ~zero  # the mustplay
             for i in range(threats):
                 blo, bhi = _bit(moves[i])
                 mlo &= blo
@@ -409,11 +420,27 @@ def _search(board, mover, neighbours, ring_own, edges, zobrist, tt_key, tt_val, 
                 lo |= blo
                 hi |= bhi
             _group_flags(board, mover, neighbours, edges, label, flags, stack)
-            wins = _winning_cells(board, mover, neighbours, edges, label, flags, moves)
-            if wins > 0:
+            if _winning_cells(board, mover, neighbours, edges, label, flags, moves) > 0:
                 res = WIN
                 lo, hi = _bit(moves[0])
-            else:
+            elif threats < 2 and use_vc:
+                vc_out = np.empty((1, 2), np.uint64)
+                sc_out = np.empty((SC_CAP, 2), np.uint64)
+                has_vc, nsc = hsearch(board, mover, neighbours, edges, vc_out, sc_out)
+                if has_vc or nsc > 0:  # the mover is connected, or connects by moving
+                    res = WIN
+                    lo, hi = (vc_out[0, 0], vc_out[0, 1]) if has_vc else (sc_out[0, 0], sc_out[0, 1])
+                else:
+                    has_vc, nsc = hsearch(board, opp, neighbours, edges, vc_out, sc_out)
+                    if has_vc:
+                        res = LOSS
+                        lo, hi = vc_out[0, 0], vc_out[0, 1]
+                    for i in range(nsc):  # each SC of the opponent is a threat with its carrier
+                        mlo &= sc_out[i, 0]
+                        mhi &= sc_out[i, 1]
+                        lo |= sc_out[i, 0]
+                        hi |= sc_out[i, 1]
+            if res < 0:
                 count = 0
                 for p in range(n):
                     if board[p] == EMPTY and _has(mlo, mhi, p):
@@ -427,8 +454,8 @@ def _search(board, mover, neighbours, ring_own, edges, zobrist, tt_key, tt_val, 
                     if not _has(mlo, mhi, m):
                         continue
                     board[m] = mover
-                    r, clo, chi = _search(board, opp, neighbours, ring_own, edges, zobrist, tt_key, tt_val,
-                                          tt_lo, tt_hi, tt_work, stats, deadline)
+                    r, clo, chi = _search(board, opp, neighbours, ring_own, edges, useless, zobrist, tt_key,
+                                          tt_val, tt_lo, tt_hi, tt_work, stats, deadline, use_vc)
                     board[m] = EMPTY
                     if r == ABORT:
                         res = ABORT
@@ -490,13 +517,15 @@ class HexSolver:
     """
 
     def __init__(self, size: int, *, node_limit: int | None = None, time_limit: float | None = None,
-                 tt_log2: int = 20):
+                 tt_log2: int = 20, use_vc: bool = True):
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= MAX_SIZE:
             raise HexPositionError(f"hex solver: size must be an integer in 1..{MAX_SIZE}, got {size!r}")
         self.size = int(size)
         self.cells = self.size * self.size
         self.node_limit, self.time_limit = node_limit, time_limit
         self._neighbours, self._ring_own, self._edges = _tables(self.size)
+        self._useless = _useless_table()
+        self.use_vc = use_vc
         rng = np.random.default_rng(20031)
         self._zobrist = rng.integers(1, 2**63, size=(4, self.cells), dtype=np.int64).astype(np.uint64)
         self._zobrist[0, 0] = np.uint64(rng.integers(1, 2**63))  # the side key (White to move)
@@ -591,8 +620,8 @@ class HexSolver:
             if won:
                 r = LOSS
             else:
-                r, lo, hi = _search(board, opp, self._neighbours, self._ring_own, self._edges, self._zobrist,
-                                    *self._tt, stats, deadline)
+                r, lo, hi = _search(board, opp, self._neighbours, self._ring_own, self._edges, self._useless,
+                                    self._zobrist, *self._tt, stats, deadline, self.use_vc)
             board[m] = EMPTY
             if r == ABORT:
                 break

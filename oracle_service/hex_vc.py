@@ -1,0 +1,258 @@
+"""Virtual connections for the Hex solver: H-search (Anshelevich, "A hierarchical
+approach to computer Hex", 2002) on cell bitsets, for one colour at a time.
+
+A *virtual connection* (VC) between two nodes x and y, with carrier C (empty cells),
+is a guarantee that the colour joins x and y even when the opponent moves first, using
+only cells of C. A *semi-connection* (SC) gives the same guarantee when the colour
+moves first (its key, the cell to play, is inside C). Nodes are the colour's two edges,
+its groups of stones and the empty cells. H-search derives them from adjacency with:
+
+- AND: VC(x, z) with carrier A and VC(z, y) with carrier B, A and B disjoint and
+  neither holding the other's endpoint: if z is a group of the colour, VC(x, y) with
+  A + B; if z is an empty cell, SC(x, y) with A + B + {z} (the colour must play z);
+- OR: SCs between x and y whose carriers have an empty intersection give VC(x, y)
+  with their union (whatever the opponent plays, one SC is untouched).
+
+A bridge is the OR of the two SCs through the two empty cells between two stones;
+the edge templates II (a stone on the second row) and IIIa (the ziggurat) come out the
+same way, between a group and an edge node. The solver uses the edge-to-edge pair
+only: a VC there is a win even with the opponent to move, an SC a win for the side
+to move, and the carriers of the opponent's SCs bound the mover's useful moves (its
+mustplay).
+
+The work-list version: each new VC is combined once, as an AND operand, with the VCs
+that meet it; lists are capped (``VC_CAP`` / ``SC_CAP`` carriers per pair, supersets
+of a kept carrier dropped), so H-search is incomplete but every connection it reports
+is sound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+EMPTY = 0
+VC_CAP = 4  # carriers kept per pair of nodes
+SC_CAP = 8
+_OR_DEPTH = 4  # SCs combined at most by one OR
+
+
+@njit(cache=True, inline="always")
+def _popcount(x):
+    c = 0
+    while x:
+        x &= x - np.uint64(1)
+        c += 1
+    return c
+
+
+@njit(cache=True, inline="always")
+def _cell_in(cell, lo, hi):
+    if cell < 0:
+        return False
+    if cell < 64:
+        return (lo >> np.uint64(cell)) & np.uint64(1) != 0
+    return (hi >> np.uint64(cell - 64)) & np.uint64(1) != 0
+
+
+@njit(cache=True)
+def _add(x, y, lo, hi, lists, counts, cap, node_cell, others, other_counts, other_cap):
+    """Put carrier (lo, hi) into the list of pair (x, y) (both orders) unless a kept
+    carrier is a subset of it (or one of ``others``, the pair's VCs, when adding an SC);
+    kept supersets of it are dropped. Returns whether it was added."""
+    if x == y or _cell_in(node_cell[x], lo, hi) or _cell_in(node_cell[y], lo, hi):
+        return False
+    for i in range(other_counts[x, y] if other_cap > 0 else 0):
+        if others[x, y, i, 0] & lo == others[x, y, i, 0] and others[x, y, i, 1] & hi == others[x, y, i, 1]:
+            return False
+    n = counts[x, y]
+    keep = 0
+    for i in range(n):
+        elo, ehi = lists[x, y, i, 0], lists[x, y, i, 1]
+        if elo & lo == elo and ehi & hi == ehi:
+            return False
+        if not (lo & elo == lo and hi & ehi == hi):  # not a superset of the new one
+            lists[x, y, keep, 0], lists[x, y, keep, 1] = elo, ehi
+            keep += 1
+    if keep == cap:  # full: replace the largest carrier if the new one is smaller
+        size = _popcount(lo) + _popcount(hi)
+        worst, worst_size = -1, size
+        for i in range(keep):
+            s = _popcount(lists[x, y, i, 0]) + _popcount(lists[x, y, i, 1])
+            if s > worst_size:
+                worst, worst_size = i, s
+        if worst < 0:
+            counts[x, y] = keep
+            counts[y, x] = keep
+            for i in range(keep):
+                lists[y, x, i, 0], lists[y, x, i, 1] = lists[x, y, i, 0], lists[x, y, i, 1]
+            return False
+        lists[x, y, worst, 0], lists[x, y, worst, 1] = lo, hi
+    else:
+        lists[x, y, keep, 0], lists[x, y, keep, 1] = lo, hi
+        keep += 1
+    counts[x, y] = keep
+    counts[y, x] = keep
+    for i in range(keep):
+        lists[y, x, i, 0], lists[y, x, i, 1] = lists[x, y, i, 0], lists[x, y, i, 1]
+    return True
+
+
+@njit(cache=True)
+def hsearch(board, colour, neighbours, edges, out_vc, out_sc):
+    """H-search for ``colour`` on a flat board (0 empty, 1/2 stones, 3 dead = a wall).
+
+    Writes the edge-to-edge connections: out_vc[0] = (lo, hi) of a VC's carrier, out_sc
+    [i] = the SCs' carriers. Returns (has a VC, number of SCs written)."""
+    n = board.shape[0]
+    # nodes: 0 and 1 the colour's edges, then its groups, then the empty cells
+    node_of = np.full(n, -1, np.int64)
+    group_flags = np.zeros(n + 2, np.int64)
+    stack = np.empty(n, np.int64)
+    nodes = 2
+    for p in range(n):
+        if board[p] == colour and node_of[p] < 0:
+            top = 0
+            stack[0] = p
+            node_of[p] = nodes
+            f = 0
+            while top >= 0:
+                q = stack[top]
+                top -= 1
+                f |= edges[colour, q]
+                for k in range(6):
+                    s = neighbours[q, k]
+                    if s >= 0 and board[s] == colour and node_of[s] < 0:
+                        node_of[s] = nodes
+                        top += 1
+                        stack[top] = s
+            group_flags[nodes] = f
+            nodes += 1
+    groups_end = nodes
+    for p in range(n):
+        if board[p] == EMPTY:
+            node_of[p] = nodes
+            nodes += 1
+    node_cell = np.full(nodes, -1, np.int64)
+    for p in range(n):
+        if board[p] == EMPTY:
+            node_cell[node_of[p]] = p
+    vc = np.empty((nodes, nodes, VC_CAP, 2), np.uint64)
+    vcn = np.zeros((nodes, nodes), np.int64)
+    sc = np.empty((nodes, nodes, SC_CAP, 2), np.uint64)
+    scn = np.zeros((nodes, nodes), np.int64)
+    qcap = 8 * nodes * nodes
+    qx = np.empty(qcap, np.int64)
+    qy = np.empty(qcap, np.int64)
+    qlo = np.empty(qcap, np.uint64)
+    qhi = np.empty(qcap, np.uint64)
+    head, tail = 0, 0
+    zero = np.uint64(0)
+    # base: adjacency
+    for g in range(2, groups_end):
+        for side in range(2):
+            if group_flags[g] & (1 << side):
+                if _add(g, side, zero, zero, vc, vcn, VC_CAP, node_cell, sc, scn, 0) and tail < qcap:
+                    qx[tail], qy[tail], qlo[tail], qhi[tail] = g, side, zero, zero
+                    tail += 1
+    for p in range(n):
+        if board[p] != EMPTY:
+            continue
+        x = node_of[p]
+        for side in range(2):
+            if edges[colour, p] & (1 << side):
+                if _add(x, side, zero, zero, vc, vcn, VC_CAP, node_cell, sc, scn, 0) and tail < qcap:
+                    qx[tail], qy[tail], qlo[tail], qhi[tail] = x, side, zero, zero
+                    tail += 1
+        for k in range(6):
+            q = neighbours[p, k]
+            if q < 0 or (board[q] != EMPTY and board[q] != colour) or (board[q] == EMPTY and q < p):
+                continue
+            y = node_of[q]
+            if _add(x, y, zero, zero, vc, vcn, VC_CAP, node_cell, sc, scn, 0) and tail < qcap:
+                qx[tail], qy[tail], qlo[tail], qhi[tail] = x, y, zero, zero
+                tail += 1
+    won = vcn[0, 1] > 0
+    while head < tail and not won:
+        x, y, clo, chi = qx[head], qy[head], qlo[head], qhi[head]
+        head += 1
+        for turn in range(2):  # y as the midpoint, then x
+            if turn == 1:
+                x, y = y, x
+            if y < 2:
+                continue  # an edge is no midpoint
+            z = y
+            zcell = node_cell[z]
+            for w in range(nodes):
+                if w == x or w == z or vcn[z, w] == 0:
+                    continue
+                for i in range(vcn[z, w]):
+                    dlo, dhi = vc[z, w, i, 0], vc[z, w, i, 1]
+                    if dlo & clo or dhi & chi:
+                        continue
+                    if _cell_in(node_cell[x], dlo, dhi) or _cell_in(node_cell[w], clo, chi):
+                        continue
+                    ulo, uhi = clo | dlo, chi | dhi
+                    if zcell < 0:  # a group: the AND gives a VC
+                        if _add(x, w, ulo, uhi, vc, vcn, VC_CAP, node_cell, sc, scn, 0) and tail < qcap:
+                            qx[tail], qy[tail], qlo[tail], qhi[tail] = x, w, ulo, uhi
+                            tail += 1
+                        continue
+                    if zcell < 64:
+                        ulo |= np.uint64(1) << np.uint64(zcell)
+                    else:
+                        uhi |= np.uint64(1) << np.uint64(zcell - 64)
+                    # an SC (x, w); first the OR with the SCs already kept
+                    a, b = x, w
+                    if _cell_in(node_cell[a], ulo, uhi) or _cell_in(node_cell[b], ulo, uhi):
+                        continue
+                    m = scn[a, b]
+                    found = False
+                    flo, fhi = zero, zero
+                    for i1 in range(m):
+                        l1, h1 = ulo & sc[a, b, i1, 0], uhi & sc[a, b, i1, 1]
+                        if l1 == ulo and h1 == uhi:
+                            continue
+                        if l1 == 0 and h1 == 0:
+                            found, flo, fhi = True, ulo | sc[a, b, i1, 0], uhi | sc[a, b, i1, 1]
+                            break
+                        for i2 in range(i1 + 1, m):
+                            l2, h2 = l1 & sc[a, b, i2, 0], h1 & sc[a, b, i2, 1]
+                            if l2 == l1 and h2 == h1:
+                                continue
+                            if l2 == 0 and h2 == 0:
+                                found = True
+                                flo = ulo | sc[a, b, i1, 0] | sc[a, b, i2, 0]
+                                fhi = uhi | sc[a, b, i1, 1] | sc[a, b, i2, 1]
+                                break
+                            for i3 in range(i2 + 1, m):
+                                l3, h3 = l2 & sc[a, b, i3, 0], h2 & sc[a, b, i3, 1]
+                                if l3 == 0 and h3 == 0:
+                                    found = True
+                                    flo = ulo | sc[a, b, i1, 0] | sc[a, b, i2, 0] | sc[a, b, i3, 0]
+                                    fhi = uhi | sc[a, b, i1, 1] | sc[a, b, i2, 1] | sc[a, b, i3, 1]
+                                    break
+                            if found:
+                                break
+                        if found:
+                            break
+                    if found:
+                        if _add(a, b, flo, fhi, vc, vcn, VC_CAP, node_cell, sc, scn, 0) and tail < qcap:
+                            qx[tail], qy[tail], qlo[tail], qhi[tail] = a, b, flo, fhi
+                            tail += 1
+                    else:
+                        _add(a, b, ulo, uhi, sc, scn, SC_CAP, node_cell, vc, vcn, VC_CAP)
+            if vcn[0, 1] > 0:
+                won = True
+                break
+    if vcn[0, 1] > 0:
+        best, best_size = 0, 1 << 30
+        for i in range(vcn[0, 1]):
+            s = _popcount(vc[0, 1, i, 0]) + _popcount(vc[0, 1, i, 1])
+            if s < best_size:
+                best, best_size = i, s
+        out_vc[0, 0], out_vc[0, 1] = vc[0, 1, best, 0], vc[0, 1, best, 1]
+        return True, 0
+    for i in range(scn[0, 1]):
+        out_sc[i, 0], out_sc[i, 1] = sc[0, 1, i, 0], sc[0, 1, i, 1]
+    return False, scn[0, 1]

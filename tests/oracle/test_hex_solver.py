@@ -1,0 +1,427 @@
+"""The Hex solver against an exhaustive negamax written here, independently of the solver
+(its own neighbours, its own chain test, no carriers, no pruning): every position of the
+3x3 board, every 4x4 position up to 3 stones plus a seeded random sample of deeper
+ones, and random positions of 5x5 and 6x6 boards; value and the full winning set each
+time. Then each technique on hand-built positions (a bridge chain, an edge template, a
+dead cell, a captured pair), and on random positions their soundness against the same
+reference: every dead cell and captured pair the solver fills leaves the value unchanged,
+every virtual connection H-search reports holds with every cell outside its carrier
+given to the opponent. Published 7x7 results, consistency on 7x7 middle games, limits
+and errors close the file."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import njit
+from numba import types as nbt
+from numba.typed import Dict
+
+from oracle_service.hex_solver import (
+    BLACK,
+    DEAD,
+    WHITE,
+    HexPositionError,
+    HexResult,
+    HexSolver,
+    _dead,
+    _fill_inferior,
+    _tables,
+    _useless_table,
+)
+from oracle_service.hex_vc import hsearch
+
+# ------------------------------------------------ the independent reference
+
+_STEPS = np.array([(-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0)], np.int64)
+
+
+@njit(cache=True)
+def ref_connected(board, size, colour):
+    """Flood from the colour's first edge (Black: row 0, White: column 0)."""
+    n = size * size
+    seen = np.zeros(n, np.bool_)
+    stack = np.empty(n, np.int64)
+    top = 0
+    for i in range(size):
+        p = i if colour == 1 else i * size
+        if board[p] == colour:
+            seen[p] = True
+            stack[top] = p
+            top += 1
+    while top > 0:
+        top -= 1
+        p = stack[top]
+        r, c = p // size, p % size
+        if (colour == 1 and r == size - 1) or (colour == 2 and c == size - 1):
+            return True
+        for k in range(6):
+            rr, cc = r + _STEPS[k, 0], c + _STEPS[k, 1]
+            if 0 <= rr < size and 0 <= cc < size:
+                q = rr * size + cc
+                if board[q] == colour and not seen[q]:
+                    seen[q] = True
+                    stack[top] = q
+                    top += 1
+    return False
+
+
+@njit(cache=True)
+def ref_wins(board, size, mover, memo):
+    """Whether ``mover`` wins: some empty cell completes its chain or leaves the
+    opponent losing. memo: base-3 index of the board -> 1 win / 0 loss, for the side to
+    move (which the stones alone do not fix when a test gives its own)."""
+    key = 0
+    for p in range(size * size):
+        key = key * 3 + board[p]
+    key = key * 2 + (mover - 1)
+    if key in memo:
+        return memo[key] == 1
+    won = False
+    for p in range(size * size):
+        if board[p] == 0:
+            board[p] = mover
+            if ref_connected(board, size, mover) or not ref_wins(board, size, 3 - mover, memo):
+                won = True
+            board[p] = 0
+            if won:
+                break
+    memo[key] = 1 if won else 0
+    return won
+
+
+@njit(cache=True)
+def ref_winning(board, size, mover, memo):
+    """int64[k]: every empty cell where ``mover`` wins by playing."""
+    out = np.empty(size * size, np.int64)
+    k = 0
+    for p in range(size * size):
+        if board[p] == 0:
+            board[p] = mover
+            if ref_connected(board, size, mover) or not ref_wins(board, size, 3 - mover, memo):
+                out[k] = p
+                k += 1
+            board[p] = 0
+    return out[:k]
+
+
+def new_memo():
+    """One per board size: the keys do not hold the size."""
+    return Dict.empty(key_type=nbt.int64, value_type=nbt.int8)
+
+
+def random_position(rng, size, stones):
+    """Board int8[N] after ``stones`` random moves, Black first, with nobody connected
+    (retried until so), and the side to move."""
+    n = size * size
+    while True:
+        board = np.zeros(n, np.int8)
+        for ply, p in enumerate(rng.permutation(n)[:stones]):
+            board[p] = 1 + ply % 2
+        if not ref_connected(board, size, 1) and not ref_connected(board, size, 2):
+            return board, 1 + stones % 2
+
+
+def check_against_reference(solver, board, mover, memo):
+    size = solver.size
+    expected = tuple(int(p) for p in ref_winning(board.copy(), size, mover, memo))
+    got = solver.solve_board(board.reshape(size, size), mover)
+    assert got.value == (1 if expected else -1), (board.reshape(size, size), mover, got)
+    assert got.winning == expected, (board.reshape(size, size), mover, got)
+
+
+# ----------------------------------------------------------- exactness
+
+
+def test_every_3x3_position():
+    solver = HexSolver(3)
+    memo = new_memo()
+    checked = 0
+    for index in range(3**9):
+        board = np.array([index // 3**p % 3 for p in range(9)], np.int8)
+        black, white = int((board == 1).sum()), int((board == 2).sum())
+        if black - white not in (0, 1) or ref_connected(board, 3, 1) or ref_connected(board, 3, 2):
+            continue
+        check_against_reference(solver, board, 2 if black > white else 1, memo)
+        checked += 1
+    assert checked > 1000  # every legal live position
+
+
+def test_4x4_positions():
+    """Every position with up to 3 stones (1,937), then 1,500 random ones of 4 to 12
+    stones (seeded)."""
+    solver = HexSolver(4)
+    memo = new_memo()
+    boards = {(0,) * 16: 1}
+    for a in range(16):
+        for b in range(16):
+            for c in range(16):
+                for cells in ((a,), (a, b), (a, b, c)):
+                    if len(set(cells)) == len(cells):
+                        board = [0] * 16
+                        for ply, p in enumerate(cells):
+                            board[p] = 1 + ply % 2
+                        boards[tuple(board)] = 1 + len(cells) % 2
+    assert len(boards) == 1937
+    for board, mover in boards.items():
+        check_against_reference(solver, np.array(board, np.int8), mover, memo)
+    rng = np.random.default_rng(4)
+    for _ in range(1500):
+        board, mover = random_position(rng, 4, int(rng.integers(4, 13)))
+        check_against_reference(solver, board, mover, memo)
+
+
+@pytest.mark.parametrize("size,stones,count", [(5, 12, 60), (6, 23, 40)])
+def test_random_positions_5x5_6x6(size, stones, count):
+    solver = HexSolver(size)
+    memo = new_memo()
+    rng = np.random.default_rng(size)
+    for _ in range(count):
+        board, mover = random_position(rng, size, stones + int(rng.integers(0, 3)))
+        check_against_reference(solver, board, mover, memo)
+
+
+def test_small_boards_empty():
+    """Sizes 1 and 2 and the classic results: on 3x3 the five cells of the short diagonal's
+    band, on 4x4 the four cells of the short diagonal (0,3)-(3,0)."""
+    assert HexSolver(1).solve([]).winning == (0,)
+    assert HexSolver(2).solve([]).winning == (1, 2)
+    for size in (3, 4):
+        board = np.zeros(size * size, np.int8)
+        expected = tuple(int(p) for p in ref_winning(board, size, 1, new_memo()))
+        assert HexSolver(size).solve([]).winning == expected
+    assert HexSolver(4).solve([]).winning == (3, 6, 9, 12)
+
+
+# ------------------------------------------------------- the techniques
+
+
+def flat(rows):
+    """A flat board from strings of '.', 'x' (Black) and 'o' (White)."""
+    return np.array([".xo".index(ch) for row in rows for ch in row.replace(" ", "")], np.int8)
+
+
+def hsearch_of(board, colour, size):
+    neighbours, _, edges = _tables(size)
+    vc = np.zeros((1, 2), np.uint64)
+    sc = np.zeros((16, 2), np.uint64)
+    has_vc, nsc = hsearch(board.copy(), colour, neighbours, edges, vc, sc)
+    return has_vc, cells_of(vc[0]), [cells_of(sc[i]) for i in range(nsc)]
+
+
+def cells_of(words):
+    bits = int(words[0]) | int(words[1]) << 64
+    return {p for p in range(128) if bits >> p & 1}
+
+
+def test_bridge_chain_is_a_virtual_connection():
+    # Black's five stones on the long diagonal, each bridged to the next
+    board = flat(["x....", ".x...", "..x..", "...x.", "....x"])
+    has_vc, carrier, _ = hsearch_of(board, BLACK, 5)
+    bridges = {1, 5, 7, 11, 13, 17, 19, 23}  # (r, r+1) and (r+1, r) for r = 0..3
+    assert has_vc and carrier == bridges
+    assert HexSolver(5).solve_board(board.reshape(5, 5), WHITE).value == -1
+    # White intrudes into one bridge: Black must answer in the other cell, only there
+    board[7] = WHITE
+    has_vc, _, scs = hsearch_of(board, BLACK, 5)
+    assert not has_vc and any(13 in c for c in scs)
+    result = HexSolver(5).solve_board(board.reshape(5, 5), BLACK)
+    assert result.value == 1 and 11 in result.winning
+    assert not hsearch_of(board, WHITE, 5)[0]
+
+
+def test_edge_templates():
+    # template II: a stone on the second row, its two cells on the edge row free
+    board = flat(["....", ".x..", ".x..", ".x.."])
+    has_vc, carrier, _ = hsearch_of(board, BLACK, 4)
+    assert has_vc and carrier == {1, 2}
+    # template IIIa (the ziggurat): a stone on the third row reaches the edge
+    board = flat([".....", ".....", "..x..", "..x..", "..x.."])
+    has_vc, carrier, _ = hsearch_of(board, BLACK, 5)
+    assert has_vc and len(carrier) >= 5 and carrier <= set(range(10))
+    assert HexSolver(5).solve_board(board.reshape(5, 5), WHITE).value == -1
+
+
+def test_dead_cell():
+    neighbours, ring_own, _ = _tables(4)
+    useless = _useless_table()
+    # cell (1,1) = 5: its neighbours (0,1) (0,2) (1,2) (2,1) are Black, four in a row
+    # around it: a White stone there is useless, so the cell is dead
+    board = flat([".xx.", "..x.", ".x..", "...."])
+    assert _dead(board, 5, neighbours, ring_own, useless)
+    assert not _dead(board, 9 + 3, neighbours, ring_own, useless)
+    empty = np.zeros(16, np.int8)
+    assert not any(_dead(empty, p, neighbours, ring_own, useless) for p in range(16))
+    # an edge cell walled by the opponent: (0,0) with White at (0,1) and (1,0) and the
+    # left edge: Black could only use the top edge through it
+    board = flat([".o..", "o...", "....", "...."])
+    assert _dead(board, 0, neighbours, ring_own, useless)
+
+
+def test_captured_pair():
+    neighbours, ring_own, _ = _tables(4)
+    useless = _useless_table()
+    # (0,1) and (0,2) on Black's top edge, both next to Black's (1,1): whichever White
+    # takes, Black takes the other and White's stone is dead. Filled for Black.
+    board = flat(["....", ".x..", "....", "...."])
+    filled = np.empty(16, np.int64)
+    work = board.copy()
+    count, lo, hi = _fill_inferior(work, neighbours, ring_own, useless, filled)
+    captured = cells_of(np.array([lo, hi], np.uint64))
+    assert {1, 2} <= captured and work[1] == work[2] == BLACK
+    assert all(work[p] == BLACK for p in captured)
+    # White's stone on (0,2) breaks the pattern: nothing captured for Black there
+    board[2] = WHITE
+    work = board.copy()
+    count, lo, hi = _fill_inferior(work, neighbours, ring_own, useless, filled)
+    assert 1 not in cells_of(np.array([lo, hi], np.uint64))
+
+
+@pytest.mark.parametrize("size,count", [(4, 400), (5, 150)])
+def test_inferior_cells_keep_the_value(size, count):
+    """Every cell _fill_inferior fills (dead: either colour; captured: its owner), on
+    random positions, leaves the reference value of the position unchanged."""
+    neighbours, ring_own, _ = _tables(size)
+    useless = _useless_table()
+    memo = new_memo()
+    rng = np.random.default_rng(size + 40)
+    filled = np.empty(size * size, np.int64)
+    seen_dead = seen_captured = 0
+    for _ in range(count):
+        board, mover = random_position(rng, size, int(rng.integers(3, size * size - 8)))
+        value = ref_wins(board.copy(), size, mover, memo)
+        work = board.copy()
+        n, lo, hi = _fill_inferior(work, neighbours, ring_own, useless, filled)
+        dead = [int(p) for p in filled[:n] if work[p] == DEAD]
+        captured = [int(p) for p in filled[:n] if work[p] != DEAD]
+        seen_dead += len(dead)
+        seen_captured += len(captured)
+        for colour in (BLACK, WHITE):  # every dead cell gets this colour at once
+            variant = work.copy()
+            variant[variant == DEAD] = colour
+            if ref_connected(variant, size, 1) or ref_connected(variant, size, 2):
+                winner = 1 if ref_connected(variant, size, 1) else 2
+                assert (winner == mover) == value
+                continue
+            assert ref_wins(variant, size, mover, memo) == value, (board.reshape(size, size), mover)
+    assert seen_dead > 20 and seen_captured > 10  # the analysis is exercised
+
+
+@pytest.mark.parametrize("size,count", [(4, 300), (5, 100)])
+def test_virtual_connections_hold(size, count):
+    """Every VC H-search reports holds with the opponent to move and every empty cell
+    outside its carrier given to the opponent; every SC with the colour to move."""
+    neighbours, _, edges = _tables(size)
+    memo = new_memo()
+    rng = np.random.default_rng(size + 50)
+    vcs = scs = 0
+    for _ in range(count):
+        board, _ = random_position(rng, size, int(rng.integers(2, size * size - 6)))
+        for colour in (BLACK, WHITE):
+            has_vc, carrier, sc_carriers = hsearch_of(board, colour, size)
+            claims = [(carrier, 3 - colour)] if has_vc else [(c, colour) for c in sc_carriers]
+            for cells, to_move in claims:
+                work = board.copy()
+                for p in range(size * size):
+                    if work[p] == 0 and p not in cells:
+                        work[p] = 3 - colour
+                if ref_connected(work, size, colour):
+                    continue
+                assert not ref_connected(work, size, 3 - colour)
+                wins = ref_wins(work, size, to_move, memo)
+                assert wins == (to_move == colour), (board.reshape(size, size), colour, cells)
+                vcs += has_vc
+                scs += not has_vc
+    assert vcs > 20 and scs > 20
+
+
+# ------------------------------------------------------------ 7x7
+
+
+# Hayward et al., "Solving 7x7 Hex" (2003): the proof-tree page lists, for the player
+# joining north and south, a1 a2 a3 a5 b1 b2 as losing openings and a4 a6 a7 b3 as
+# winning ones (letter = column, number = row, as games/hex.py names cells); the
+# 180-degree rotation gives g7 g6 g5 g3 f7 f6 and g4 g2 g1 f5.
+def cell7(name):
+    return (int(name[1:]) - 1) * 7 + "abcdefg".index(name[0])
+
+
+PUBLISHED_7X7 = {**{n: -1 for n in ("a1", "a2", "a3", "a5", "b1", "b2", "g7", "g6", "g5", "g3", "f7", "f6")},
+                 **{n: 1 for n in ("a4", "a6", "a7", "b3", "g4", "g2", "g1", "f5")}}
+# the losing openings with the winning reply the page gives for them
+REPLIES_7X7 = {"a1": "c4", "b1": "c4", "a2": "e3", "b2": "e3", "a5": "b6"}
+
+
+def test_published_7x7_replies():
+    """After a losing opening and the published reply, Black (to move) loses."""
+    solver = HexSolver(7, node_limit=2_000_000)
+    for opening, reply in list(REPLIES_7X7.items())[:1]:
+        result = solver.solve([cell7(opening), cell7(reply)])
+        assert result.value == -1, (opening, reply, result)
+
+
+def test_7x7_middle_games_consistent():
+    """Every listed winning move leaves the opponent lost; every other one leaves it
+    winning (each child solved on its own by a fresh solver)."""
+    rng = np.random.default_rng(77)
+    solver = HexSolver(7)
+    for _ in range(3):
+        board, mover = random_position(rng, 7, 28)
+        result = solver.solve_board(board.reshape(7, 7), mover)
+        assert result.value in (1, -1)
+        check = HexSolver(7)
+        for p in np.flatnonzero(board == 0):
+            child = board.copy()
+            child[p] = mover
+            if ref_connected(child, 7, mover):
+                assert p in result.winning
+                continue
+            reply = check.solve_board(child.reshape(7, 7), 3 - mover)
+            assert (reply.value == -1) == (p in result.winning), (board.reshape(7, 7), p)
+
+
+# ------------------------------------------------------- limits, errors
+
+
+def test_limits_report_unknown():
+    solver = HexSolver(7)
+    result = solver.solve([], node_limit=50)
+    assert isinstance(result, HexResult) and result.value is None and result.winning == ()
+    assert 50 <= result.nodes <= 60
+    assert solver.solve([], time_limit=0.2).value is None
+    values = solver.analyze([], node_limit=50)
+    assert len(values) == 49 and None in values
+
+
+def test_table_kept_across_calls():
+    solver = HexSolver(5)
+    first = solver.solve([12, 6])
+    again = solver.solve([12, 6])
+    assert again == HexResult(first.value, first.winning, again.nodes, again.seconds)
+    assert again.nodes < first.nodes
+
+
+def test_analyze_matches_solve():
+    solver = HexSolver(4)
+    values = solver.analyze([5, 10])
+    result = solver.solve([5, 10])
+    assert values[5] is None and values[10] is None
+    assert tuple(p for p, v in enumerate(values) if v == 1) == result.winning
+    assert all(v == -1 for p, v in enumerate(values) if v is not None and p not in result.winning)
+
+
+def test_errors():
+    solver = HexSolver(3)
+    with pytest.raises(HexPositionError, match="off the board"):
+        solver.solve([9])
+    with pytest.raises(HexPositionError, match="repeated"):
+        solver.solve([4, 4])
+    with pytest.raises(HexPositionError, match="already won"):
+        solver.solve([0, 1, 3, 2, 6])  # Black's column 0 joins top and bottom
+    for size in (0, 10, 2.5, True):
+        with pytest.raises(HexPositionError, match="size"):
+            HexSolver(size)
+    with pytest.raises(HexPositionError, match="already won"):
+        solver.solve_board(np.array([[2, 2, 2], [0, 1, 0], [1, 0, 0]]), 1)
+    with pytest.raises(HexPositionError, match="to_move"):
+        solver.solve_board(np.zeros((3, 3)), 3)

@@ -37,7 +37,8 @@ Schema (every key optional unless marked):
   ``eval_every``, ``eval_play_every``, ``eval_suites``, ``set`` (every arm),
   ``instances`` (the names run at this size; default all), ``only`` (the arms run at
   this size; default all), ``arms.NAME`` (``set``,
-  ``game_params``, ``seeds`` of one arm at this size), ``updates_per_second`` (table
+  ``game_params``, ``seeds`` and ``updates`` of one arm at this size: an arm with its
+  own updates fails the matched-budget check unless the spec turns it off), ``updates_per_second`` (table
   arm -> the measured or estimated rate, for the wall-time estimate) and
   ``overhead_seconds`` (start-up and final evaluation of one trial, default 30).
 """
@@ -66,7 +67,7 @@ INSTANCE_KEYS = {"name": str, "group": str, "params": dict}
 SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "eval_every": int, "eval_play_every": int,
              "eval_suites": str, "set": dict, "instances": list, "arms": dict, "updates_per_second": dict,
              "overhead_seconds": _NUMBER, "only": list}
-SIZE_ARM_KEYS = {"set": dict, "game_params": dict, "seeds": (int, list)}
+SIZE_ARM_KEYS = {"set": dict, "game_params": dict, "seeds": (int, list), "updates": int}
 # Fields an arm may not set: they are the spec's (game) or the trial's (seed).
 SPEC_OWNED = {"game": "the spec's top-level 'game'", "game_params": "'game_params' of the spec, arm or instance",
               "seed": "the size's 'seeds'", "algo": "the arm's 'algo'"}
@@ -392,18 +393,20 @@ def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = 
             per_arm = table.get("arms", {}).get(arm.name, {}).get("seeds")
             seeds = table.get("seeds")
             seeds = per_arm if per_arm is not None else (seeds.get(arm.name) if isinstance(seeds, dict) else seeds)
+            arm_budget = budget if updates is not None else table.get("arms", {}).get(arm.name, {}).get(
+                "updates", budget)
             for seed in _seeds(where, seeds):
                 config = arm_config(spec, size, arm, instance, seed)
-                rows = rows_for(config, budget)
+                rows = rows_for(config, arm_budget)
                 if updates is None and "rows" in table and rows != table["rows"]:
-                    raise SpecError(f"{where}, key 'rows': {table['rows']} rows stated, but {budget} updates at "
+                    raise SpecError(f"{where}, key 'rows': {table['rows']} rows stated, but {arm_budget} updates at "
                                     f"{config.updates_per_iteration} per iteration of {config.rows_per_iteration} "
                                     f"rows collect {rows}")
-                budgets[(instance.name, arm.name)] = (budget, rows)
+                budgets[(instance.name, arm.name)] = (arm_budget, rows)
                 name = "-".join(p for p in (instance.name, arm.name, f"s{seed}") if p)
-                trials.append(Trial(name, arm.name, instance.name, instance.group, seed, config, budget, rows,
+                trials.append(Trial(name, arm.name, instance.name, instance.group, seed, config, arm_budget, rows,
                                     trial_bundles(config, embedded=embedded, offered=offered, gpus=gpus)))
-                estimates[name] = budget / rates[arm.name] + overhead if arm.name in rates else None
+                estimates[name] = arm_budget / rates[arm.name] + overhead if arm.name in rates else None
     names = [t.name for t in trials]
     if len(set(names)) != len(names):
         raise SpecError(f"{spec.path}: two trials share a name; arm and instance names must be distinct")

@@ -30,6 +30,7 @@ import argparse
 import json
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -184,22 +185,37 @@ def _count(values) -> str:
     return f"{m:,.0f} ± {h:,.0f}"
 
 
-def write_experiment_report(exp_dir, out_dir=None) -> Path:
-    """Figures and ``summary.md`` of an experiment directory into ``out_dir`` (default
-    ``exp_dir/report``); returns the summary's path."""
-    import matplotlib
+@dataclass
+class Experiment:
+    """An experiment directory read back: its trials' records by (group, arm)."""
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    path: Path
+    manifest: dict
+    arms: list  # arm names, the spec's order
+    reference: str  # the arm the others are compared to
+    labels: dict  # arm -> its legend label
+    groups: list  # figure rows, in the trials' order
+    runs: dict  # (group, arm) -> [(trial, records)]
+    missing: list  # run directories without metrics yet
+    metrics: list  # eval/... keys of KEY_METRICS found in any record
 
+    def trials(self, group: str, arm: str) -> list:
+        return self.runs.get((group, arm), [])
+
+    def compute(self, group: str, arm: str) -> tuple[list, list]:
+        """Training compute (the last record's proxy) and inference evaluations per
+        decision (from the config) of the arm's trials in ``group``."""
+        trials = self.trials(group, arm)
+        training = [_final(recs, "compute") for _, recs in trials]
+        inference = [inference_evaluations(t["config"]) for t, _ in trials]
+        return [v for v in training if v is not None], [v for v in inference if v is not None]
+
+
+def read_experiment(exp_dir) -> Experiment:
     exp_dir = Path(exp_dir)
     manifest = json.loads((exp_dir / EXPERIMENT_FILE).read_text())
-    out_dir = Path(out_dir) if out_dir is not None else exp_dir / "report"
-    out_dir.mkdir(parents=True, exist_ok=True)
     arms = list(manifest["arms"])
-    reference = manifest.get("reference_arm") or arms[0]
-    groups = list(dict.fromkeys(t["group"] for t in manifest["trials"]))
-    runs, missing = {}, []  # (group, arm) -> [(trial, records)]
+    runs, missing = {}, []
     for trial in manifest["trials"]:
         try:
             records = read_metrics(exp_dir / trial["run_dir"])
@@ -214,39 +230,48 @@ def write_experiment_report(exp_dir, out_dir=None) -> Path:
         raise FileNotFoundError(f"experiment {exp_dir}: none of its {len(manifest['trials'])} trials has metrics yet")
     metrics = sorted({k for trials in runs.values() for _, recs in trials for r in recs for k in r
                       if k.startswith("eval/") and k.rsplit("/", 1)[-1] in KEY_METRICS})
-    kinds = _kinds(metrics)
-    suites = {kind: [m for m in metrics if m.rsplit("/", 1)[-1] == kind] for kind in kinds}
-    styles = ("-", "--", ":", "-.")
-    colours = {arm: f"C{i}" for i, arm in enumerate(arms)}
-    labels = {arm: manifest["arms"][arm].get("label", arm) for arm in arms}
+    return Experiment(exp_dir, manifest, arms, manifest.get("reference_arm") or arms[0],
+                      {arm: manifest["arms"][arm].get("label", arm) for arm in arms},
+                      list(dict.fromkeys(t["group"] for t in manifest["trials"])), runs, missing, metrics)
 
-    def compute_of(trials) -> tuple[list, list]:
-        training = [_final(recs, "compute") for _, recs in trials]
-        inference = [inference_evaluations(t["config"]) for t, _ in trials]
-        return [v for v in training if v is not None], [v for v in inference if v is not None]
 
-    figures = []
+def _relative(values: list, reference: list) -> float | None:
+    return float(np.mean(values) / np.mean(reference)) if values and reference and np.mean(reference) > 0 else None
+
+
+def draw_experiment_figures(exp: Experiment, out_dir: Path) -> list[Path]:
+    """One figure per x axis (updates, compute, forward passes where counted), laid out
+    like the AVI paper's Figure 1; returns their paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kinds = _kinds(exp.metrics)
+    suites = {kind: [m for m in exp.metrics if m.rsplit("/", 1)[-1] == kind] for kind in kinds}
+    colours = {arm: f"C{i}" for i, arm in enumerate(exp.arms)}
     axes_x = [("updates", "gradient updates"), ("compute", "compute (N_forward + 3 N_backward)")]
-    if any("forward" in r for trials in runs.values() for _, recs in trials for r in recs):
+    if any("forward" in r for trials in exp.runs.values() for _, recs in trials for r in recs):
         axes_x.append(("forward", "network forward passes (N_forward, Figure 7's axis)"))
+    rows, columns = len(exp.groups), len(kinds) + 1
+    paths = []
     for x_key, x_label in axes_x:
-        columns = len(kinds) + 1
-        fig, axes = plt.subplots(len(groups), columns, figsize=(3.6 * columns, 2.9 * len(groups)), squeeze=False)
-        for row, group in enumerate(groups):
+        fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.9 * rows), squeeze=False)
+        for row, group in enumerate(exp.groups):
             for col, kind in enumerate(kinds):
                 ax = axes[row][col]
-                for arm in arms:
-                    trials = runs.get((group, arm), [])
-                    for metric, style in zip(suites[kind], styles * 4):
+                for arm in exp.arms:
+                    trials = exp.trials(group, arm)
+                    for metric, style in zip(suites[kind], ("-", "--", ":", "-.") * 4):
                         x, mean, half = band([_series(recs, metric, x_key) for _, recs in trials],
                                              log=x_key != "updates")
                         if not x.size:
                             continue
-                        suite = metric.removeprefix("eval/").rsplit("/", 1)[0] if "/" in metric[5:] else ""
-                        ax.plot(x, mean, style, color=colours[arm],
-                                label=f"{labels[arm]}{' ' + suite if len(suites[kind]) > 1 else ''} "
+                        suite = metric.removeprefix("eval/").rsplit("/", 1)[0] if metric.count("/") > 1 else ""
+                        ax.plot(x, mean, style, color=colours[arm], marker="o" if x.size < 3 else None,
+                                label=f"{exp.labels[arm]}{' ' + suite if len(suites[kind]) > 1 else ''} "
                                       f"({len(trials)})")
-                        if len(trials) > 1:
+                        if len(trials) > 1:  # one seed: no band
                             ax.fill_between(x, mean - half, mean + half, color=colours[arm], alpha=0.2)
                 ax.set_title(f"{group}: {kind}", fontsize=9)
                 ax.set_xlabel(x_label, fontsize=8)
@@ -256,91 +281,102 @@ def write_experiment_report(exp_dir, out_dir=None) -> Path:
                 if ax.lines:
                     ax.legend(fontsize=6)
             # The last column: each arm's compute relative to the reference arm (Figure 1).
-            ax = axes[row][-1]
-            ref_train, ref_infer = compute_of(runs.get((group, reference), []))
-            for i, arm in enumerate(arms):
-                train, infer = compute_of(runs.get((group, arm), []))
-                for j, (values, ref) in enumerate(((train, ref_train), (infer, ref_infer))):
-                    if values and ref and np.mean(ref) > 0:
-                        ax.bar(j + i * 0.8 / len(arms), np.mean(values) / np.mean(ref), 0.8 / len(arms),
-                               color=colours[arm], label=labels[arm] if j == 0 else None)
-            ax.set_xticks([0.4 - 0.4 / len(arms), 1.4 - 0.4 / len(arms)], ["training", "inference"])
+            ax, width = axes[row][-1], 0.8 / len(exp.arms)
+            ref_train, ref_infer = exp.compute(group, exp.reference)
+            for i, arm in enumerate(exp.arms):
+                train, infer = exp.compute(group, arm)
+                for j, ratio in enumerate((_relative(train, ref_train), _relative(infer, ref_infer))):
+                    if ratio is not None:
+                        ax.bar(j + i * width, ratio, width, color=colours[arm], label=exp.labels[arm] if j == 0 else None)
+            ax.set_xticks([0.4 - width / 2, 1.4 - width / 2], ["training", "inference"])
             ax.set_yscale("log")
-            ax.set_title(f"{group}: compute relative to {labels[reference]}", fontsize=9)
             ax.axhline(1.0, color="grey", lw=0.5)
+            ax.set_title(f"{group}: compute relative to {exp.labels[exp.reference]}", fontsize=9)
             if ax.patches:
                 ax.legend(fontsize=6)
-        fig.tight_layout()
-        path = out_dir / f"figure_vs_{x_key}.png"
-        fig.savefig(path, dpi=100)
+        # Fixed margins: tight_layout measures every label, seconds per figure.
+        fig.subplots_adjust(left=0.2 / columns, right=1 - 0.05 / columns, bottom=0.45 / (2.9 * rows),
+                            top=1 - 0.3 / (2.9 * rows), wspace=0.3, hspace=0.55)
+        paths.append(out_dir / f"figure_vs_{x_key}.png")
+        fig.savefig(paths[-1], dpi=100)
         plt.close(fig)
-        figures.append(path)
+    return paths
 
-    def sources(trials) -> str:
-        return ", ".join(f"`{t['run_dir']}/metrics.jsonl`" for t, _ in trials)
 
+def _sources(trials) -> str:
+    return ", ".join(f"`{t['run_dir']}/metrics.jsonl`" for t, _ in trials)
+
+
+def _group_summary(exp: Experiment, group: str) -> list[str]:
+    """The summary's section of one group: budget and compute, final values, paired
+    differences to the reference arm, head-to-head scores; each table says its files."""
+    present = [arm for arm in exp.arms if exp.trials(group, arm)]
+    label = exp.labels
+    lines = [f"## {group}", "", "### Budget and compute", "",
+             "| arm | seeds | updates | rows | training compute | relative | inference evaluations per decision "
+             "| relative | from |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    ref_train, ref_infer = exp.compute(group, exp.reference)
+    for arm in present:
+        trials = exp.trials(group, arm)
+        train, infer = exp.compute(group, arm)
+        ratios = [f"{r:.3g}" if r is not None else "–" for r in (_relative(train, ref_train), _relative(infer, ref_infer))]
+        lines.append(f"| {label[arm]} | {len(trials)} | {_count([_final(r, 'updates') for _, r in trials])} | "
+                     f"{_count([_final(r, 'rows') for _, r in trials])} | {_count(train)} | {ratios[0]} | "
+                     f"{_count(infer)} | {ratios[1]} | {_sources(trials)} (last record) |")
+    lines += ["", "Inference evaluations per decision follow from each trial's `config.json` "
+                  "(greedy: the game's actions, policy head: 1, MCTS: its simulations).", ""]
+    shown = [m for m in exp.metrics if any(_final(r, m) is not None for a in present for _, r in exp.trials(group, a))]
+    if shown:
+        lines += ["### Final values (mean ± 95% CI over seeds; the value alone for one seed)", "",
+                  "| metric | " + " | ".join(label[a] for a in present) + " |", "| --- |" + " --- |" * len(present)]
+        lines += [f"| {m.removeprefix('eval/')} | "
+                  + " | ".join(_cell([_final(r, m) for _, r in exp.trials(group, a)]) for a in present) + " |"
+                  for m in shown]
+        lines += ["", "Each value: the last record holding the metric in each trial's `metrics.jsonl` "
+                      f"({'; '.join(label[a] + ': ' + _sources(exp.trials(group, a)) for a in present)}).", ""]
+    paired = []
+    by_seed = {t["seed"]: r for t, r in exp.trials(group, exp.reference)}
+    for arm in present:
+        for metric in shown if arm != exp.reference else []:
+            diffs = [_final(r, metric) - _final(by_seed[t["seed"]], metric) for t, r in exp.trials(group, arm)
+                     if t["seed"] in by_seed and _final(r, metric) is not None
+                     and _final(by_seed[t["seed"]], metric) is not None]
+            if diffs:
+                paired.append(f"| {label[arm]} − {label[exp.reference]} | {metric.removeprefix('eval/')} | "
+                              f"{len(diffs)} | {fmt_ci(diffs)} |")
+    if paired:
+        lines += [f"### Paired differences to {label[exp.reference]} (same seeds, same files)", "",
+                  "| arms | metric | pairs | difference (mean ± 95% CI; alone for one pair) |",
+                  "| --- | --- | --- | --- |", *paired, ""]
+    h2h = sorted({k for a in present for _, r in exp.trials(group, a) for rec in r for k in rec
+                  if k.startswith("eval/") and "h2h" in k and k.endswith("/score")})
+    if h2h:
+        lines += ["### Head-to-head (same files)", "", "| arm | match | score (mean ± 95% CI over seeds) |",
+                  "| --- | --- | --- |"]
+        lines += [f"| {label[a]} | {key.removeprefix('eval/')} | {_cell([_final(r, key) for _, r in exp.trials(group, a)])} |"
+                  for a in present for key in h2h if any(_final(r, key) is not None for _, r in exp.trials(group, a))]
+        lines.append("")
+    return lines
+
+
+def write_experiment_report(exp_dir, out_dir=None) -> Path:
+    """Figures and ``summary.md`` of an experiment directory into ``out_dir`` (default
+    ``exp_dir/report``); returns the summary's path."""
+    exp = read_experiment(exp_dir)
+    out_dir = Path(out_dir) if out_dir is not None else exp.path / "report"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figures = draw_experiment_figures(exp, out_dir)
+    manifest = exp.manifest
     size = manifest["size"] + (f", --updates {manifest['updates_override']}" if manifest.get("updates_override") else "")
     lines = [f"# Experiment {manifest['spec']} ({size})", "", manifest.get("description", ""), "",
-             "## Commands", "", "```"]
-    lines += [c["argv"] for c in manifest.get("commands", [])]
-    lines += [f"python -m launch report {exp_dir}", "```", "",
-              f"Figures: {', '.join(f'`{p.name}`' for p in figures)} (one row per group; curves are means over "
-              "seeds with a 95% Student-t band where there are several).", ""]
-    if missing:
-        lines += [f"Not run yet (no metrics.jsonl): {', '.join(missing)}.", ""]
-    for group in groups:
-        present = [arm for arm in arms if (group, arm) in runs]
-        lines += [f"## {group}", "", "### Budget and compute", "",
-                  "| arm | seeds | updates | rows | training compute | relative | inference evaluations per "
-                  "decision | relative | from |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-        ref_train, ref_infer = compute_of(runs.get((group, reference), []))
-        for arm in present:
-            trials = runs[(group, arm)]
-            train, infer = compute_of(trials)
-            rel = lambda values, ref: (f"{np.mean(values) / np.mean(ref):.3g}" if values and ref and np.mean(ref) > 0
-                                       else "–")
-            lines.append(f"| {labels[arm]} | {len(trials)} | {_count([_final(r, 'updates') for _, r in trials])} | "
-                         f"{_count([_final(r, 'rows') for _, r in trials])} | {_count(train)} | {rel(train, ref_train)} "
-                         f"| {_count(infer)} | {rel(infer, ref_infer)} | {sources(trials)} (last record) |")
-        lines += ["", "Inference evaluations per decision follow from each trial's `config.json` "
-                      "(greedy: the game's actions, policy head: 1, MCTS: its simulations).", ""]
-        shown = [m for m in metrics if any(_final(r, m) is not None for arm in present for _, r in runs[(group, arm)])]
-        if shown:
-            lines += ["### Final values (mean ± 95% CI over seeds)", "",
-                      "| metric | " + " | ".join(labels[a] for a in present) + " |",
-                      "| --- |" + " --- |" * len(present)]
-            for metric in shown:
-                lines.append(f"| {metric.removeprefix('eval/')} | "
-                             + " | ".join(_cell([_final(r, metric) for _, r in runs[(group, a)]]) for a in present)
-                             + " |")
-            lines += ["", "Each value: the last record holding the metric in each trial's `metrics.jsonl` "
-                          f"({'; '.join(labels[a] + ': ' + sources(runs[(group, a)]) for a in present)}).", ""]
-            paired = []
-            for arm in present:
-                if arm == reference or (group, reference) not in runs:
-                    continue
-                ref_by_seed = {t["seed"]: r for t, r in runs[(group, reference)]}
-                for metric in shown:
-                    diffs = [_final(r, metric) - _final(ref_by_seed[t["seed"]], metric) for t, r in runs[(group, arm)]
-                             if t["seed"] in ref_by_seed and _final(r, metric) is not None
-                             and _final(ref_by_seed[t["seed"]], metric) is not None]
-                    if diffs:
-                        paired.append(f"| {labels[arm]} − {labels[reference]} | {metric.removeprefix('eval/')} | "
-                                      f"{len(diffs)} | {fmt_ci(diffs)} |")
-            if paired:
-                lines += [f"### Paired differences to {labels[reference]} (same seeds)", "",
-                          "| arms | metric | pairs | difference (mean ± 95% CI) |", "| --- | --- | --- | --- |",
-                          *paired, ""]
-        h2h = sorted({k for arm in present for _, r in runs[(group, arm)] for rec in r for k in rec
-                      if k.startswith("eval/") and "h2h" in k and k.endswith("/score")})
-        if h2h:
-            lines += ["### Head-to-head", "", "| arm | match | score (mean ± 95% CI over seeds) |", "| --- | --- | --- |"]
-            for arm in present:
-                for key in h2h:
-                    values = [_final(r, key) for _, r in runs[(group, arm)]]
-                    if any(v is not None for v in values):
-                        lines.append(f"| {labels[arm]} | {key.removeprefix('eval/')} | {_cell(values)} |")
-            lines.append("")
+             "## Commands", "", "```", *[c["argv"] for c in manifest.get("commands", [])],
+             f"python -m launch report {exp.path}", "```", "",
+             f"Figures: {', '.join(f'`{p.name}`' for p in figures)} (one row per group; curves are means over "
+             "seeds with a 95% Student-t band where there are several).", ""]
+    if exp.missing:
+        lines += [f"Not run yet (no metrics.jsonl): {', '.join(exp.missing)}.", ""]
+    for group in exp.groups:
+        lines += _group_summary(exp, group)
     summary = out_dir / "summary.md"
     summary.write_text("\n".join(lines) + "\n")
     return summary

@@ -1,0 +1,62 @@
+"""The report of an experiment directory (evaluation/report.py), on a directory written
+here as ``launch experiment`` writes one: experiment.json, and a metrics.jsonl per trial.
+The metric keys are a suite's that the report has never been told about (Hex's), so
+they must be picked up by their ``eval/...`` names alone."""
+
+from __future__ import annotations
+
+import json
+
+from evaluation.report import report_main
+
+T_0975 = {1: 12.7062, 2: 4.3027}  # Student-t quantiles, from tables
+
+
+def _experiment(tmp_path):
+    out = tmp_path / "exp"
+    trials = []
+    # Two groups (figure rows): "hex" with several seeds, "hex-one" with one seed per arm.
+    finals = {("hex", "avi", 0): 0.20, ("hex", "avi", 1): 0.30, ("hex", "avi", 2): 0.40, ("hex", "az", 0): 0.50,
+              ("hex", "az", 1): 0.70, ("hex-one", "avi", 0): 0.25, ("hex-one", "az", 0): 0.45}
+    for (group, arm, seed), final in finals.items():
+        run_dir = f"demo-{group}-{arm}-s{seed}"
+        config = {"algo": "avi" if arm == "avi" else "alphazero", "game": "hex", "game_params": {},
+                  "eval_policy": "auto" if arm == "avi" else "mcts", "eval_simulations": 32}
+        trials.append({"name": f"{group}-{arm}-s{seed}", "arm": arm, "group": group, "instance": group, "seed": seed,
+                       "updates": 20, "rows": 640, "bundles": [{"CPU": 1.0}], "config": config, "run_dir": run_dir})
+        (out / run_dir).mkdir(parents=True)
+        compute = 1000.0 if arm == "avi" else 4000.0
+        records = [{"updates": u, "rows": 32 * u, "compute": compute * u, "actor_forward_samples": 10 * u,
+                    "learner_forward_samples": u, "eval/hex-uniform/value_mae": v,
+                    "eval/hex-uniform/policy_regret": v / 2, "eval/hex-openings/error_rate": v / 4}
+                   for u, v in ((0, 1.0), (10, 0.6), (20, final))]
+        (out / run_dir / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    manifest = {"spec": "demo", "description": "a test", "size": "small", "updates_override": None,
+                "reference_arm": "avi", "arms": {"avi": {"label": "AVI"}, "az": {"label": "AZ S=32"}},
+                "trials": trials, "commands": [{"time": "now", "argv": "python -m launch experiment demo --out X"}]}
+    (out / "experiment.json").write_text(json.dumps(manifest))
+    return out
+
+
+def test_the_experiment_report_has_figure_1s_layout_intervals_pairs_and_sources(tmp_path):
+    out = _experiment(tmp_path)
+    assert report_main([str(out)]) == 0
+    summary, one_seed = (out / "report" / "summary.md").read_text().split("## hex-one")
+    # AVI, 3 seeds: mean 0.3, half-width t(0.975, 2) * 0.1 / sqrt(3).
+    half = T_0975[2] * 0.1 / 3 ** 0.5
+    assert f"| hex-uniform/value_mae | 0.3000 ± {half:.4f} |" in summary
+    # AlphaZero, 2 seeds: 0.6 ± t(0.975, 1) * sd(0.5, 0.7) / sqrt(2).
+    assert f"0.6000 ± {T_0975[1] * 0.1414214 / 2 ** 0.5:.4f} |" in summary
+    # Paired over seeds 0 and 1: differences 0.3 and 0.4.
+    assert f"| AZ S=32 − AVI | hex-uniform/value_mae | 2 | 0.3500 ± {T_0975[1] * 0.0707107 / 2 ** 0.5:.4f} |" in summary
+    # Compute relative to AVI: training 4x, inference 32 simulations against Hex's 49 children.
+    assert "| AZ S=32 | 2 | 20 | 640 | 80,000 | 4 | 32 | 0.653 |" in summary
+    assert "`demo-hex-az-s1/metrics.jsonl`" in summary and "python -m launch experiment demo --out X" in summary
+    assert "hex-openings/error_rate" in summary
+    for figure in ("figure_vs_updates.png", "figure_vs_compute.png", "figure_vs_forward.png"):
+        assert (out / "report" / figure).read_bytes()[:4] == b"\x89PNG"
+    assert len(list((out / "report").glob("*.png"))) == 3  # a few figures, not one per metric
+    # One seed: the value alone, no interval (not "± 0.0000"), also for the one pair.
+    assert "| hex-uniform/value_mae | 0.2500 | 0.4500 |" in one_seed
+    assert "| AZ S=32 − AVI | hex-uniform/value_mae | 1 | 0.2000 |" in one_seed
+    assert not [line for line in one_seed.splitlines() if "hex-" in line and "±" in line]

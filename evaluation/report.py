@@ -58,8 +58,11 @@ def _label(run_dir: Path) -> str:
 
 
 def _series(records: list[dict], metric: str, x_key: str) -> tuple[np.ndarray, np.ndarray]:
-    pts = sorted((float(r[x_key]), float(r[metric])) for r in records
-                 if metric in r and x_key in r and isinstance(r[metric], (int, float)) and np.isfinite(r[metric]))
+    # One point per x, the last logged: a resumed run logs again the iterations it had
+    # done after its last checkpoint, and the later records are those it continued from.
+    latest = {float(r[x_key]): float(r[metric]) for r in records
+              if metric in r and x_key in r and isinstance(r[metric], (int, float)) and np.isfinite(r[metric])}
+    pts = sorted(latest.items())
     if not pts:
         return np.zeros(0), np.zeros(0)
     x, y = np.array(pts).T

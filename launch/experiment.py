@@ -64,10 +64,15 @@ def experiment_main(argv: list[str] | None = None) -> int:
         if args.dry_run:
             import ray
 
+            from launch.placement import offered_resources
             from launch.train import start_ray
 
-            plan = make_plan(load_spec(args.spec), args.size, updates=args.updates)
+            spec = load_spec(args.spec)
+            make_plan(spec, args.size, updates=args.updates)  # a bad spec fails before Ray starts
             start_ray(args.address)
+            plan = make_plan(spec, args.size, updates=args.updates, embedded=args.address is None,
+                             offered=() if args.address is None else offered_resources(),
+                             gpus=ray.cluster_resources().get("GPU", 0))
             print(describe(plan, [n["Resources"] for n in ray.nodes() if n.get("Alive")], args.max_concurrent))
             return 0
         from launch.experiments.tune_run import run_experiment

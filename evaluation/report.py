@@ -385,6 +385,24 @@ def write_experiment_report(exp_dir, out_dir=None) -> Path:
     return summary
 
 
+def log_figures_to_wandb(exp_dir, report_dir: Path, mode: str) -> None:
+    """The report's figures and summary as one W&B run of job type ``report`` in the
+    experiment's group (the trials' runs are in the same group), so that the project
+    shows them beside the trials' curves."""
+    import os
+
+    import wandb
+
+    manifest = json.loads((Path(exp_dir) / EXPERIMENT_FILE).read_text())
+    os.environ.setdefault("WANDB_SILENT", "true")
+    run = wandb.init(project=os.environ.get("WANDB_PROJECT", "selfplay"), group=manifest["spec"], job_type="report",
+                     name=f"{manifest['spec']}-report", mode=mode, dir=str(report_dir),
+                     settings=wandb.Settings(console="off"))
+    run.log({f"report/{p.stem}": wandb.Image(str(p)) for p in sorted(report_dir.glob("figure_vs_*.png"))})
+    run.summary["summary_md"] = (report_dir / "summary.md").read_text()
+    run.finish()
+
+
 def report_main(argv: list[str] | None = None) -> int:
     """``report RUN_DIR... [--out DIR]`` (default: ``plots/`` of the first run), or
     ``report EXPERIMENT_DIR [--out DIR]`` (default: its ``report/``)."""
@@ -393,10 +411,14 @@ def report_main(argv: list[str] | None = None) -> int:
                                                  "or the figures and summary of an experiment directory.")
     parser.add_argument("run_dirs", nargs="+", type=Path)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--wandb", choices=("online", "offline"),
+                        help="an experiment's figures also as W&B images, in the experiment's group")
     args = parser.parse_args(argv)
     try:
         if len(args.run_dirs) == 1 and (args.run_dirs[0] / EXPERIMENT_FILE).is_file():
             path = write_experiment_report(args.run_dirs[0], args.out)
+            if args.wandb:
+                log_figures_to_wandb(args.run_dirs[0], path.parent, args.wandb)
         else:
             path = write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots")
     except (FileNotFoundError, ValueError) as e:

@@ -10,6 +10,9 @@
 
 Regret of a move is ``V*(s) - q*(s, a)`` with exact undiscounted action values, so a
 move that keeps the outcome costs 0, a win given up for a draw 1, for a loss 2.
+Against a weak oracle (Hex: V* and q* in {-1, +1}) the value MAE is the paper's, and
+``value_sign_error`` (asked with ``sign_error=True``) is the fraction of states whose
+predicted value has not the sign of V* (0 counts as wrong), which no discount changes.
 """
 
 from __future__ import annotations
@@ -109,10 +112,12 @@ def regrets(labels: LabelledStates, actions: np.ndarray) -> np.ndarray:
     return (labels.v_star - q).astype(np.float32)
 
 
-def _summary(err: np.ndarray | None, reg: np.ndarray | None, prefix: str) -> dict:
+def _summary(err: np.ndarray | None, reg: np.ndarray | None, prefix: str, wrong_sign: np.ndarray | None = None) -> dict:
     out = {}
     if err is not None:
         out[f"{prefix}value_mae"] = float(err.mean())
+    if wrong_sign is not None:
+        out[f"{prefix}value_sign_error"] = float(wrong_sign.mean())
     if reg is not None:
         out[f"{prefix}policy_regret"] = float(reg.mean())
         out[f"{prefix}optimal_move_rate"] = float((reg <= 1e-6).mean())
@@ -120,27 +125,31 @@ def _summary(err: np.ndarray | None, reg: np.ndarray | None, prefix: str) -> dic
 
 
 def state_metrics(labels: LabelledStates, *, choose=None, value=None, groups: np.ndarray | None = None,
-                  batch: int = 4096) -> dict:
+                  batch: int = 4096, sign_error: bool = False) -> dict:
     """Value MAE and policy regret on ``labels`` (each part only if its callable is given),
-    overall, then ``{group}/...`` and ``{phase}/...`` when Connect Four ``groups`` are given.
+    overall, then ``{group}/...`` and ``{phase}/...`` when Connect Four ``groups`` are given;
+    with ``sign_error`` (labels without draws: a weak oracle's) also ``value_sign_error``.
     Callables are called on batches of at most ``batch`` states."""
     n = len(labels.v_star)
-    err = reg = None
+    err = reg = wrong = None
     if value is not None:
         v = np.concatenate([np.asarray(value(take(labels.states, slice(lo, lo + batch))), np.float32)
                             for lo in range(0, n, batch)])
         err = np.abs(v - labels.v_star)
+        if sign_error:
+            wrong = v * labels.v_star <= 0
     if choose is not None:
         a = np.concatenate([np.asarray(choose(take(labels.states, slice(lo, lo + batch))))
                             for lo in range(0, n, batch)])
         reg = regrets(labels, a)
-    out = {**_summary(err, reg, ""), "states": n}
+    out = {**_summary(err, reg, "", wrong), "states": n}
     if groups is not None and not all(g == "all" for g in groups):
         groups = np.asarray(groups, dtype=object)
         for kind in (groups, phase_of(groups)):
             for g in sorted(set(kind)):
                 m = kind == g
-                out.update(_summary(None if err is None else err[m], None if reg is None else reg[m], f"{g}/"))
+                out.update(_summary(None if err is None else err[m], None if reg is None else reg[m], f"{g}/",
+                                    None if wrong is None else wrong[m]))
                 out[f"{g}/states"] = int(m.sum())
     return out
 

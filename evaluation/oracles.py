@@ -14,6 +14,13 @@ in a fixed preference order, so games against an oracle are deterministic.
   exists, else the move that takes fewest squares (delays the loss). Only states with
   a nonzero Grundy number have a best move set (AZAL: ``labelled``).
 - :class:`FGameOracle`: values by construction; ties broken by action index.
+- :class:`HexOracle` (weak, AVI paper 4.1 and E.2): win or loss of every move from the
+  Hex solver (``oracle_service.hex_solver``), through the oracle service's replicas or
+  a worker in this process, and the same store. ``q`` is +1 for a winning move and -1
+  for any other, and ``score`` is ``q``: a weak oracle does not rank moves of the same
+  outcome, so where every move loses it plays the first legal cell of a fixed
+  preference order (the centre first), and where several win, the first winning one.
+  Only won states have a best move set (``labelled``), as for Chomp.
 """
 
 from __future__ import annotations
@@ -27,8 +34,8 @@ from games.connect4 import CENTRE_FIRST
 from oracle_service.chomp_grundy import ChompTable
 from oracle_service.connect4_engines import DEFAULT_ENGINE
 from oracle_service.connect4_solver import Board, win_score
-from oracle_service.service import OracleWorker
-from oracle_service.store import NullStore, open_store
+from oracle_service.service import OracleWorker, hex_move_order
+from oracle_service.store import HexSolved, NullStore, open_store
 
 
 class Analysis(NamedTuple):
@@ -190,16 +197,130 @@ class FGameOracle(Oracle):
         return Analysis(q.max(axis=1), q, q, _best_of(q, legal), legal.any(axis=1))
 
 
+def hex_preference_order(size: int) -> np.ndarray:
+    """int64[size * size]: Hex cells by hex distance from the board's centre, then by
+    index: the order in which the weak oracle breaks ties between moves of one outcome.
+    (Cells (r, c) and (r', c') are ``max(|dr|, |dc|, |dr + dc|)`` apart on the rhombus.)"""
+    r, c = np.divmod(np.arange(size * size), size)
+    dr, dc = 2 * r - (size - 1), 2 * c - (size - 1)  # doubled, so that even boards stay integral
+    distance = np.maximum(np.maximum(np.abs(dr), np.abs(dc)), np.abs(dr + dc))
+    return np.lexsort((np.arange(size * size), distance)).astype(np.int64)
+
+
+class HexUnsolvedError(RuntimeError):
+    """Hex positions the solver left unknown at every limit tried; the message lists them."""
+
+
+class HexOracle(Oracle):
+    """Weak Hex oracle (see the module doc). ``client``: an ``OracleClient`` whose replicas
+    solve; without one an ``OracleWorker`` in this process does, with ``store`` as for
+    :class:`Connect4Oracle` (None: keep nothing). A query runs under ``node_limit`` and
+    ``time_limit`` (seconds); positions it leaves unknown are asked again with both limits
+    ``growth`` times larger, up to ``retries`` times, then :meth:`solve_states` raises
+    :class:`HexUnsolvedError` naming them (or, with ``strict=False``, answers None). Solved
+    positions are also kept here (``cache_size`` of them), since play and its hook ask for
+    the same ones."""
+
+    strong = False
+
+    def __init__(self, game: Game, *, store=None, client=None, node_limit: int | None = None,
+                 time_limit: float | None = 60.0, retries: int = 2, growth: float = 10.0,
+                 cache_size: int = 1_000_000):
+        if game.name != "hex":
+            raise ValueError(f"HexOracle needs the hex game, got {game!r}")
+        if game.params.get("swap"):
+            raise ValueError(f"no exact oracle for Hex with the swap rule ({game!r}): the Hex solver plays "
+                             f"without it")
+        self.game, self.size = game, game.params["size"]
+        self.client = client
+        self.order = hex_preference_order(self.size)
+        self.limits = {"node_limit": node_limit, "time_limit": time_limit}
+        self.retries, self.growth = retries, growth
+        self.service_queries = 0  # positions sent to the oracle service
+        self.unknown_queries = 0  # answers "unknown" (then retried with larger limits)
+        self._cache: dict[bytes, HexSolved] = {}
+        self._cache_size = cache_size
+        self.worker = None
+        if client is None:
+            if isinstance(store, str):
+                store = open_store(None if store == "default" else store)
+            # A small Connect Four table: this worker answers Hex only.
+            self.worker = OracleWorker(NullStore() if store is None else store, tt_log2_size=10, seed_depth=0)
+        self.answerer = client or self.worker  # hex_solve(size, positions, ...) -> list[Answer]
+
+    def _ask(self, boards: list[np.ndarray], scale: float) -> list:
+        limits = {k: None if v is None else (type(v)(v * scale) if isinstance(v, int) else v * scale)
+                  for k, v in self.limits.items()}
+        answers = self.answerer.hex_solve(self.size, boards, **limits)
+        if self.client is not None:
+            self.service_queries += len(boards)
+        bad = [(i, a.error) for i, a in enumerate(answers) if not a.ok]
+        if bad:  # engine states are valid live positions: this is a bug, not bad input
+            raise RuntimeError(f"the oracle refused {len(bad)} of {len(boards)} hex states, "
+                               f"the first (item {bad[0][0]}): {bad[0][1]}")
+        return [a.value for a in answers]
+
+    def solve_states(self, states, *, strict: bool = True) -> list[HexSolved | None]:
+        """The solver's answer (``HexSolved``: value and winning cells of the side to move)
+        of each live state, retried under larger limits where unknown; see the class doc."""
+        boards = np.asarray(states.board, np.int8)  # [B, size, size]
+        out: list[HexSolved | None] = [None] * len(boards)
+        keys = [b.tobytes() for b in boards]
+        todo = []
+        for i, k in enumerate(keys):
+            if k in self._cache:
+                out[i] = self._cache[k]
+            else:
+                todo.append(i)
+        todo = list({keys[i]: i for i in reversed(todo)}.values())[::-1]  # one query per position
+        scale = 1.0
+        for attempt in range(self.retries + 1):
+            if not todo:
+                break
+            answers = self._ask([boards[i] for i in todo], scale)
+            left = []
+            for i, a in zip(todo, answers):
+                if a is None:
+                    left.append(i)
+                else:
+                    if len(self._cache) >= self._cache_size:
+                        self._cache.clear()
+                    self._cache[keys[i]] = a
+            self.unknown_queries += len(left)
+            todo, scale = left, scale * self.growth
+        for i, k in enumerate(keys):
+            out[i] = self._cache.get(k)
+        if todo and strict:
+            shown = "; ".join(",".join(map(str, hex_move_order(boards[i]))) for i in todo[:5])
+            raise HexUnsolvedError(f"the Hex solver left {len(todo)} of {len(boards)} positions unknown at every "
+                                   f"limit up to {scale / self.growth:g} x {self.limits}; the first (played "
+                                   f"cells, Black's then White's alternately): {shown}")
+        return out
+
+    def analyze(self, states) -> Analysis:
+        legal = self.game.legal(states)  # [B, A]
+        B, A = legal.shape
+        win = np.zeros((B, A), bool)
+        for i, record in enumerate(self.solve_states(states)):
+            win[i, list(record.winning)] = True
+        q = np.where(legal, np.where(win, 1.0, -1.0), -np.inf).astype(np.float32)
+        value = q.max(axis=1)
+        best = win & (value[:, None] > 0)  # only winning moves are "best"; a lost state has none
+        return Analysis(value, q, q.copy(), best, value > 0)
+
+
 def make_oracle(game: Game, *, store=None, client=None, engine: str = DEFAULT_ENGINE) -> Oracle:
-    """The exact oracle of ``game``; ValueError for games without one (Hex, Othello, Go).
-    ``client`` (an ``OracleClient``): Connect Four positions are solved by the oracle
-    service (Chomp and F-Games are answered here: tables and values by construction);
-    ``engine``: the Connect Four engine of an oracle in this process."""
+    """The exact oracle of ``game``; ValueError for games without one (Othello, Go, Hex
+    with the swap rule). ``client`` (an ``OracleClient``): Connect Four and Hex positions
+    are solved by the oracle service (Chomp and F-Games are answered here: tables and
+    values by construction); ``engine``: the Connect Four engine of an oracle in this process."""
     if game.name == "connect4":
         return Connect4Oracle(game, store=store, client=client, engine=engine)
     if game.name == "chomp":
         return ChompOracle(game)
     if game.name == "fgame":
         return FGameOracle(game)
-    raise ValueError(f"no exact oracle for {game.name!r} here (oracles: connect4, chomp, fgame); "
+    if game.name == "hex":
+        return HexOracle(game, store=store, client=client)
+    raise ValueError(f"no exact oracle for {game.name!r} here (oracles: connect4, chomp, fgame, hex); "
                      f"use match-based evaluation (head-to-head) instead")

@@ -102,11 +102,11 @@ def hex_keys(boards: np.ndarray) -> tuple[list[bytes], np.ndarray]:
     packed big-endian: ceil(2 N / 8) bytes (13 on 7x7); the store adds the size."""
     boards = np.asarray(boards)
     assert boards.ndim == 3 and boards.shape[1] == boards.shape[2], boards.shape
-    flat = boards.reshape(len(boards), -1).astype(np.uint8)  # [B, N]
+    flat = boards.reshape(len(boards), boards.shape[1] * boards.shape[2]).astype(np.uint8)  # [B, N]
     rot = flat[:, ::-1]  # [B, N], cell i -> N-1-i is the 180-degree rotation of the rhombus
 
     def pack(cells: np.ndarray) -> np.ndarray:  # [B, N] -> uint8[B, ceil(2N/8)]
-        bits = np.stack([(cells >> 1) & 1, cells & 1], axis=2).reshape(len(cells), -1)  # [B, 2N]
+        bits = np.stack([(cells >> 1) & 1, cells & 1], axis=2).reshape(len(cells), 2 * cells.shape[1])  # [B, 2N]
         return np.packbits(bits, axis=1)
 
     own, other = pack(flat), pack(rot)

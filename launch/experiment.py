@@ -24,9 +24,8 @@ def experiment_parser() -> argparse.ArgumentParser:
                                 description="Run the trials of an experiment spec on Ray Tune.")
     p.add_argument("spec", help="a named spec of experiments/ (e.g. smoke) or a TOML file")
     p.add_argument("--out", required=True, help="the experiment directory (one run directory per trial)")
-    p.add_argument("--size", default="small",
-                   help=f"the spec's size: {' or '.join(SIZES)} (default: small; a spec may have more, "
-                        "such as smoke's test size for the tests)")
+    p.add_argument("--size", help=f"the spec's size: {' or '.join(SIZES)} (default: small, or on --resume the "
+                                  "experiment's; a spec may have more, such as smoke's test size for the tests)")
     p.add_argument("--address", help="Ray cluster to join (auto or ray://host:port); default: embedded Ray")
     p.add_argument("--max-concurrent", type=int, help="trials at a time (default: as many as the cluster places)")
     p.add_argument("--resume", action="store_true", help="continue the experiment in --out")
@@ -68,9 +67,10 @@ def experiment_main(argv: list[str] | None = None) -> int:
             from launch.train import start_ray
 
             spec = load_spec(args.spec)
-            make_plan(spec, args.size, updates=args.updates)  # a bad spec fails before Ray starts
+            size = args.size or "small"
+            make_plan(spec, size, updates=args.updates)  # a bad spec fails before Ray starts
             start_ray(args.address)
-            plan = make_plan(spec, args.size, updates=args.updates, embedded=args.address is None,
+            plan = make_plan(spec, size, updates=args.updates, embedded=args.address is None,
                              offered=() if args.address is None else offered_resources(),
                              gpus=ray.cluster_resources().get("GPU", 0))
             print(describe(plan, [n["Resources"] for n in ray.nodes() if n.get("Alive")], args.max_concurrent))

@@ -105,7 +105,7 @@ def _progress_callback():
     return Progress
 
 
-def _manifest(plan: Plan, out: Path, updates: int | None) -> dict:
+def _manifest(plan: Plan, updates: int | None) -> dict:
     return {"spec": plan.spec.name, "description": plan.spec.description, "game": plan.spec.game,
             "size": plan.size, "updates_override": updates, "reference_arm": plan.spec.reference_arm,
             "arms": {a.name: {"algo": a.algo, "label": a.label} for a in plan.spec.arms.values()},
@@ -113,10 +113,11 @@ def _manifest(plan: Plan, out: Path, updates: int | None) -> dict:
             "commands": []}
 
 
-def prepare(spec_name: str, out: Path, *, size: str, updates: int | None, resume: bool,
+def prepare(spec_name: str, out: Path, *, size: str | None, updates: int | None, resume: bool,
             embedded: bool, offered=(), gpus: float = 0) -> tuple[Plan, dict]:
     """The plan to run in ``out`` and its manifest: a new experiment (``out`` must not
-    hold one), or the one ``out`` holds (``resume``: its saved spec, size and budget)."""
+    hold one), or the one ``out`` holds (``resume``: its saved spec, size and budget).
+    ``size`` None: small for a new experiment, the saved one on resume."""
     out = Path(out)
     saved = out / EXPERIMENT_FILE
     if resume:
@@ -126,7 +127,8 @@ def prepare(spec_name: str, out: Path, *, size: str, updates: int | None, resume
         spec = load_spec(str(out / SPEC_COPY))
         if spec_name not in (manifest["spec"], str(out / SPEC_COPY)) and load_spec(spec_name).name != spec.name:
             raise SpecError(f"--resume {out}: that directory holds experiment {manifest['spec']!r}, not {spec_name!r}")
-        if size != manifest["size"] or (updates is not None and updates != manifest["updates_override"]):
+        if (size is not None and size != manifest["size"]) or (updates is not None
+                                                                 and updates != manifest["updates_override"]):
             raise SpecError(f"--resume {out}: the experiment runs size {manifest['size']!r}"
                             f"{' with --updates ' + str(manifest['updates_override']) if manifest['updates_override'] else ''}"
                             f"; --size and --updates cannot change on resume")
@@ -140,11 +142,11 @@ def prepare(spec_name: str, out: Path, *, size: str, updates: int | None, resume
     if saved.exists():
         raise SpecError(f"--out {out} already holds an experiment; use --resume to continue it")
     spec = load_spec(spec_name)
-    plan = make_plan(spec, size, updates=updates, embedded=embedded, offered=offered, gpus=gpus)
-    return plan, _manifest(plan, out, updates)
+    plan = make_plan(spec, size or "small", updates=updates, embedded=embedded, offered=offered, gpus=gpus)
+    return plan, _manifest(plan, updates)
 
 
-def run_experiment(spec_name: str, out, *, size: str = "small", updates: int | None = None,
+def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int | None = None,
                    address: str | None = None, max_concurrent: int | None = None, resume: bool = False,
                    wandb_mode: str | None = None, argv: list[str] | None = None, log=print) -> dict:
     """Run (or resume) an experiment in ``out``; returns ``{trial name: "done" | error}``."""

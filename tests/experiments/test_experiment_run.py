@@ -77,8 +77,9 @@ def test_smoke_killed_after_its_first_trial_resumes_without_rerunning_it_and_rep
     # The killed driver's trials and their placement groups go with it.
     _wait(lambda: ray.available_resources().get("CPU", 0) == total_cpus, 60, "the killed experiment's CPUs")
 
-    argv = ["python", "-m", "launch", "experiment", "smoke", "--size", "test", "--out", str(out), "--resume"]
-    outcome = run_experiment("smoke", out, size="test", resume=True, wandb_mode="disabled", argv=argv)
+    # The size is the experiment's, read back from its directory.
+    argv = ["python", "-m", "launch", "experiment", "smoke", "--out", str(out), "--resume"]
+    outcome = run_experiment("smoke", out, resume=True, wandb_mode="disabled", argv=argv)
     assert outcome == {"avi-s0": "done", "az16-s0": "done"}
     assert _files(first) == before  # not rerun: every file as it was
     assert (second / DONE_FILE).exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from launch.experiments.spec import SPEC_DIR, SpecError, check_placement, load_spec, plan
+from launch.experiments.tune_run import EXPERIMENT_FILE, prepare
 
 NAMED = ("smoke", "avi-vs-az-connect4", "avi-vs-az-hex", "fgames", "azal-chomp", "azal-connect4")
 # A cluster of the kind the full specs are for: four 16-CPU workers and one GPU node.
@@ -141,3 +142,15 @@ def test_a_trial_that_needs_more_cpus_than_the_cluster_is_refused_saying_what_is
     with pytest.raises(SpecError, match="missing 1 GPU"):
         check_placement(gpu, [{"CPU": 64.0}])
     assert check_placement(big, [{"CPU": 9.0}, {"CPU": 9.0}]) == 2  # two trials at once
+
+
+def test_resume_needs_an_experiment_and_a_new_one_an_empty_directory(tmp_path):
+    with pytest.raises(SpecError, match=f"--resume {tmp_path}: no experiment.json there"):
+        prepare("smoke", tmp_path, size=None, updates=None, resume=True, embedded=True)
+    (tmp_path / EXPERIMENT_FILE).write_text("{}")
+    with pytest.raises(SpecError, match="already holds an experiment; use --resume"):
+        prepare("smoke", tmp_path, size="small", updates=None, resume=False, embedded=True)
+    plan_, manifest = prepare("smoke", tmp_path / "new", size=None, updates=32, resume=False, embedded=True)
+    assert plan_.size == "small" and manifest["updates_override"] == 32
+    assert {t["run_dir"] for t in manifest["trials"]} == {"smoke-avi-s0", "smoke-avi-s1", "smoke-az16-s0",
+                                                           "smoke-az16-s1"}

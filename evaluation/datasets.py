@@ -3,8 +3,8 @@
 This module is the format and the registry: the names, the schema, reading and writing.
 The generators live in ``evaluation.builders`` (F-Games, Chomp, openings) and
 ``evaluation.connect4_data``; each is seeded (``python -m evaluation build --game NAME``),
-so a fixed seed gives the same file. The Connect Four sets cost solver time and are
-committed under ``evaluation/data/``; the cheap ones (F-Games, Chomp, Hex, Othello and
+so a fixed seed gives the same file. The Connect Four and Hex sets cost solver time and
+are committed under ``evaluation/data/``; the cheap ones (F-Games, Chomp, Othello and
 Go openings) are generated on first use into a cache directory
 (``$SELFPLAY_EVAL_CACHE``, default ``~/.cache/selfplay/evaluation``).
 ``load_dataset(name)`` finds either.
@@ -15,7 +15,9 @@ Names (:func:`dataset_names`):
   chomp-9x10, chomp-10x11                  1024 labelled states from random legal play
   chomp-9x10-openings, ...                 every position after 1 ply (for play vs the oracle)
   fgame-{deep,balanced,wide}-{0..9}        4096 labelled states per game (AVI paper F.4)
-  hex-uniform, hex-openings                445 random-play states, 128 two-ply openings
+  hex-uniform                              445 labelled states from uniform random play (AVI E.3)
+  hex-openings                             128 labelled two-ply positions, 64 won / 64 lost for the mover
+  hex-random-openings                      128 two-ply positions drawn at random, unlabelled (matches)
   othello-openings, go-openings            every position after 3 plies / after the first move
 
 Schema (one row per state; every file has the common columns):
@@ -31,10 +33,11 @@ Connect Four adds:
   score          int8, null     Pons score of the state (DESIGN.md convention)
   move_scores    list<int8>     length 7, the score of each column, null for a full one
   remaining      int16, null    plies to the end under perfect play (``plies_to_end``)
+Chomp and Hex add:
+  winning_moves  list<int16>    the mover's winning actions (empty in a lost state)
 Chomp adds:
   profile        list<int8>     row lengths, row 0 first
-  grundy         int16          Grundy number (0: the mover loses)
-  winning_moves  list<int16>    actions to a Grundy-0 child (empty when g = 0)
+  grundy         int16          Grundy number (0: the mover loses); winning moves lead to g = 0
 The schema metadata key ``evaluation`` holds JSON: name, game, game_params, seed,
 generator parameters, description, the contents' ``version`` (``VERSIONS``) and, for
 solver-labelled sets, the labelling cost.
@@ -68,6 +71,20 @@ unique best-score move 368 / 727; not decided within 35 plies 212 / 418; no colu
 with 3 stones 480 / 945; stones in 3 or more columns 426 / 840; no stone on one of its
 own colour 397 / 784. Positions after 4 plies cannot hold an immediate threat (2 stones
 each), so threat filters keep all 568. None gives 406, so no other opening set is offered.
+
+Hex generation (``evaluation.builders.build_hex``, the weak solver
+``oracle_service.hex_solver``): ``hex-uniform`` is 445 distinct live states, each at a
+uniformly random ply of a uniformly random game (the empty board included), with V*
+(+-1 for the mover) and q* (+1 for every winning cell, -1 for every other empty one);
+``hex-openings`` takes the lexicographically first move list of each class of two-ply
+positions under the 180-degree rotation, in a seeded random order, and solves them until
+64 are won and 64 lost for the mover (Black), as the paper balances them. A position the
+solver leaves unknown at its time limit is asked again with a 10 times larger one, twice
+(60 s, 600 s, 6000 s); those still unknown are listed in the file's metadata
+(``gave_up``), counted in its description, and left out. Both sets are committed files
+once built (``python -m evaluation build --game hex``; until then ``evaluation.runner``
+keeps Hex's oracle suites out of the defaults). ``hex-random-openings`` (the unlabelled
+openings of the match suites while they are missing) is cheap and generated on first use.
 """
 
 from __future__ import annotations
@@ -93,16 +110,19 @@ FGAME_SHAPES = {"deep": (20, 2), "balanced": (10, 5), "wide": (5, 20)}  # name: 
 FGAME_BETA = 0.05
 FGAME_SEEDS = range(10)
 CHOMP_BOARDS = ((9, 10), (10, 11))
-COMMITTED = ("connect4-uniform", "connect4-eps-optimal", "connect4-openings")
+COMMITTED = ("connect4-uniform", "connect4-eps-optimal", "connect4-openings", "hex-uniform", "hex-openings")
+HEX_LABELLED = ("hex-uniform", "hex-openings")
 # The contents' version of each dataset rebuilt with other contents since its first file
 # (the others are at 1, also when the file predates the key): ``load_dataset`` refuses a
 # committed file and rebuilds a cached one of another version, so that a stale copy is
 # never read as the current set. 2: the Connect Four states of every ply (0-11 included).
-VERSIONS = {"connect4-uniform": 2, "connect4-eps-optimal": 2}
+# 2 for Hex: the weak solver's labels, and the openings balanced 64 won / 64 lost (version 1
+# was unlabelled, 128 two-ply positions drawn at random).
+VERSIONS = {"connect4-uniform": 2, "connect4-eps-optimal": 2, "hex-uniform": 2, "hex-openings": 2}
 # Who builds each dataset, by the game its name starts with: imported only to build one,
 # since building needs the solver and the samplers, and reading needs neither.
 BUILDERS = {"connect4": "evaluation.connect4_data:build_connect4", "chomp": "evaluation.builders:build_chomp",
-            "fgame": "evaluation.builders:build_fgame", "hex": "evaluation.builders:build_openings",
+            "fgame": "evaluation.builders:build_fgame", "hex": "evaluation.builders:build_hex",
             "othello": "evaluation.builders:build_openings", "go": "evaluation.builders:build_openings"}
 
 
@@ -136,7 +156,7 @@ def dataset_names() -> list[str]:
     for r, c in CHOMP_BOARDS:
         names += [f"chomp-{r}x{c}", f"chomp-{r}x{c}-openings"]
     names += [f"fgame-{shape}-{s}" for shape in FGAME_SHAPES for s in FGAME_SEEDS]
-    names += ["hex-uniform", "hex-openings", "othello-openings", "go-openings"]
+    names += ["hex-random-openings", "othello-openings", "go-openings"]
     return names
 
 
@@ -155,7 +175,7 @@ def game_of(name: str) -> Game:
     if parts[0] == "fgame" and len(parts) == 3 and parts[1] in FGAME_SHAPES and parts[2].isdigit():
         h, b = FGAME_SHAPES[parts[1]]
         return games.make("fgame", depth=h, branching=b, beta=FGAME_BETA, seed=int(parts[2]))
-    if name in ("hex-uniform", "hex-openings"):
+    if name in ("hex-uniform", "hex-openings", "hex-random-openings"):
         return games.make("hex", size=7)
     if name == "othello-openings":
         return games.make("othello")
@@ -233,6 +253,11 @@ class Dataset:
         q = np.array([[-np.inf if x is None else x for x in row] for row in self.column("action_values")],
                      np.float32).reshape(len(v), self.game.num_actions)
         return LabelledStates(self.states, v, q)
+
+
+def committed_file_present(name: str) -> bool:
+    """Whether the committed dataset ``name`` has its file (the Hex sets may not, yet)."""
+    return name in COMMITTED and dataset_path(name).is_file()
 
 
 def dataset_version(name: str) -> int:

@@ -11,8 +11,8 @@ the run logs no built-in exact metrics (``eval/value_mae`` ...) beside it. It wo
 its own process, on the game's fixed datasets (``evaluation/datasets.py``), and keeps
 its suites loaded between calls; it takes no CPU of its own because the synchronous
 schedule leaves the actors idle while it runs.
-Its Connect Four oracle queries (play and trace suites) go to the run's oracle service
-(``oracle``, an ``OracleClient``), which the run starts for them.
+Its Connect Four and Hex oracle queries (play and trace suites) go to the run's oracle
+service (``oracle``, an ``OracleClient``), which the run starts for them.
 
 Which suites (``TrainConfig.eval_suites``): ``auto`` runs the default suites of the games
 with an oracle dataset (Connect Four, Chomp, F-Games); Hex, Othello and Go have only
@@ -46,11 +46,11 @@ def chosen_suites(game: str, eval_suites: str) -> list[str] | None | bool:
 
 
 def evaluator_needs_oracle(game: str, eval_suites: str) -> bool:
-    """Whether the evaluator asks the Connect Four oracle (its play or trace suites), so
-    that the run starts the oracle service for it. Chomp's and F-Games' oracles are
-    tables and values by construction, answered in the evaluator's process."""
+    """Whether the evaluator asks the Connect Four or Hex oracle (its play or trace
+    suites), so that the run starts the oracle service for it. Chomp's and F-Games'
+    oracles are tables and values by construction, answered in the evaluator's process."""
     suites = chosen_suites(game, eval_suites)
-    if game != "connect4" or suites is False:
+    if game not in ("connect4", "hex") or suites is False:
         return False
     known = suites_for(games.make(game))
     names = [s.name for s in known if s.default] if suites is None else suites

@@ -62,17 +62,16 @@ def test_fgame_datasets_and_openings_have_the_paper_sizes():
     assert len(load_dataset("othello-openings")) == 54  # all positions after 3 plies (Table 1)
     go = load_dataset("go-openings")
     assert len(go) == 81 and (go.plies == 1).all()
-    hexo = load_dataset("hex-openings")
+    hexo = load_dataset("hex-random-openings")
     assert len(hexo) == 128 and (hexo.plies == 2).all() and hexo.labels is None
-    assert len(load_dataset("hex-uniform")) == 445
 
 
 def test_generation_is_deterministic(tmp_path):
     a = pq.read_table(build_dataset("fgame-wide-1", out_dir=tmp_path / "a"))
     b = pq.read_table(build_dataset("fgame-wide-1", out_dir=tmp_path / "b"))
     assert a.equals(b)
-    a = pq.read_table(build_dataset("hex-uniform", out_dir=tmp_path / "a"))
-    b = pq.read_table(build_dataset("hex-uniform", out_dir=tmp_path / "b"))
+    a = pq.read_table(build_dataset("hex-random-openings", out_dir=tmp_path / "a"))
+    b = pq.read_table(build_dataset("hex-random-openings", out_dir=tmp_path / "b"))
     assert a.equals(b)
 
 

@@ -1,0 +1,202 @@
+"""Hex in the exact evaluation, on small boards against an independent negamax: the weak
+oracle's analysis and play, the labelled columns and the balanced openings of the
+builders (with the retry and the positions given up on), the metrics on a hand-computed
+example, games against the oracle, and the runner's Hex suites."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hex_negamax import board_after, connects, value_after, winning_cells
+
+import games
+from evaluation.builders import balanced_hex_openings, hex_label_columns, hex_rotation_classes, solve_hex_moves
+from evaluation import datasets
+from evaluation.datasets import Dataset, DatasetError
+from evaluation.metrics import state_metrics
+from evaluation.oracles import HexOracle, HexUnsolvedError, hex_preference_order, make_oracle
+from evaluation.play import play_vs_oracle
+from evaluation.runner import SuiteRunner, suites_for
+from launch.evaluator import evaluator_needs_oracle
+from learner.learner import Learner
+from learner.networks import NetworkConfig
+from oracle_service.store import HexSolved
+
+NET = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16)
+
+
+def _negamax_record(cells, size) -> HexSolved:
+    win = winning_cells(board_after(cells, size), size)
+    return HexSolved(1 if win else -1, win)
+
+
+def _random_positions(size: int, count: int, min_stones: int, seed: int) -> list[list[int]]:
+    """Distinct live positions with at least ``min_stones`` stones (negamax is quick there)."""
+    rng = np.random.default_rng(seed)
+    out, seen = [], set()
+    while len(out) < count:
+        cells = rng.permutation(size * size)[: rng.integers(min_stones, size * size - 1)].tolist()
+        while cells and any(connects(board_after(cells, size), size, colour) for colour in (1, 2)):
+            cells.pop()  # played on past a win: cut it back
+        if len(cells) >= min_stones and tuple(cells) not in seen:
+            seen.add(tuple(cells))
+            out.append(cells)
+    return out
+
+
+def test_preference_order_is_centre_first():
+    assert hex_preference_order(3).tolist() == [4, 1, 2, 3, 5, 6, 7, 0, 8]
+    order = hex_preference_order(7)
+    assert order[0] == 24 and sorted(order[1:7].tolist()) == [17, 18, 23, 25, 30, 31]
+    assert sorted(order.tolist()) == list(range(49))
+
+
+def test_weak_oracle_analysis_and_moves_match_negamax():
+    for size, positions in ((3, [[], [4], [0], [4, 2], [1, 7], [0, 1, 3]]), (4, _random_positions(4, 12, 7, 0))):
+        g = games.make("hex", size=size)
+        oracle = make_oracle(g)
+        assert isinstance(oracle, HexOracle) and not oracle.strong
+        states = g.from_moves(positions)
+        a = oracle.analyze(states)
+        order = hex_preference_order(size)
+        chosen = oracle.choose(states)
+        for i, cells in enumerate(positions):
+            win = winning_cells(board_after(cells, size), size)
+            legal = [c for c in range(size * size) if c not in cells]
+            assert a.value[i] == (1 if win else -1), cells
+            assert [c for c in legal if a.q[i, c] == 1] == list(win), cells
+            assert all(a.q[i, c] == -1 for c in legal if c not in win) and np.isneginf(a.q[i, cells]).all()
+            np.testing.assert_array_equal(a.score[i], a.q[i])  # weak: no ranking within an outcome
+            assert a.labelled[i] == bool(win) and a.best[i].sum() == len(win)
+            # Deterministic play: the first winning cell in preference order, else the first legal one.
+            expected = next(int(c) for c in order if (c in win if win else c in legal))
+            assert chosen[i] == expected, cells
+    with pytest.raises(ValueError, match="swap"):
+        make_oracle(games.make("hex", size=3, swap=True))
+
+
+def test_label_columns_and_metrics_on_a_hand_computed_example():
+    g = games.make("hex", size=3)
+    moves = [[], [4], [4, 2]]  # Black wins (2..6 win), Black to move; White loses; Black wins by 0, 1, 3
+    records = [_negamax_record(m, 3) for m in moves]
+    assert [r.winning for r in records] == [(2, 3, 4, 5, 6), (), (0, 1, 3)]
+    cols = hex_label_columns(g, moves, records)
+    data = Dataset("hex-test", g, pa.table(cols), {}, None)
+    labels = data.labels
+    np.testing.assert_array_equal(labels.v_star, [1, -1, 1])
+    np.testing.assert_array_equal(labels.q_star[0], [-1, -1, 1, 1, 1, 1, 1, -1, -1])
+    assert np.isneginf(labels.q_star[2, [2, 4]]).all() and labels.q_star[2, 5] == -1
+    assert data.column("winning_moves") == [[2, 3, 4, 5, 6], [], [0, 1, 3]]
+    values = np.array([0.5, 0.2, -0.4], np.float32)
+    actions = np.array([4, 0, 5])  # a winning move; any move of a lost state; a losing move from a won one
+    m = state_metrics(labels, value=lambda s: values[: len(s.moves)], choose=lambda s: actions[: len(s.moves)],
+                      sign_error=True)
+    # |0.5 - 1| + |0.2 + 1| + |-0.4 - 1| = 3.1; 0.2 and -0.4 have the wrong sign; regrets 0, 0, 2.
+    assert m["value_mae"] == pytest.approx(3.1 / 3)
+    assert m["value_sign_error"] == pytest.approx(2 / 3)
+    assert m["policy_regret"] == pytest.approx(2 / 3) and m["optimal_move_rate"] == pytest.approx(2 / 3)
+    assert "value_sign_error" not in state_metrics(labels, value=lambda s: values[: len(s.moves)])
+
+
+def test_builders_balance_the_openings_and_report_what_they_give_up():
+    g = games.make("hex", size=3)
+    oracle = HexOracle(g)
+    classes = hex_rotation_classes(g, 2)
+    assert len(classes) == 36  # 72 two-ply positions, none its own rotation
+    lost = [m for m in classes if value_after(m, 3) < 0]
+    assert len(lost) == 2  # Black, to move, loses only after a poor first move well answered
+    moves, records, given_up, solved = balanced_hex_openings(g, oracle, 2, seed=0, log=lambda m: None)
+    assert len(moves) == 4 and given_up == [] and solved >= 4 and all(m in classes for m in moves)
+    assert sorted(r.value for r in records) == [-1, -1, 1, 1] and sorted(lost) == sorted(
+        m for m, r in zip(moves, records) if r.value < 0)
+    assert [_negamax_record(m, 3) for m in moves] == records and moves == sorted(moves)
+    with pytest.raises(ValueError, match="only 3 won and 2 lost"):
+        balanced_hex_openings(g, oracle, 3, seed=0, log=lambda m: None)
+    # A limit too small at first is retried larger; a position unknown at every limit is
+    # given up on, named, and not labelled.
+    g4 = games.make("hex", size=4)
+    hard, other = [10, 5, 0, 15, 3, 12], [0, 1, 5, 2, 9, 3]
+    retried = HexOracle(g4, node_limit=2, time_limit=None, retries=3, growth=100.0)
+    records, given_up = solve_hex_moves(g4, retried, [hard, other], log=lambda m: None)
+    assert records == [_negamax_record(hard, 4), _negamax_record(other, 4)] and given_up == []
+    assert retried.unknown_queries >= 1  # unknown under 2 nodes, answered under 200
+    stingy = HexOracle(g4, node_limit=1, time_limit=None, retries=1, growth=1.0)
+    records, given_up = solve_hex_moves(g4, stingy, [other, hard], log=lambda m: None)
+    assert records == [None, None] and given_up == [other, hard] and stingy.unknown_queries == 4
+    with pytest.raises(HexUnsolvedError, match="1 of 1 positions unknown"):
+        stingy.solve_states(g4.from_moves([hard]))
+
+
+def test_play_against_the_weak_oracle_from_both_sides():
+    g = games.make("hex", size=3)
+    openings = [[4, 2], [0, 4], [1, 7], [8, 0]]
+    starts = g.from_moves(openings)
+    theory = np.array([value_after(m, 3) for m in openings])  # for Black, to move
+    oracle = HexOracle(g)
+    perfect = lambda s: HexOracle(g).choose(s)  # noqa: E731 (a second, independent oracle instance)
+    first_legal = lambda s: g.legal(s).argmax(axis=1)  # noqa: E731
+    games_out = []
+    m = play_vs_oracle(g, perfect, oracle, starts, games_out=games_out)
+    assert m["games"] == 8 and m["error_rate"] == 0 and m["blunder_rate"] == 0
+    assert [r["agent_outcome"] for r in games_out] == theory.tolist() + (-theory).tolist()
+    weak = play_vs_oracle(g, first_legal, oracle, starts, games_out=(played := []))
+    # The oracle never lets a won game go: the agent wins only where it started won and
+    # kept the win; every error is a game from a won start that it lost.
+    for r, t in zip(played, np.concatenate([theory, -theory])):
+        assert r["agent_outcome"] <= t and r["error"] == (r["agent_outcome"] < t)
+    assert weak["error_games"] == sum(r["error"] for r in played) > 0
+    assert weak["blunder_games"] >= weak["error_games"]
+
+
+def _late_7x7_positions(count: int, seed: int, before_end: int) -> list[list[int]]:
+    """Move lists ``before_end`` plies before the end of uniformly random 7x7 games."""
+    g = games.make("hex", size=7)
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < count:
+        cells = rng.permutation(49).tolist()
+        state = g.init(1)
+        for ply, c in enumerate(cells):
+            state, _, done = g.step(state, np.array([c]))
+            if done[0]:
+                break
+        if ply + 1 - before_end >= 2:
+            out.append(cells[: ply + 1 - before_end])
+    return out
+
+
+def test_hex_suites_in_the_runner_at_gamma_below_one(tmp_path, monkeypatch):
+    game = games.make("hex", size=7)
+    monkeypatch.setattr(datasets, "DATA_DIR", tmp_path / "empty")
+    names = {s.name: (s.kind, s.dataset, s.default) for s in suites_for(game)}
+    # Without the committed labelled files, the oracle suites run only when named.
+    assert names["hex-uniform"] == ("states", "hex-uniform", False)
+    assert names["hex-play"] == ("play", "hex-openings", False)
+    assert names["hex-random"] == ("random", "hex-random-openings", True)
+    with pytest.raises(DatasetError, match="python -m evaluation build --game hex"):
+        SuiteRunner(game, NET, suites=["hex-uniform"])
+    # A training run that names Hex's play suite starts the oracle service for it.
+    assert evaluator_needs_oracle("hex", "hex-uniform,hex-play")
+    assert not evaluator_needs_oracle("hex", "hex-uniform") and not evaluator_needs_oracle("hex", "auto")
+    # Labelled files of a few late positions (quick to solve), built by the builders' own
+    # functions and read where the committed ones are.
+    monkeypatch.setattr(datasets, "DATA_DIR", tmp_path)
+    oracle = HexOracle(game)
+    for name, moves in (("hex-uniform", _late_7x7_positions(6, 1, 4)), ("hex-openings", _late_7x7_positions(2, 2, 6))):
+        records, given_up = solve_hex_moves(game, oracle, moves, log=lambda m: None)
+        assert given_up == []
+        datasets.write_dataset(tmp_path / f"{name}.parquet", hex_label_columns(game, moves, records),
+                               datasets.dataset_meta(name, game, 0, "test"))
+    names = {s.name: (s.dataset, s.default) for s in suites_for(game)}
+    assert names["hex-uniform"][1] and names["hex-play"][1] and names["hex-random"] == ("hex-openings", True)
+    runner = SuiteRunner(game, NET, suites=["hex-uniform", "hex-play"], gamma=0.9, oracle_store=None)
+    labels, _ = runner._data["hex-uniform"]
+    assert set(np.unique(labels.v_star)) <= {-1.0, 1.0}  # weak labels at gamma 0.9: still +-1
+    np.testing.assert_array_equal(labels.v_star, [r.value for r in solve_hex_moves(
+        game, oracle, datasets.load_dataset("hex-uniform").moves, log=lambda m: None)[0]])
+    m = runner.evaluate(Learner(game, NET, device="cpu").get_weights())
+    for key in ("value_mae", "value_sign_error", "policy_regret", "optimal_move_rate"):
+        assert 0 <= m[f"eval/hex-uniform/{key}"] <= 2, key
+    assert m["eval/hex-play/games"] == 4 and 0 <= m["eval/hex-play/error_rate"] <= 1
+    assert m["eval/hex-play/error_games"] <= m["eval/hex-play/blunder_games"] + m["eval/hex-play/games"]

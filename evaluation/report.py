@@ -362,20 +362,21 @@ def _group_summary(exp: Experiment, group: str) -> list[str]:
     return lines
 
 
-def write_experiment_report(exp_dir, out_dir=None) -> Path:
-    """Figures and ``summary.md`` of an experiment directory into ``out_dir`` (default
+def write_experiment_report(exp_dir, out_dir=None, *, figures: bool = True) -> Path:
+    """Figures (unless ``figures`` is False: the tables alone, in a fraction of the time)
+    and ``summary.md`` of an experiment directory into ``out_dir`` (default
     ``exp_dir/report``); returns the summary's path."""
     exp = read_experiment(exp_dir)
     out_dir = Path(out_dir) if out_dir is not None else exp.path / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
-    figures = draw_experiment_figures(exp, out_dir)
+    figures = draw_experiment_figures(exp, out_dir) if figures else []
     manifest = exp.manifest
     size = manifest["size"] + (f", --updates {manifest['updates_override']}" if manifest.get("updates_override") else "")
     lines = [f"# Experiment {manifest['spec']} ({size})", "", manifest.get("description", ""), "",
              "## Commands", "", "```", *[c["argv"] for c in manifest.get("commands", [])],
              f"python -m launch report {exp.path}", "```", "",
-             f"Figures: {', '.join(f'`{p.name}`' for p in figures)} (one row per group; curves are means over "
-             "seeds with a 95% Student-t band where there are several).", ""]
+             *([f"Figures: {', '.join(f'`{p.name}`' for p in figures)} (one row per group; curves are means "
+                "over seeds with a 95% Student-t band where there are several).", ""] if figures else [])]
     if exp.missing:
         lines += [f"Not run yet (no metrics.jsonl): {', '.join(exp.missing)}.", ""]
     for group in exp.groups:

@@ -171,7 +171,8 @@ def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int
         shutil.copyfile(plan.spec.path, out / SPEC_COPY)
     command = argv if argv is not None else sys.argv
     manifest["commands"].append({"time": time.strftime("%Y-%m-%d %H:%M:%S"), "argv": shlex.join(command)})
-    (out / EXPERIMENT_FILE).write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    # In the spec's order (arms, trials): the report draws and tabulates in it.
+    (out / EXPERIMENT_FILE).write_text(json.dumps(manifest, indent=1))
 
     trials = [t for t in plan.trials if not (out / run_dir_name(plan, t) / DONE_FILE).exists()]
     kept = len(plan.trials) - len(trials)

@@ -90,8 +90,14 @@ def test_smoke_killed_after_its_first_trial_resumes_without_rerunning_it_and_rep
     manifest = json.loads((out / EXPERIMENT_FILE).read_text())
     assert [c["argv"].split()[4:5] for c in manifest["commands"]] == [["smoke"], ["smoke"]]
 
-    # Nothing leaks: the trials' CPUs are back and their actors are gone.
+    # Nothing leaks: the trials' CPUs are back and their actors are gone. The trial had
+    # reserved both CPUs of the cluster in its placement group, so its 1-CPU learner and
+    # actor could only have run inside it (captured as the group's children).
     _wait(lambda: ray.available_resources().get("CPU", 0) == total_cpus, 30, "the trials' CPUs")
+    from ray.util import placement_group_table
+    groups = list(placement_group_table().values())
+    trial_groups = [g for g in groups if sorted(b.get("CPU", 0) for b in g["bundles"].values())[-2:] == [1.0, 1.0]]
+    assert trial_groups and all(g["state"] == "REMOVED" for g in trial_groups), groups
     for name in ("smoke-az16-s0-learner", "smoke-az16-s0-selfplay-0", "smoke-az16-s0-replay-shard-0"):
         assert (second / "logs" / f"{name}.log").exists()  # the actor ran under this name (lifecycle's log)
         with pytest.raises(ValueError):
@@ -103,5 +109,7 @@ def test_smoke_killed_after_its_first_trial_resumes_without_rerunning_it_and_rep
     assert "smoke-avi-s0/metrics.jsonl" in summary and f"--out {out} --resume" in summary
     assert "± 0.0000" not in summary  # one seed: values without an interval
     assert "python -m launch experiment smoke --size test" in summary
-    for figure in ("figure_vs_updates.png", "figure_vs_compute.png"):
+    figures = sorted(p.name for p in (out / "report").glob("*.png"))  # a few figures, not one per metric
+    assert figures == ["figure_vs_compute.png", "figure_vs_forward.png", "figure_vs_updates.png"]
+    for figure in figures:
         assert (out / "report" / figure).read_bytes()[:4] == b"\x89PNG"

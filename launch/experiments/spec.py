@@ -51,8 +51,9 @@ import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from launch.config import ConfigError, TrainConfig, apply_overrides, resolve
-from launch.evaluator import evaluator_needs_oracle
+from evaluation.runner import suites_for
+from launch.config import ConfigError, TrainConfig, apply_overrides, resolve, validate
+from launch.evaluator import chosen_suites, evaluator_needs_oracle
 from launch.placement import role_options, run_options
 
 SIZES = ("small", "full")
@@ -336,13 +337,29 @@ def arm_config(spec: Spec, size: str, arm: Arm, instance: Instance, seed: int) -
             config = apply_overrides(config, [_as_override(k, v) for k, v in overrides.items()])
         except ConfigError as err:
             raise SpecError(f"{at}, {layer}: {err}") from None
+    where = f"{at}{', instance ' + repr(instance.name) if instance.name else ''}"
     try:
-        from launch.config import validate
-
         validate(config)
     except ConfigError as err:
-        raise SpecError(f"{at}{', instance ' + repr(instance.name) if instance.name else ''}: {err}") from None
+        raise SpecError(f"{where}: {err}") from None
+    _check_suites(where, config)
     return config
+
+
+def _check_suites(where: str, config: TrainConfig) -> None:
+    """Named evaluation suites must be the game's (the evaluator would stop the trial at
+    its start; here the spec is refused before any trial)."""
+    import games
+
+    chosen = chosen_suites(config.game, config.eval_suites)
+    if not isinstance(chosen, list):
+        return
+    known = [s.name for s in suites_for(games.make(config.game, **config.game_params))]
+    unknown = [name for name in chosen if name not in known]
+    if unknown:
+        raise SpecError(f"{where}, key 'eval_suites': {', '.join(map(repr, unknown))} "
+                        f"{'is not a suite' if len(unknown) == 1 else 'are not suites'} of {config.game}; "
+                        f"its suites: {', '.join(known)}")
 
 
 def _bundle(options: dict) -> dict:

@@ -99,6 +99,8 @@ updates = 128
     ("colour = \"red\"", "", r"arm 'az': unknown key 'colour'"),
     ("", "seeds = { avi = 2, alphazero = 2 }", r"size 'small', key 'seeds': 'alphazero' is not an arm"),
     ("", "updates_per_second = { avi = -1 }", r"'updates_per_second.avi' must be a number > 0"),
+    ("", "eval_suites = \"tictactoe-states,hex-play\"",
+     r"size 'small', arm 'avi', key 'eval_suites': 'hex-play' is not a suite of tictactoe; its suites: tictactoe-states"),
     ("", "rows = 5000", r"size 'small', arm 'avi', key 'rows': 5000 rows stated, but 64 updates .* collect 4096"),
 ])
 def test_a_bad_field_is_refused_naming_the_file_arm_and_key(tmp_path, arm_extra, size_extra, message):

@@ -211,12 +211,14 @@ def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=p
 
 
 def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT, retries: int = HEX_RETRIES,
-              log=print) -> tuple[dict, dict]:
+              log=print, note: str | None = None) -> tuple[dict, dict]:
     """``hex-uniform`` (445 states of uniform random play, AVI paper E.3) and ``hex-openings``
     (64 won and 64 lost two-ply positions), every state and every move labelled by the
     weak solver; ``hex-random-openings``, 128 two-ply positions unlabelled (no solver). A position unknown at the first limit is asked again with larger ones
     (``HEX_RETRIES``); those it gives up on are logged, listed in the metadata
-    (``gave_up``) and left out, and the description counts them."""
+    (``gave_up``) and left out, and the description counts them. The store (``store``)
+    keeps every exact answer, so a build run again (with other limits) solves only what
+    is still unknown; ``note`` (metadata ``labelling_note``) says how the passes went."""
     from evaluation.oracles import HexOracle
 
     game = game_of(name)
@@ -247,7 +249,7 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
     cost = {"seconds": round(time.perf_counter() - start, 1), "positions_solved": solved,
             "unknown_answers": oracle.unknown_queries, "first_time_limit_s": time_limit, "retries": retries}
     log(f"{name}: {len(moves)} states labelled, {cost}")
-    meta = dataset_meta(name, game, seed, desc, labelling_cost=cost, gave_up=given_up,
+    meta = dataset_meta(name, game, seed, desc, labelling_cost=cost, gave_up=given_up, labelling_note=note,
                         solver="oracle_service.hex_solver (weak: win or loss, every winning move)")
     return hex_label_columns(game, moves, records), meta
 

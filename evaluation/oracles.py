@@ -321,6 +321,7 @@ def make_oracle(game: Game, *, store=None, client=None, engine: str = DEFAULT_EN
     if game.name == "fgame":
         return FGameOracle(game)
     if game.name == "hex":
-        return HexOracle(game, store=store, client=client)
+        # 60 s a position, then once 600 s: an evaluation does not wait hours on one.
+        return HexOracle(game, store=store, client=client, time_limit=60.0, retries=1)
     raise ValueError(f"no exact oracle for {game.name!r} here (oracles: connect4, chomp, fgame, hex); "
                      f"use match-based evaluation (head-to-head) instead")

@@ -141,6 +141,7 @@ def write_report(run_dirs, out_dir) -> Path:
 
 
 EXPERIMENT_FILE = "experiment.json"  # written by launch/experiments/tune_run.py
+MATCH_DIR = "matches"  # the head-to-head results of launch/experiments/matches.py
 HEADLINE = ("value_mae", "policy_regret", "error_rate")  # Figure 1's columns, first when present
 
 
@@ -201,6 +202,7 @@ class Experiment:
     runs: dict  # (group, arm) -> [(trial, records)]
     missing: list  # run directories without metrics yet
     metrics: list  # eval/... keys of KEY_METRICS found in any record
+    matches: list  # (match, its result file's path, its result or None): launch/experiments/matches.py
 
     def trials(self, group: str, arm: str) -> list:
         return self.runs.get((group, arm), [])
@@ -233,9 +235,13 @@ def read_experiment(exp_dir) -> Experiment:
         raise FileNotFoundError(f"experiment {exp_dir}: none of its {len(manifest['trials'])} trials has metrics yet")
     metrics = sorted({k for trials in runs.values() for _, recs in trials for r in recs for k in r
                       if k.startswith("eval/") and k.rsplit("/", 1)[-1] in KEY_METRICS})
+    matches = []
+    for match in manifest.get("matches", []):
+        path = exp_dir / MATCH_DIR / f"{match['name']}.json"
+        matches.append((match, path, json.loads(path.read_text()) if path.is_file() else None))
     return Experiment(exp_dir, manifest, arms, manifest.get("reference_arm") or arms[0],
                       {arm: manifest["arms"][arm].get("label", arm) for arm in arms},
-                      list(dict.fromkeys(t["group"] for t in manifest["trials"])), runs, missing, metrics)
+                      list(dict.fromkeys(t["group"] for t in manifest["trials"])), runs, missing, metrics, matches)
 
 
 def _relative(values: list, reference: list) -> float | None:
@@ -351,14 +357,21 @@ def _group_summary(exp: Experiment, group: str) -> list[str]:
         lines += [f"### Paired differences to {label[exp.reference]} (same seeds, same files)", "",
                   "| arms | metric | pairs | difference (mean ± 95% CI; alone for one pair) |",
                   "| --- | --- | --- | --- |", *paired, ""]
-    h2h = sorted({k for a in present for _, r in exp.trials(group, a) for rec in r for k in rec
-                  if k.startswith("eval/") and "h2h" in k and k.endswith("/score")})
-    if h2h:
-        lines += ["### Head-to-head (same files)", "", "| arm | match | score (mean ± 95% CI over seeds) |",
-                  "| --- | --- | --- |"]
-        lines += [f"| {label[a]} | {key.removeprefix('eval/')} | {_cell([_final(r, key) for _, r in exp.trials(group, a)])} |"
-                  for a in present for key in h2h if any(_final(r, key) is not None for _, r in exp.trials(group, a))]
-        lines.append("")
+    pairs: dict = {}  # (arm, opponent, suite) -> [(score, file)]
+    for match, path, result in exp.matches:
+        if match["group"] == group and result is not None:
+            score = result["metrics"].get(f"eval/{match['suite']}/score")
+            pairs.setdefault((match["arm"], match["opponent"], match["suite"]), []).append((score, path))
+    if pairs:
+        lines += ["### Head-to-head (final checkpoints, paired seeds; positive favours the arm)", "",
+                  "| arm | against | suite | seeds | score (mean ± 95% CI over paired seeds) | from |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for (arm, opponent, suite), results in pairs.items():
+            scores = [v for v, _ in results if v is not None]
+            files = ", ".join(f"`{p.relative_to(exp.path)}`" for _, p in results)
+            lines.append(f"| {label[arm]} | {label[opponent]} | {suite} | {len(scores)} | {_cell(scores)} | {files} |")
+        lines += ["", "Each file holds the match's `launch evaluate` command, both checkpoints and the "
+                      "wins, draws and losses.", ""]
     return lines
 
 

@@ -32,6 +32,10 @@ Schema (every key optional unless marked):
   ``network.*``);
 - ``[[instances]]``: ``name`` (required), ``group`` (the figure row; default the name),
   ``params`` (game parameters over the spec's);
+- ``[[head_to_head]]``: ``arm`` and ``opponent`` (required), ``suite`` (required: one of
+  the game's h2h suites), ``policy`` (``launch evaluate``'s, default auto; the opponent
+  plays its own auto policy), ``max_openings``, ``simulations``: after the trials, each
+  seed of ``arm`` plays the same seed of ``opponent`` (AVI paper, Table 2);
 - ``[sizes.SIZE]``: ``updates`` (required), ``rows`` (checked against the computed
   rows), ``seeds`` (a count, a list, or a table arm -> count or list; default 1),
   ``eval_every``, ``eval_play_every``, ``eval_suites``, ``set`` (every arm),
@@ -62,7 +66,9 @@ DEFAULT_OVERHEAD_SECONDS = 30.0
 
 _NUMBER = (int, float)
 TOP_KEYS = {"name": str, "description": str, "game": str, "preset": str, "game_params": dict,
-            "matched_budget": bool, "reference_arm": str, "arms": dict, "instances": list, "sizes": dict}
+            "matched_budget": bool, "reference_arm": str, "arms": dict, "instances": list, "sizes": dict,
+            "head_to_head": list}
+MATCH_KEYS = {"arm": str, "opponent": str, "suite": str, "policy": str, "max_openings": int, "simulations": int}
 ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict}
 INSTANCE_KEYS = {"name": str, "group": str, "params": dict}
 SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "eval_every": int, "eval_play_every": int,
@@ -107,6 +113,7 @@ class Spec:
     arms: dict  # name -> Arm, in the file's order
     instances: tuple  # of Instance; one unnamed instance ("") when the spec lists none
     sizes: dict  # size name -> its raw table, checked
+    head_to_head: tuple = ()  # of dicts (MATCH_KEYS): matches between two arms' paired seeds
 
 
 @dataclass(frozen=True)
@@ -136,6 +143,7 @@ class Plan:
     trials: tuple  # of Trial
     budgets: dict  # (instance, arm) -> (updates, rows)
     estimated_seconds: dict  # trial name -> estimated wall seconds (None when the spec gives no rate)
+    matches: tuple = ()  # of dicts: a head-to-head between two trials of one seed (launch/experiments/matches.py)
 
     def wall_seconds(self, concurrent: int) -> float | None:
         """The estimated wall time with ``concurrent`` trials at a time (longest first)."""
@@ -280,10 +288,21 @@ def load_spec(name_or_path: str) -> Spec:
         for name in table.get("instances", []):
             if name not in names:
                 raise SpecError(f"{at}, key 'instances': {name!r} is not an instance; instances: {', '.join(names)}")
+    matches = []
+    for i, table in enumerate(raw.get("head_to_head", [])):
+        at = f"{where}: head_to_head[{i}]"
+        if not isinstance(table, dict):
+            raise SpecError(f"{at}: must be a table ([[head_to_head]])")
+        _check_keys(at, table, MATCH_KEYS, required=("arm", "opponent", "suite"))
+        for key in ("arm", "opponent"):
+            if table[key] not in arms:
+                raise SpecError(f"{at}, key {key!r}: {table[key]!r} is not an arm; arms: {', '.join(arms)}")
+        matches.append(dict(table))
     return Spec(path=path, name=raw["name"], description=raw.get("description", ""), game=raw["game"],
                 preset=raw.get("preset", "paper"), game_params=dict(raw.get("game_params", {})),
                 matched_budget=raw.get("matched_budget", True), reference_arm=reference, arms=arms,
-                instances=tuple(instances) or (Instance("", raw["game"], {}),), sizes=dict(raw["sizes"]))
+                instances=tuple(instances) or (Instance("", raw["game"], {}),), sizes=dict(raw["sizes"]),
+                head_to_head=tuple(matches))
 
 
 def _check_owned(where: str, overrides: dict) -> None:
@@ -429,7 +448,29 @@ def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = 
         raise SpecError(f"{spec.path}: two trials share a name; arm and instance names must be distinct")
     if spec.matched_budget:
         check_matched(spec, budgets)
-    return Plan(spec, size, tuple(trials), budgets, estimates)
+    return Plan(spec, size, tuple(trials), budgets, estimates, _matches(spec, trials))
+
+
+def _matches(spec: Spec, trials: list) -> tuple:
+    """The head-to-head matches of the plan: per instance and seed that both arms have,
+    the arm's trial against the opponent's; the suite must be an h2h suite of the game."""
+    import games
+
+    by_key = {(t.instance, t.arm, t.seed): t for t in trials}
+    out = []
+    for i, match in enumerate(spec.head_to_head):
+        for t in trials:
+            other = by_key.get((t.instance, match["opponent"], t.seed))
+            if t.arm != match["arm"] or other is None:
+                continue
+            kinds = {s.name: s.kind for s in suites_for(games.make(t.config.game, **t.config.game_params))}
+            if kinds.get(match["suite"]) != "h2h":
+                h2h = [n for n, k in kinds.items() if k == "h2h"]
+                raise SpecError(f"{spec.path}: head_to_head[{i}], key 'suite': {match['suite']!r} is not a "
+                                f"head-to-head suite of {t.config.game}; its: {', '.join(h2h) or 'none'}")
+            out.append({**match, "name": f"{t.name}-vs-{other.arm}", "trial": t.name, "opponent_trial": other.name,
+                        "group": t.group, "seed": t.seed})
+    return tuple(out)
 
 
 def check_matched(spec: Spec, budgets: dict) -> None:

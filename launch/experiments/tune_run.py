@@ -110,7 +110,7 @@ def _manifest(plan: Plan, updates: int | None) -> dict:
             "size": plan.size, "updates_override": updates, "reference_arm": plan.spec.reference_arm,
             "arms": {a.name: {"algo": a.algo, "label": a.label} for a in plan.spec.arms.values()},
             "trials": [{**t.to_dict(), "run_dir": run_dir_name(plan, t)} for t in plan.trials],
-            "commands": []}
+            "matches": list(plan.matches), "commands": []}
 
 
 def prepare(spec_name: str, out: Path, *, size: str | None, updates: int | None, resume: bool,
@@ -138,6 +138,7 @@ def prepare(spec_name: str, out: Path, *, size: str | None, updates: int | None,
         if [t["config"] for t in planned] != [t["config"] for t in manifest["trials"]]:
             raise SpecError(f"--resume {out}: the saved spec now plans other trials than {EXPERIMENT_FILE} "
                             f"lists (the code's presets changed?); start a new experiment directory")
+        manifest["matches"] = list(plan.matches)
         return plan, manifest
     if saved.exists():
         raise SpecError(f"--out {out} already holds an experiment; use --resume to continue it")
@@ -149,9 +150,9 @@ def prepare(spec_name: str, out: Path, *, size: str | None, updates: int | None,
 def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int | None = None,
                    address: str | None = None, max_concurrent: int | None = None, resume: bool = False,
                    wandb_mode: str | None = None, argv: list[str] | None = None, log=print) -> dict:
-    """Run (or resume) an experiment in ``out``; returns ``{trial name: "done" | error}``."""
+    """Run (or resume) an experiment in ``out``, then its head-to-head matches; returns
+    ``{trial name: "done" | error}`` (and the matches' error, if any)."""
     import ray
-    from ray import tune
 
     from launch.placement import offered_resources
     from launch.train import start_ray
@@ -179,8 +180,24 @@ def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int
     concurrent = max(1, min(at_once, max_concurrent or at_once))
     log(f"experiment {plan.spec.name} ({plan.size}): {len(plan.trials)} trials, {kept} finished before, "
         f"{len(trials)} to run, {concurrent} at a time, in {out}")
-    if not trials:
-        return {t.name: "done" for t in plan.trials}
+    outcome = {t.name: "done" for t in plan.trials}
+    if trials:
+        outcome.update(_run_trials(plan, trials, out, manifest, address, wandb_mode, concurrent, log))
+    if plan.matches and all(v == "done" for v in outcome.values()):
+        from launch.experiments.matches import play_matches
+
+        try:
+            play_matches(out, manifest, log)
+        except Exception as err:  # a match that cannot be played leaves the trials as they are
+            outcome["head-to-head matches"] = f"{type(err).__name__}: {err}"
+    return outcome
+
+
+def _run_trials(plan: Plan, trials: list, out: Path, manifest: dict, address, wandb_mode, concurrent: int,
+                log) -> dict:
+    """The ``trials`` on Ray Tune; returns ``{trial name: error}`` for those that failed."""
+    from ray import tune
+
     # One grid axis whose values are the trials: Tune runs one trial per entry.
     params = [{**t.to_dict(), "run_dir": str(out / run_dir_name(plan, t)), "group": plan.spec.name,
                "address": address, "wandb_mode": wandb_mode} for t in trials]
@@ -193,9 +210,8 @@ def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int
                                   storage_path=str(out / "tune"),
                                   failure_config=tune.FailureConfig(max_failures=0), verbose=0,
                                   callbacks=[_progress_callback()(log)]))
-    results = tuner.fit()
-    outcome = {t.name: "done" for t in plan.trials}
-    for result in results:
+    failed = {}
+    for result in tuner.fit():
         if result.error is not None:
-            outcome[result.config["trial"]["name"]] = f"{type(result.error).__name__}: {result.error}"
-    return outcome
+            failed[result.config["trial"]["name"]] = f"{type(result.error).__name__}: {result.error}"
+    return failed

@@ -41,6 +41,9 @@ def test_connect4_full_is_the_papers_grid_and_budget():
     assert sims == [32, 64, 128, 256, 512]
     # Section 5.1: 2.4M gradient updates; Tables 3-4: 128 x 128 rows per iteration, 256 updates each.
     assert set(full.budgets.values()) == {(2_400_000, 2_400_000 // 256 * 128 * 128)}
+    # Table 2: AVI against each budget over the 5 seeds both have.
+    assert sorted((m["opponent"], m["seed"]) for m in full.matches) == sorted(
+        (f"az{s}", seed) for s in (32, 64, 128, 256, 512) for seed in range(5))
 
 
 def test_connect4_small_fits_this_machine_in_under_two_hours():
@@ -101,6 +104,10 @@ updates = 128
     ("", "updates_per_second = { avi = -1 }", r"'updates_per_second.avi' must be a number > 0"),
     ("", "eval_suites = \"tictactoe-states,hex-play\"",
      r"size 'small', arm 'avi', key 'eval_suites': 'hex-play' is not a suite of tictactoe; its suites: tictactoe-states"),
+    ("[[head_to_head]]\narm = \"avi\"\nopponent = \"nobody\"\nsuite = \"x\"", "",
+     r"head_to_head\[0\], key 'opponent': 'nobody' is not an arm"),
+    ("[[head_to_head]]\narm = \"avi\"\nopponent = \"az\"\nsuite = \"tictactoe-states\"", "",
+     r"head_to_head\[0\], key 'suite': 'tictactoe-states' is not a head-to-head suite of tictactoe"),
     ("", "rows = 5000", r"size 'small', arm 'avi', key 'rows': 5000 rows stated, but 64 updates .* collect 4096"),
 ])
 def test_a_bad_field_is_refused_naming_the_file_arm_and_key(tmp_path, arm_extra, size_extra, message):

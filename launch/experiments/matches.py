@@ -1,0 +1,60 @@
+"""The head-to-head matches of an experiment (AVI paper, Table 2): after its trials, each
+seed of one arm plays the same seed of another from the suite's openings, both sides,
+with their final checkpoints (``launch evaluate --opponent``'s suite and code).
+
+Each match writes ``DIR/matches/<trial>-vs-<arm>.json``: the score (in [-1, 1], positive
+for the arm), its wins, draws and losses, both checkpoints and the ``launch evaluate``
+command that replays it; the report pools the seeds of a pair of arms into a score with
+its Student-t interval over the paired seeds. A match whose file exists is not played
+again (``--resume``).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from pathlib import Path
+
+MATCH_DIR = "matches"
+
+
+def match_path(out: Path, match: dict) -> Path:
+    return Path(out) / MATCH_DIR / f"{match['name']}.json"
+
+
+def play_matches(out, manifest: dict, log=print) -> list[Path]:
+    """Play the manifest's matches that have no result file yet; returns every result file."""
+    from evaluation.runner import evaluate_checkpoint
+    from learner.checkpoint import latest_checkpoint
+
+    out = Path(out)
+    run_dirs = {t["name"]: t["run_dir"] for t in manifest["trials"]}
+    configs = {t["name"]: t["config"] for t in manifest["trials"]}
+    paths = []
+    for match in manifest.get("matches", []):
+        path = match_path(out, match)
+        paths.append(path)
+        if path.exists():
+            continue
+        checkpoints = [latest_checkpoint(out / run_dirs[name] / "checkpoints")
+                       for name in (match["trial"], match["opponent_trial"])]
+        if None in checkpoints:
+            raise FileNotFoundError(f"match {match['name']}: no checkpoint in "
+                                    f"{out / run_dirs[match['trial'] if checkpoints[0] is None else match['opponent_trial']]}")
+        options = {k: match[k] for k in ("max_openings", "simulations") if k in match}
+        start = time.time()
+        metrics = evaluate_checkpoint(checkpoints[0], configs[match["trial"]]["game"], [match["suite"]],
+                                      policy=match.get("policy", "auto"), opponent_checkpoint=checkpoints[1],
+                                      **options)
+        command = ["python", "-m", "launch", "evaluate", "--checkpoint", str(checkpoints[0]), "--game",
+                   configs[match["trial"]]["game"], "--suite", match["suite"], "--opponent", str(checkpoints[1]),
+                   "--policy", match.get("policy", "auto"), *[a for k, v in options.items()
+                                                               for a in (f"--{k.replace('_', '-')}", str(v))]]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"match": match, "checkpoint": str(checkpoints[0]),
+                                    "opponent_checkpoint": str(checkpoints[1]), "seconds": time.time() - start,
+                                    "command": shlex.join(command), "metrics": metrics}, indent=1))
+        score = metrics.get("eval/" + match["suite"] + "/score", float("nan"))
+        log(f"match {match['name']}: score {score:+.3f}")
+    return paths

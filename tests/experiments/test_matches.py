@@ -1,0 +1,94 @@
+"""Head-to-head matches of an experiment (launch/experiments/matches.py): each seed of an
+arm plays the same seed of its opponent from real checkpoints; a checkpoint against
+itself scores exactly 0 (each opening is played from both sides by the same
+deterministic policy), the file's command replays the same score through ``launch
+evaluate``, a played match is not played again, and the report pools the seeds."""
+
+from __future__ import annotations
+
+import json
+
+import games
+from evaluation.report import write_experiment_report
+from evaluation.runner import evaluate_main
+from launch.experiments.matches import match_path, play_matches
+from launch.experiments.tune_run import EXPERIMENT_FILE, prepare
+from learner.checkpoint import LearnerState, RunCheckpoint, save_run_checkpoint
+from learner.learner import Learner
+from learner.networks import NetworkConfig
+
+SPEC = """
+name = "h2h"
+game = "chomp"
+game_params = { rows = 3, cols = 4 }
+[arms.avi]
+algo = "avi"
+label = "AVI"
+[arms.az]
+algo = "alphazero"
+label = "AZ"
+[[head_to_head]]
+arm = "avi"
+opponent = "az"
+suite = "chomp-3x4-h2h"
+[[head_to_head]]
+arm = "avi"
+opponent = "avi"
+suite = "chomp-3x4-h2h"
+[sizes.small]
+updates = 32
+seeds = 2
+[sizes.full]
+updates = 64
+"""
+
+
+def _checkpoint(run_dir, algo: str, seed: int):
+    import torch
+
+    torch.manual_seed(seed)
+    game = games.make("chomp", rows=3, cols=4)
+    network = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16,
+                            policy_head=algo != "avi")
+    learner = Learner(game, network, device="cpu")
+    save_run_checkpoint(run_dir / "checkpoints" / "ckpt-000000032.pt",
+                        RunCheckpoint(counters={"updates": 32}, learner=LearnerState(learner.state_dict(), {}),
+                                      actors=[], config=json.dumps({"algo": algo, "game": "chomp", "gamma": 1.0}),
+                                      faults={}))
+
+
+def test_paired_seeds_play_their_matches_and_the_report_pools_them(tmp_path, capsys):
+    spec = tmp_path / "h2h.toml"
+    spec.write_text(SPEC)
+    out = tmp_path / "exp"
+    plan, manifest = prepare(str(spec), out, size="small", updates=None, resume=False, embedded=True)
+    assert sorted(m["name"] for m in plan.matches) == ["avi-s0-vs-avi", "avi-s0-vs-az", "avi-s1-vs-avi", "avi-s1-vs-az"]
+    for trial in manifest["trials"]:
+        run_dir = out / trial["run_dir"]
+        _checkpoint(run_dir, trial["config"]["algo"], trial["seed"])
+        (run_dir / "metrics.jsonl").write_text(json.dumps({"updates": 32, "rows": 1024, "compute": 1.0}) + "\n")
+    (out / EXPERIMENT_FILE).write_text(json.dumps(manifest))
+
+    paths = play_matches(out, manifest, log=lambda line: None)
+    results = {p.stem: json.loads(p.read_text()) for p in paths}
+    key = "eval/chomp-3x4-h2h/score"
+    for name, result in results.items():
+        m = result["metrics"]
+        assert m["eval/chomp-3x4-h2h/wins"] + m["eval/chomp-3x4-h2h/draws"] + m["eval/chomp-3x4-h2h/losses"] \
+            == m["eval/chomp-3x4-h2h/games"] > 0
+        if name.endswith("-vs-avi"):
+            assert m[key] == 0.0  # the same checkpoint on both sides of every opening
+    # The file's command replays the match through the command line, to the same score.
+    command = results["avi-s1-vs-az"]["command"].split()
+    assert evaluate_main(command[4:] + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[key] == results["avi-s1-vs-az"]["metrics"][key]
+    # Played matches are not played again.
+    before = {p: p.stat().st_mtime_ns for p in paths}
+    play_matches(out, manifest, log=lambda line: None)
+    assert {p: p.stat().st_mtime_ns for p in paths} == before
+
+    summary = write_experiment_report(out, figures=False).read_text()
+    scores = [results[f"avi-s{s}-vs-az"]["metrics"][key] for s in (0, 1)]
+    assert f"| AVI | AZ | chomp-3x4-h2h | 2 | {sum(scores) / 2:.4f} ± " in summary
+    assert "| AVI | AVI | chomp-3x4-h2h | 2 | 0.0000 ± 0.0000 |" in summary
+    assert f"`{match_path(out, plan.matches[0]).relative_to(out)}`" in summary

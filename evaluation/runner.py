@@ -168,7 +168,8 @@ class SuiteRunner:
     ("default": the shared store; None: solve without one), and ``oracle_engine`` which engine
     solves (``ours``, or ``bitbully``, the optional AGPL extra). ``max_openings``: play,
     trace and match suites use only the first openings (a cheaper check). ``engine_level``,
-    ``engine_tables`` (games at once), ``engine_timeout`` (seconds per engine move) and
+    ``engine_tables`` (games at once), ``engine_timeout`` (seconds per engine move),
+    ``engine_workers`` (Ray tasks the games are split over; 1: in this process) and
     ``sgf_dir`` (where each game's SGF is kept) are those of the engine suites; ``inference_dtype``
     is the network's inference path (``learner.inference``). ``record_games``: every game of a
     play suite is kept in :attr:`games` (``evaluation.play.game_record``, with its suite and
@@ -179,9 +180,11 @@ class SuiteRunner:
                  opponent=None, max_openings: int | None = None, oracle_client=None,
                  oracle_engine: str = DEFAULT_ENGINE, engine_level: int | None = None,
                  engine_tables: int | None = None, engine_timeout: float = 60.0, sgf_dir=None,
-                 inference_dtype: str = "fp32", record_games: bool = False):
+                 engine_workers: int = 1, inference_dtype: str = "fp32", record_games: bool = False):
+        if engine_workers < 1:
+            raise ValueError(f"engine_workers must be >= 1, got {engine_workers}")
         self.engine_options = {"level": engine_level, "tables": engine_tables, "timeout": engine_timeout,
-                               "sgf_dir": sgf_dir}
+                               "sgf_dir": sgf_dir, "workers": int(engine_workers)}
         self.game = games.make(game) if isinstance(game, str) else game
         if isinstance(net_config, dict):
             net_config = NetworkConfig(**net_config)
@@ -212,6 +215,7 @@ class SuiteRunner:
         self._oracle_client = oracle_client
         self._oracle_engine = oracle_engine
         self._data = {s.name: self._load(s) for s in chosen}
+        self._weights = None  # the weights evaluated last (engine suites on Ray rebuild the agent from them)
         self.record_games, self.games = record_games, []
         if max_openings is not None:  # game suites on the first openings only (a cheaper check)
             for s in chosen:
@@ -276,15 +280,17 @@ class SuiteRunner:
 
     # ---- policies -----------------------------------------------------------------
 
+    @property
+    def policy_spec(self) -> P.PolicySpec:
+        return P.PolicySpec(self.policy, self.gamma, self.simulations, self.depth, self.seed)
+
     def choose(self):
-        m = self.model
-        if self.policy == "greedy":
-            return P.greedy_policy(self.game, m.value_obs, self.gamma)
-        if self.policy == "policy-head":
-            return P.policy_head_policy(self.game, m)
-        if self.policy == "mcts":
-            return P.mcts_policy(self.game, m.evaluate, simulations=self.simulations, seed=self.seed)
-        return P.minimax_policy(self.game, m.value_obs, depth=self.depth, gamma=self.gamma, seed=self.seed)
+        return self.policy_spec.build(self.game, self.model)
+
+    def _remote_choose(self) -> P.NetworkPolicy:
+        """What builds this policy in a Ray task: the network's config and current weights."""
+        return P.NetworkPolicy(self.game.name, dict(self.game.params), self.model.net_config, self._weights,
+                               self.policy_spec, self.model.fast.requested)
 
     # ---- evaluation ---------------------------------------------------------------
 
@@ -293,6 +299,7 @@ class SuiteRunner:
         on the loaded suites of ``kinds`` (None: all of them)."""
         if weights is not None:
             self.model.set_weights(weights)
+            self._weights = weights  # for the engine suites' Ray tasks
         out = {}
         for suite in self.suites:
             if kinds is not None and suite.kind not in kinds:
@@ -318,7 +325,8 @@ class SuiteRunner:
                 m = trace_suite(self.game, choose, self.oracle, data)
                 decisions = m["plies"]
             elif suite.kind == "engine":
-                m = engine_match(self.game, choose, suite.name, data, **self.engine_options)
+                remote = self._remote_choose() if self.engine_options["workers"] > 1 else None
+                m = engine_match(self.game, choose, suite.name, data, make_choose=remote, **self.engine_options)
                 decisions = m["agent_moves"]
             else:
                 if suite.kind == "random":
@@ -427,7 +435,11 @@ def evaluate_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine-level", type=int,
                         help="level of the engine suites' engine (go-gnugo: GNU Go 0..10, default 0; "
                              "othello-grhino: gtp-rhino 1..5, default 1)")
-    parser.add_argument("--engine-tables", type=int, help="engine games played at once (default: one per CPU)")
+    parser.add_argument("--engine-tables", type=int, help="engine games played at once (default: one per CPU; "
+                        "with --engine-workers, per worker, default 1)")
+    parser.add_argument("--engine-workers", type=int, default=1,
+                        help="split the engine games over N Ray tasks (the cluster at RAY_ADDRESS, else an "
+                             "embedded Ray), each with its own engines and copy of the agent (default 1: here)")
     parser.add_argument("--engine-timeout", type=float, default=60.0, help="seconds an engine may take per move")
     parser.add_argument("--sgf-dir", type=Path, help="keep each engine game as SGF, and a JSON line per game, here")
     parser.add_argument("--inference-dtype", default="fp32", choices=INFERENCE_DTYPES,
@@ -440,7 +452,12 @@ def evaluate_main(argv: list[str] | None = None) -> int:
     if args.oracle_replicas < 0:
         parser.error(f"--oracle-replicas must be >= 0, got {args.oracle_replicas}")
     store = None if args.oracle_store == "none" else args.oracle_store
+    if args.engine_workers < 1:
+        parser.error(f"--engine-workers must be >= 1, got {args.engine_workers}")
     client, started_ray = _start_oracle_service(args.oracle_replicas, store, args.oracle_engine) if args.oracle_replicas else (None, False)
+    if args.engine_workers > 1 and not ray.is_initialized():  # RAY_ADDRESS's cluster, else an embedded Ray
+        ray.init(include_dashboard=False, log_to_driver=False)
+        started_ray = True
     played = [] if args.games_out is not None else None
     try:
         metrics = evaluate_checkpoint(
@@ -448,7 +465,8 @@ def evaluate_main(argv: list[str] | None = None) -> int:
             simulations=args.simulations, depth=args.depth, opponent_checkpoint=args.opponent,
             oracle_store=store, max_openings=args.max_openings, oracle_client=client,
             oracle_engine=args.oracle_engine, engine_level=args.engine_level, engine_tables=args.engine_tables,
-            engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir, inference_dtype=args.inference_dtype,
+            engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir, engine_workers=args.engine_workers,
+            inference_dtype=args.inference_dtype,
             games_out=played)
         if played is not None:
             args.games_out.write_text("".join(json.dumps(r) + "\n" for r in played))

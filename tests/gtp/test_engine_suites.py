@@ -77,3 +77,15 @@ def test_engine_games_split_over_ray_tasks_are_the_games_played_here(rhino, ray_
     assert [x["black"] for x in lines["ray"]] == ["agent", "agent", "gtp-rhino-1", "gtp-rhino-1"]
     with pytest.raises(ValueError, match="workers > 1 needs make_choose"):
         engine_match(game, None, "othello-grhino", openings, level=1, workers=2)
+
+
+def test_launch_evaluate_splits_the_engine_games_over_ray_workers(rhino, ray_session, checkpoint_of):
+    """The runner hands its policy and weights to the tasks: the same metrics as one process."""
+    path = checkpoint_of("othello")
+    options = dict(max_openings=2, engine_level=1)
+    here = evaluate_checkpoint(path, "othello", ["othello-grhino"], engine_tables=2, **options)
+    on_ray = evaluate_checkpoint(path, "othello", ["othello-grhino"], engine_workers=2, **options)
+    k = "eval/othello-grhino/"
+    assert on_ray[k + "games"] == 4 and on_ray[k + "failures"] == 0
+    assert {m: on_ray[k + m] for m in ("score", "wins", "draws", "losses", "agent_moves")} == {
+        m: here[k + m] for m in ("score", "wins", "draws", "losses", "agent_moves")}

@@ -22,6 +22,7 @@ than Tune's experiment state keeps one mechanism, the one the runs already test.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shlex
@@ -80,6 +81,13 @@ def _trainable(params: dict) -> None:
     summary = {"trial": trial["name"], "finished": time.time(), "wall_seconds": time.time() - start,
                "resumed": resume, "final": numbers(last)}
     done.write_text(json.dumps(summary, indent=1, sort_keys=True))
+
+
+def _say(line: str) -> None:
+    """``print``, looked up when called: Tune pickles its callbacks, and a builtin is
+    pickled by name, which fails once something has replaced ``builtins.print`` (the
+    command line's progress output does)."""
+    print(line, flush=True)
 
 
 def _progress_callback():
@@ -209,7 +217,7 @@ def _run_trials(plan: Plan, trials: list, out: Path, manifest: dict, address, wa
         run_config=tune.RunConfig(name=f"{plan.spec.name}-{len(manifest['commands'])}",
                                   storage_path=str(out / "tune"),
                                   failure_config=tune.FailureConfig(max_failures=0), verbose=0,
-                                  callbacks=[_progress_callback()(log)]))
+                                  callbacks=[_progress_callback()(_say if inspect.isbuiltin(log) else log)]))
     failed = {}
     for result in tuner.fit():
         if result.error is not None:

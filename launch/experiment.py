@@ -44,6 +44,9 @@ def describe(plan, nodes: list[dict] | None = None, max_concurrent: int | None =
         bundles = trials[0].bundles
         lines.append(f"  {instance + ' ' if instance else ''}{arm}: seeds {', '.join(str(t.seed) for t in trials)}; "
                      f"{updates} updates, {rows} rows; bundles {list(bundles)}")
+    if plan.matches:
+        lines.append(f"  head-to-head: {len(plan.matches)} matches after the trials "
+                     f"({', '.join(sorted({m['arm'] + ' vs ' + m['opponent'] for m in plan.matches}))})")
     if nodes is not None:
         at_once = check_placement(plan, nodes)
         concurrent = max(1, min(at_once, max_concurrent or at_once))

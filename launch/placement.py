@@ -77,6 +77,20 @@ def offered_resources(cluster_resources: Mapping[str, float] | None = None,
     return frozenset(declared | listed)
 
 
+def learner_device(device: str, gpus: float) -> str:
+    """The learner's device for its config's ``device`` (auto, cpu, cuda) on a cluster
+    with ``gpus`` GPUs: cuda when asked, or auto with a GPU (a missing one is the run's error)."""
+    return "cuda" if device in ("auto", "cuda") and gpus >= 1 else "cpu"
+
+
+def inference_device(device: str, servers: int, gpus: float, learner: str) -> str:
+    """The device of ``servers`` inference servers (config ``inference_device``: auto,
+    cpu, cuda): a GPU each where the cluster's ``gpus`` hold them beside the learner's
+    (``learner``: its device), else the CPU (a missing GPU under ``cuda`` is the run's error)."""
+    spare = gpus - (1 if learner == "cuda" else 0)
+    return "cuda" if servers and device != "cpu" and spare >= servers else "cpu"
+
+
 def role_options(role: str, *, embedded: bool, offered: Iterable[str], device: str = "cpu",
                  cpus: float = 1) -> dict:
     """The Ray actor options (``num_cpus``, ``num_gpus``, ``resources``) placing one

@@ -47,7 +47,7 @@ from launch.config import ConfigError, TrainConfig, validate
 from launch.evaluator import EvaluatorActor, chosen_suites, evaluator_needs_oracle
 from launch.faults import FaultLedger
 from launch.metrics import MetricsLogger
-from launch.placement import offered_resources, role_options, run_options
+from launch.placement import inference_device, learner_device, offered_resources, role_options, run_options
 from launch.progress import Progress
 from launch.records import RunCounters, inference_record, replay_record
 from launch.restarts import LearnerLink, replay_call
@@ -168,7 +168,7 @@ class Run:
         gpus, cpus = resources.get("GPU", 0), resources.get("CPU", 0)
         if cfg.device == "cuda" and gpus < 1:
             raise ConfigError("device=cuda but the Ray cluster offers no GPU")
-        use_gpu = cfg.device in ("auto", "cuda") and gpus >= 1
+        use_gpu = learner_device(cfg.device, gpus) == "cuda"
         needed = cfg.num_actors + (0 if use_gpu else 1)
         if fixed_cluster and needed > cpus:
             # Ray would wait forever for the missing CPU: refuse now, naming the numbers.
@@ -182,13 +182,13 @@ class Run:
         """The inference servers' device: a GPU each where the cluster has them beside the
         learner's (``auto``), a named error where ``cuda`` is asked and they are missing."""
         cfg = self.config
-        if not cfg.inference_servers:
-            return "cpu"
-        spare = ray.cluster_resources().get("GPU", 0) - (1 if use_gpu else 0)
-        if cfg.inference_device == "cuda" and spare < cfg.inference_servers:
+        gpus = ray.cluster_resources().get("GPU", 0)
+        device = inference_device(cfg.inference_device, cfg.inference_servers, gpus, "cuda" if use_gpu else "cpu")
+        if cfg.inference_servers and cfg.inference_device == "cuda" and device != "cuda":
+            spare = gpus - (1 if use_gpu else 0)
             raise ConfigError(f"inference_device=cuda: {cfg.inference_servers} inference servers need "
                               f"{cfg.inference_servers} GPUs beside the learner's; the Ray cluster has {spare:g}")
-        return "cuda" if cfg.inference_device != "cpu" and spare >= cfg.inference_servers else "cpu"
+        return device
 
     def _start_evaluator(self, name: str, log_dir: str):
         """The evaluator actor on the game's datasets (launch/evaluator.py), the names of

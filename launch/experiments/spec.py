@@ -58,7 +58,7 @@ from pathlib import Path
 from evaluation.runner import suites_for
 from launch.config import ConfigError, TrainConfig, apply_overrides, resolve, validate
 from launch.evaluator import chosen_suites, evaluator_needs_oracle
-from launch.placement import role_options, run_options
+from launch.placement import inference_device, learner_device, role_options, run_options
 
 SIZES = ("small", "full")
 SPEC_DIR = Path(__file__).resolve().parents[2] / "experiments"
@@ -386,19 +386,19 @@ def _bundle(options: dict) -> dict:
     return {k: float(v) for k, v in bundle.items() if v}
 
 
-def learner_device(config: TrainConfig, gpus: float) -> str:
-    """The learner's device as ``Run`` chooses it: cuda when asked for or auto with a GPU."""
-    return "cuda" if config.device in ("auto", "cuda") and gpus >= 1 else "cpu"
-
-
 def trial_bundles(config: TrainConfig, *, embedded: bool, offered=(), gpus: float = 0) -> tuple:
     """The placement group bundles of one run: its learner, each self-play actor, the
-    replay shards and oracle replicas where they take resources (``launch/placement.py``:
-    on an embedded Ray the shards, the oracle and the evaluator take none, so they need
-    no bundle; they still run inside the trial's group). The trial's driver itself (the
-    Tune function) takes none: the empty head bundle of ``tune.PlacementGroupFactory``."""
-    options = run_options(embedded=embedded, offered=offered, device=learner_device(config, gpus))
+    replay shards, oracle replicas and inference servers where they take resources
+    (``launch/placement.py``: on an embedded Ray the shards, the oracle, a CPU inference
+    server and the evaluator take none, so they need no bundle; they still run inside the
+    trial's group). The trial's driver itself (the Tune function) takes none: the empty
+    head bundle of ``tune.PlacementGroupFactory``. The devices are chosen as ``Run`` does."""
+    learner = learner_device(config.device, gpus)
+    serving = inference_device(config.inference_device, config.inference_servers, gpus, learner)
+    options = run_options(embedded=embedded, offered=offered, device=learner, inference_device=serving)
     bundles = [_bundle(options["learner"])] + [_bundle(options["actor"])] * config.num_actors
+    if config.inference_servers and not (embedded and serving == "cpu"):
+        bundles += [_bundle(options["inference"])] * config.inference_servers
     bundles += [_bundle(options["replay"])] * config.replay_shards
     if config.algo == "azal" or evaluator_needs_oracle(config.game, config.eval_suites):
         oracle = role_options("oracle", embedded=embedded, offered=offered, cpus=0 if embedded else 1)

@@ -103,3 +103,30 @@ def test_roles_land_on_their_nodes_of_a_real_cluster():
     # The actor node's one CPU taken, a self-play actor waits rather than use the head's.
     assert result["second_waited"] is True
     assert result["second_node"] == "actor"
+
+
+def test_devices_of_the_learner_and_the_inference_servers():
+    from launch.placement import inference_device, learner_device
+
+    assert learner_device("auto", 0) == "cpu" and learner_device("auto", 1) == "cuda"
+    assert learner_device("cpu", 4) == "cpu"
+    # Servers get a GPU each only where the GPUs left beside the learner's hold them all.
+    assert inference_device("auto", 2, gpus=3, learner="cuda") == "cuda"
+    assert inference_device("auto", 2, gpus=2, learner="cuda") == "cpu"
+    assert inference_device("auto", 1, gpus=1, learner="cpu") == "cuda"
+    assert inference_device("cpu", 1, gpus=8, learner="cuda") == "cpu"
+    assert inference_device("auto", 0, gpus=8, learner="cuda") == "cpu"
+
+
+def test_a_trial_reserves_its_inference_servers():
+    from launch.config import resolve
+    from launch.experiments.spec import trial_bundles
+
+    config = resolve("connect4", overrides=["num_actors=4", "num_envs=128", "inference_servers=2",
+                                            "eval_suites=none"])  # no oracle replicas
+    on_gpus = trial_bundles(config, embedded=False, offered=(), gpus=3)
+    assert on_gpus.count({"GPU": 1.0}) == 3  # the learner and the two servers
+    on_cpus = trial_bundles(config, embedded=False, offered=(), gpus=0)
+    assert on_cpus.count({"CPU": 1.0}) == 1 + 4 + 2
+    # On the embedded Ray a CPU server takes no CPU (the waiting actors leave theirs): no bundle.
+    assert trial_bundles(config, embedded=True, gpus=0).count({"CPU": 1.0}) == 1 + 4

@@ -35,6 +35,7 @@ EMPTY = 0
 VC_CAP = 4  # carriers kept per pair of nodes
 SC_CAP = 8
 _OR_DEPTH = 4  # SCs combined at most by one OR
+EMPTY_PAIR_CAP = 4  # the largest carrier kept between two empty cells
 
 
 @njit(cache=True, inline="always")
@@ -62,6 +63,8 @@ def _add(x, y, lo, hi, lists, counts, cap, node_cell, others, other_counts, othe
     kept supersets of it are dropped. Returns whether it was added."""
     if x == y or _cell_in(node_cell[x], lo, hi) or _cell_in(node_cell[y], lo, hi):
         return False
+    if node_cell[x] >= 0 and node_cell[y] >= 0 and _popcount(lo) + _popcount(hi) > EMPTY_PAIR_CAP:
+        return False  # between two empty cells only small carriers pay for their work
     for i in range(other_counts[x, y] if other_cap > 0 else 0):
         if others[x, y, i, 0] & lo == others[x, y, i, 0] and others[x, y, i, 1] & hi == others[x, y, i, 1]:
             return False
@@ -96,6 +99,32 @@ def _add(x, y, lo, hi, lists, counts, cap, node_cell, others, other_counts, othe
     for i in range(keep):
         lists[y, x, i, 0], lists[y, x, i, 1] = lists[x, y, i, 0], lists[x, y, i, 1]
     return True
+
+
+@njit(cache=True)
+def _dominated(x, y, lo, hi, lists, counts):
+    """Whether a kept carrier of pair (x, y) is a subset of (lo, hi)."""
+    for i in range(counts[x, y]):
+        if lists[x, y, i, 0] & lo == lists[x, y, i, 0] and lists[x, y, i, 1] & hi == lists[x, y, i, 1]:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _push_vc(x, y, lo, hi, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail):
+    """Add a VC (x, y) and queue it for the AND rule; returns the new queue length."""
+    first = vcn[x, y] == 0
+    if not _add(x, y, lo, hi, vc, vcn, VC_CAP, node_cell, sc, scn, 0):
+        return tail
+    if first:
+        adj[x, adjn[x]] = y
+        adjn[x] += 1
+        adj[y, adjn[y]] = x
+        adjn[y] += 1
+    if tail < qx.shape[0]:
+        qx[tail], qy[tail], qlo[tail], qhi[tail] = x, y, lo, hi
+        tail += 1
+    return tail
 
 
 @njit(cache=True)
@@ -141,6 +170,8 @@ def hsearch(board, colour, neighbours, edges, out_vc, out_sc):
     vcn = np.zeros((nodes, nodes), np.int64)
     sc = np.empty((nodes, nodes, SC_CAP, 2), np.uint64)
     scn = np.zeros((nodes, nodes), np.int64)
+    adj = np.empty((nodes, nodes), np.int64)  # adj[z, :adjn[z]]: the nodes with a VC to z
+    adjn = np.zeros(nodes, np.int64)
     qcap = 8 * nodes * nodes
     qx = np.empty(qcap, np.int64)
     qy = np.empty(qcap, np.int64)
@@ -152,26 +183,20 @@ def hsearch(board, colour, neighbours, edges, out_vc, out_sc):
     for g in range(2, groups_end):
         for side in range(2):
             if group_flags[g] & (1 << side):
-                if _add(g, side, zero, zero, vc, vcn, VC_CAP, node_cell, sc, scn, 0) and tail < qcap:
-                    qx[tail], qy[tail], qlo[tail], qhi[tail] = g, side, zero, zero
-                    tail += 1
+                tail = _push_vc(g, side, zero, zero, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
     for p in range(n):
         if board[p] != EMPTY:
             continue
         x = node_of[p]
         for side in range(2):
             if edges[colour, p] & (1 << side):
-                if _add(x, side, zero, zero, vc, vcn, VC_CAP, node_cell, sc, scn, 0) and tail < qcap:
-                    qx[tail], qy[tail], qlo[tail], qhi[tail] = x, side, zero, zero
-                    tail += 1
+                tail = _push_vc(x, side, zero, zero, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
         for k in range(6):
             q = neighbours[p, k]
             if q < 0 or (board[q] != EMPTY and board[q] != colour) or (board[q] == EMPTY and q < p):
                 continue
             y = node_of[q]
-            if _add(x, y, zero, zero, vc, vcn, VC_CAP, node_cell, sc, scn, 0) and tail < qcap:
-                qx[tail], qy[tail], qlo[tail], qhi[tail] = x, y, zero, zero
-                tail += 1
+            tail = _push_vc(x, y, zero, zero, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
     won = vcn[0, 1] > 0
     while head < tail and not won:
         x, y, clo, chi = qx[head], qy[head], qlo[head], qhi[head]
@@ -183,8 +208,9 @@ def hsearch(board, colour, neighbours, edges, out_vc, out_sc):
                 continue  # an edge is no midpoint
             z = y
             zcell = node_cell[z]
-            for w in range(nodes):
-                if w == x or w == z or vcn[z, w] == 0:
+            for j in range(adjn[z]):
+                w = adj[z, j]
+                if w == x:
                     continue
                 for i in range(vcn[z, w]):
                     dlo, dhi = vc[z, w, i, 0], vc[z, w, i, 1]
@@ -194,9 +220,7 @@ def hsearch(board, colour, neighbours, edges, out_vc, out_sc):
                         continue
                     ulo, uhi = clo | dlo, chi | dhi
                     if zcell < 0:  # a group: the AND gives a VC
-                        if _add(x, w, ulo, uhi, vc, vcn, VC_CAP, node_cell, sc, scn, 0) and tail < qcap:
-                            qx[tail], qy[tail], qlo[tail], qhi[tail] = x, w, ulo, uhi
-                            tail += 1
+                        tail = _push_vc(x, w, ulo, uhi, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
                         continue
                     if zcell < 64:
                         ulo |= np.uint64(1) << np.uint64(zcell)
@@ -206,6 +230,8 @@ def hsearch(board, colour, neighbours, edges, out_vc, out_sc):
                     a, b = x, w
                     if _cell_in(node_cell[a], ulo, uhi) or _cell_in(node_cell[b], ulo, uhi):
                         continue
+                    if _dominated(a, b, ulo, uhi, vc, vcn) or _dominated(a, b, ulo, uhi, sc, scn):
+                        continue  # a kept VC or SC needs no more than this one
                     m = scn[a, b]
                     found = False
                     flo, fhi = zero, zero
@@ -237,9 +263,7 @@ def hsearch(board, colour, neighbours, edges, out_vc, out_sc):
                         if found:
                             break
                     if found:
-                        if _add(a, b, flo, fhi, vc, vcn, VC_CAP, node_cell, sc, scn, 0) and tail < qcap:
-                            qx[tail], qy[tail], qlo[tail], qhi[tail] = a, b, flo, fhi
-                            tail += 1
+                        tail = _push_vc(a, b, flo, fhi, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
                     else:
                         _add(a, b, ulo, uhi, sc, scn, SC_CAP, node_cell, vc, vcn, VC_CAP)
             if vcn[0, 1] > 0:

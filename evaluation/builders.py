@@ -214,9 +214,10 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
               log=print, note: str | None = None) -> tuple[dict, dict]:
     """``hex-uniform`` (445 states of uniform random play, AVI paper E.3) and ``hex-openings``
     (64 won and 64 lost two-ply positions), every state and every move labelled by the
-    weak solver; ``hex-random-openings``, 128 two-ply positions unlabelled (no solver). A position unknown at the first limit is asked again with larger ones
-    (``HEX_RETRIES``); those it gives up on are logged, listed in the metadata
-    (``gave_up``) and left out, and the description counts them. The store (``store``)
+    weak solver; ``hex-random-openings``, 128 two-ply positions unlabelled (no solver).
+    A position unknown at the first limit is asked again with larger ones (``HEX_RETRIES``);
+    those it gives up on are logged, listed in the metadata (``gave_up``) and left out,
+    and the description counts them. The store (``store``)
     keeps every exact answer, so a build run again (with other limits) solves only what
     is still unknown; ``note`` (metadata ``labelling_note``) says how the passes went."""
     from evaluation.oracles import HexOracle

@@ -34,7 +34,8 @@ from games.connect4 import CENTRE_FIRST
 from oracle_service.chomp_grundy import ChompTable
 from oracle_service.connect4_engines import DEFAULT_ENGINE
 from oracle_service.connect4_solver import Board, win_score
-from oracle_service.service import OracleWorker, hex_move_order
+from oracle_service.hex_service import hex_move_order
+from oracle_service.service import OracleWorker
 from oracle_service.store import HexSolved, NullStore, open_store
 
 

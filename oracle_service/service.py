@@ -3,7 +3,8 @@
 :class:`OracleWorker` is the plain, testable logic: it owns a Connect Four solver, the
 shared solved-position store (``oracle_service/store.py``) and, built on first use, one
 Chomp Grundy table per board size, one F-Game oracle per tree and one Hex solver per
-board size. Every method takes a batch and returns one :class:`Answer` per item: a bad
+board size (its answers: ``oracle_service/hex_service.py``). Every method takes a batch
+and returns one :class:`Answer` per item (``oracle_service/answers.py``): a bad
 item (illegal sequence, full column, finished game, malformed profile, wrong board size)
 gets its error string, the others are answered, and the worker keeps running. A Hex
 query runs under a node and time limit: one that reaches it is answered "unknown"
@@ -22,28 +23,18 @@ import itertools
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import ray
 
-import games
 from lifecycle import stop, watched
+from oracle_service.answers import Answer
 from oracle_service.chomp_grundy import ChompTable
 from oracle_service.connect4_engines import DEFAULT_ENGINE, make_engine
 from oracle_service.fgame_oracle import FGamePathOracle
-from oracle_service.store import HexSolved, Solved, Store, connect4_keys, hex_keys, open_store
-
-
-class Answer(NamedTuple):
-    """One item's answer: ``value`` if ``error`` is None, else ``error`` says what was wrong."""
-
-    value: Any = None
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
+from oracle_service.hex_service import HexAnswers
+from oracle_service.store import Solved, Store, connect4_keys, open_store
 
 
 # "4453" (1-based column digits), actions 0..6, or a connect4_solver.Board (bitboards:
@@ -110,16 +101,6 @@ class DistinctKeys:
         return round(float(estimate))
 
 
-def hex_move_order(board: np.ndarray) -> list[int]:
-    """A move order that reaches the Hex ``board`` (int[size, size], 0/1/2): Black's and
-    White's cells alternately, Black first, each colour's ascending. Any order reaches
-    the same position, and none passes through a won one when the board itself is not
-    won (a chain of fewer stones would be a chain of the whole board)."""
-    flat = np.asarray(board).reshape(-1)
-    black, white = np.flatnonzero(flat == 1).tolist(), np.flatnonzero(flat == 2).tolist()
-    return [c for pair in itertools.zip_longest(black, white) for c in pair if c is not None]
-
-
 class OracleWorker:
     """Batched exact answers for Connect Four, Chomp and F-Games (see the module doc).
 
@@ -152,12 +133,12 @@ class OracleWorker:
         self.chomp_cache_dir = chomp_cache_dir
         self._chomp: dict[tuple[int, int], Any] = {}
         self._fgame: dict[tuple, Any] = {}
-        self._hex: dict[int, Any] = {}
-        self.hex_limits = {"node_limit": hex_node_limit, "time_limit": hex_time_limit}
         self._unique = DistinctKeys()
         self._stats = {"queries": 0, "store_hits": 0, "solved": 0, "solve_seconds": 0.0,
                        "errors": 0, "seed_lookups": 0, "seeded": 0, "children_stored": 0,
                        "hex_unknown": 0}
+        self.hex = HexAnswers(self.store, self._stats, self._timed, node_limit=hex_node_limit,
+                              time_limit=hex_time_limit)
 
     # ---- Connect Four -----------------------------------------------------------
 
@@ -383,123 +364,10 @@ class OracleWorker:
 
     # ---- Hex ----------------------------------------------------------------------
 
-    def _hex_solver(self, size: int):
-        # Imported here, as the Connect Four engine is: the solver compiles when imported.
-        from oracle_service.hex_solver import HexSolver
-
-        if size not in self._hex:
-            self._hex[size] = HexSolver(size)
-        return self._hex[size]
-
-    @staticmethod
-    def _hex_board(size: int, item) -> np.ndarray:
-        """int8[size, size] of one Hex item: the played cells in move order (Black first),
-        or a board (0 empty, 1 Black, 2 White). ValueError naming what is wrong with it;
-        the solver refuses what is left (a position already won)."""
-        n = size * size
-        arr = np.asarray(item)
-        if arr.ndim == 2:
-            if arr.shape != (size, size) or not np.isin(arr, (0, 1, 2)).all():
-                raise ValueError(f"a board must be {size}x{size} cells of 0, 1 or 2, got shape {arr.shape}")
-            black, white = int((arr == 1).sum()), int((arr == 2).sum())
-            if not 0 <= black - white <= 1:
-                raise ValueError(f"the board has {black} Black and {white} White stones; Black (first player) "
-                                 f"must have as many as White or one more")
-            return arr.astype(np.int8)
-        if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
-            raise ValueError(f"a position is a list of cells 0..{n - 1} in move order, or a board; got {item!r}")
-        board = np.zeros(n, np.int8)
-        for ply, cell in enumerate(arr.tolist()):
-            if not 0 <= cell < n:
-                raise ValueError(f"cell {cell} at ply {ply} is off the {size}x{size} board (cells 0..{n - 1})")
-            if board[cell]:
-                raise ValueError(f"cell {cell} at ply {ply} is played twice")
-            board[cell] = 1 + ply % 2
-        return board.reshape(size, size)
-
     def hex_solve(self, size: int, positions: Sequence, *, node_limit: int | None = None,
                   time_limit: float | None = None) -> list[Answer]:
-        """Per Hex position (the played cells in move order, or an int8[size, size] board):
-        ``Answer(HexSolved(value, winning))`` for the side to move (value +1 or -1, all its
-        winning cells ascending), ``Answer(None)`` when the solver reached its limit
-        (unknown), or the item's error. Limits per query: ``node_limit``, ``time_limit``
-        (seconds), default the worker's (``hex_node_limit``, ``hex_time_limit``).
-
-        The store is read first and written after (only exact answers); a winning move's
-        child is lost for its mover, which also makes a full record (-1, no winning cell),
-        so those are stored too."""
-        self._stats["queries"] += len(positions)
-        try:
-            solver = self._hex_solver(int(size))
-        except (ValueError, TypeError) as e:  # a size the solver does not take
-            self._stats["errors"] += len(positions)
-            return [Answer(error=f"hex: {e}") for _ in positions]
-        out: list[Answer | None] = [None] * len(positions)
-        boards = {}
-        for i, p in enumerate(positions):
-            try:
-                boards[i] = self._hex_board(size, p)
-            except (ValueError, TypeError) as e:
-                out[i] = Answer(error=f"hex {size}x{size}: item {i} of the batch: {e}")
-        if boards:
-            order = list(boards)
-            keys, rotated = hex_keys(np.stack([boards[i] for i in order]))
-            key_of = dict(zip(order, keys))
-            rot_of = dict(zip(order, rotated.tolist()))
-            unique = list(dict.fromkeys(keys))
-            canonical = {k: v for k, v in zip(unique, self.store.hex_get_many(size, unique)) if v is not None}
-            self._stats["store_hits"] += len(canonical)
-            limits = {"node_limit": self.hex_limits["node_limit"] if node_limit is None else node_limit,
-                      "time_limit": self.hex_limits["time_limit"] if time_limit is None else time_limit}
-            fresh, failed = [], {}
-            for i in order:  # each missing position once, in the orientation it was asked in
-                k = key_of[i]
-                if k in canonical or k in failed:
-                    continue
-                board = boards[i]
-                to_move = 1 if (board == 1).sum() == (board == 2).sum() else 2
-                try:
-                    result = self._timed(solver.solve, hex_move_order(board), **limits)
-                except ValueError as e:  # HexPositionError: a position already won
-                    failed[k] = f"hex {size}x{size}: item {i} of the batch: {e}"
-                    continue
-                if result.value is None:
-                    failed[k] = None
-                    self._stats["hex_unknown"] += 1
-                    continue
-                self._stats["solved"] += 1
-                canonical[k] = HexSolved(int(result.value), tuple(int(c) for c in result.winning)).oriented(
-                    rot_of[i], size)
-                fresh.append((k, canonical[k], board, to_move, result))
-            records = [(k, v) for k, v, *_ in fresh] + self._hex_lost_children(size, fresh)
-            self.store.hex_put_many(size, records)
-            for i in order:
-                k = key_of[i]
-                if k in canonical:
-                    out[i] = Answer(canonical[k].oriented(rot_of[i], size))
-                elif failed[k] is None:
-                    out[i] = Answer(None)
-                else:
-                    out[i] = Answer(error=failed[k])
-        self._stats["errors"] += sum(1 for a in out if a.error is not None)
-        return out
-
-    def _hex_lost_children(self, size: int, fresh: list) -> list[tuple[bytes, HexSolved]]:
-        """Store records of the children after each winning move of freshly solved
-        positions that do not end the game: the mover there loses, (-1, no cell)."""
-        kids = []
-        for _k, _v, board, to_move, result in fresh:
-            for cell in result.winning:
-                child = board.copy().reshape(-1)
-                child[cell] = to_move
-                kids.append(child.reshape(size, size))
-        if not kids or size < 2:
-            return []
-        kids = np.stack(kids)
-        live = games.make("hex", size=size).winners(kids) == 0
-        keys, _ = hex_keys(kids[live])
-        self._stats["children_stored"] += len(keys)
-        return [(k, HexSolved(-1, ())) for k in keys]
+        """See :meth:`oracle_service.hex_service.HexAnswers.solve`."""
+        return self.hex.solve(size, positions, node_limit=node_limit, time_limit=time_limit)
 
     # ---- statistics -------------------------------------------------------------
 

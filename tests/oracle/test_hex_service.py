@@ -11,7 +11,8 @@ from hex_negamax import board_after, winning_cells
 from test_store import PASSWORD, redis_server  # noqa: F401 (the fixture: a real redis-server)
 
 import games
-from oracle_service.service import Answer, OracleClient, OracleWorker, hex_move_order
+from oracle_service.hex_service import hex_move_order
+from oracle_service.service import Answer, OracleClient, OracleWorker
 from oracle_service.store import EmbeddedStore, HexSolved, RedisStore, Solved, connect4_key, hex_keys
 
 # Positions of the 3x3 board (cells in move order): every one is solved in milliseconds.

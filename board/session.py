@@ -17,13 +17,15 @@ import numpy as np
 
 from board.grid import grid_of
 from board.marks import MARKS, mark, oracle_view
-from evaluation.oracles import Oracle, make_oracle
+from evaluation.oracles import HexOracle, HexUnsolvedError, Oracle, make_oracle
 from games import Game, IllegalMoveError
 
 
 class BadMove(ValueError):
     """A move or request the game cannot take, with the reason for the person."""
 
+
+HEX_SECONDS = 3.0  # the Hex solver's time for one position of a page
 
 class Table:
     """The game, its players and its oracle (None where the game has none)."""
@@ -35,26 +37,35 @@ class Table:
 
     @staticmethod
     def oracle_for(game: Game, store=None) -> Oracle | None:
+        if game.name == "hex" and not game.params.get("swap"):
+            # A page waits for its answer: a few seconds a position, and a position the
+            # solver does not settle in them is shown without the oracle's view.
+            return HexOracle(game, store=store, time_limit=HEX_SECONDS, retries=0)
         try:
             return make_oracle(game, store=store)
-        except ValueError:  # Hex, Othello, Go, tic-tac-toe: no oracle here
+        except ValueError:  # Othello, Go, tic-tac-toe, Hex with the swap rule: no oracle here
             return None
 
     def analysis(self, moves: tuple):
-        """The oracle's ``Analysis`` of the live position after ``moves`` (cached)."""
+        """The oracle's ``Analysis`` of the live position after ``moves`` (cached), or None
+        where the (Hex) solver left it unknown within the board's limit."""
         if moves in self._cache:
             self._cache.move_to_end(moves)
             return self._cache[moves]
-        found = self.oracle.analyze(self.game.from_moves([list(moves)]))
+        try:
+            found = self.oracle.analyze(self.game.from_moves([list(moves)]))
+        except HexUnsolvedError:
+            found = None
         self._cache[moves] = found
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         return found
 
     def view(self, moves: tuple) -> dict | None:
-        if self.oracle is None:
+        analysis = None if self.oracle is None else self.analysis(moves)
+        if analysis is None:
             return None
-        return oracle_view(self.game, self.oracle, self.analysis(moves), 0, len(moves))
+        return oracle_view(self.game, self.oracle, analysis, 0, len(moves))
 
 
 class Session:
@@ -181,7 +192,8 @@ class Session:
         if self.table.oracle is not None:
             key = tuple(self.moves)
             ply["oracle"] = self.table.view(key)
-            ply["mark"] = mark(self.table.analysis(key), 0, int(action))
+            analysis = self.table.analysis(key)
+            ply["mark"] = None if analysis is None else mark(analysis, 0, int(action))
         self.moves.append(int(action))
         self.plies.append(ply)
         self.reward = ply["reward"]

@@ -207,3 +207,24 @@ def test_the_server_opens_a_replay_for_every_session(connect4, c4_oracle):
 def test_only_loopback_is_quiet():
     assert host_warning("127.0.0.1", 8765) is None and host_warning("localhost", 1) is None
     assert host_warning("0.0.0.0", 8765).startswith("warning: listening on 0.0.0.0, not loopback")
+
+
+def test_hex_boards_show_the_weak_oracle_and_leave_out_what_it_does_not_settle(monkeypatch):
+    """3x3 Hex: the oracle's winning moves are the exhaustive negamax's, and the agent's
+    move is marked by them; a position the solver does not settle within the board's
+    limit is shown without the oracle's view, at once, rather than holding the page."""
+    from tests.hex_negamax import board_after, winning_cells
+
+    import board.session as session_module
+
+    hex3 = games.make("hex", size=3)
+    s = Session(Table(hex3, ScriptedAgent([0]), oracle=Table.oracle_for(hex3)), human=1).to_json()  # the agent opens
+    first = s["history"][0]
+    winners = winning_cells(board_after([], 3), 3)
+    assert {int(a) for a, m in first["oracle"]["moves"].items() if m["best"]} == set(winners)
+    assert first["mark"] == ("optimal" if 0 in winners else "blunder")
+    assert s["oracle"]["position"]["value"] == (1.0 if winning_cells(board_after([0], 3), 3) else -1.0)
+    monkeypatch.setattr(session_module, "HEX_SECONDS", 1e-6)  # nothing is settled in a microsecond
+    hex7 = games.make("hex", size=7)
+    s = Session(Table(hex7, ScriptedAgent([]), oracle=Table.oracle_for(hex7)), human=0).to_json()
+    assert s["oracle"]["position"] is None and s["legal"] == list(range(49))

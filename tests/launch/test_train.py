@@ -23,6 +23,28 @@ def tiny_config(*extra):
     return resolve("tictactoe", "small", TINY + list(extra))
 
 
+def train_killing(config, run_dir, budget, actor_name) -> None:
+    """Train ``config`` for ``budget`` updates in a thread, kill the actor named
+    ``actor_name(run_dir)`` (Ray restarts it) once two records are logged, and check that
+    the run finishes."""
+    import ray
+
+    result = {}
+
+    def run():
+        result["out"] = train(config, run_dir=run_dir, updates=budget, wandb_mode="disabled")
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    metrics = run_dir / "metrics.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and not (metrics.exists() and len(metrics.read_text().splitlines()) >= 2):
+        time.sleep(0.2)
+    ray.kill(ray.get_actor(actor_name(run_dir)), no_restart=False)
+    thread.join(timeout=300)
+    assert not thread.is_alive() and "out" in result
+
+
 def test_rows_flow_weights_reach_actors_and_resume_is_exact(ray_session, tmp_path):
     config = tiny_config()
     per_iteration = config.updates_per_iteration
@@ -64,25 +86,9 @@ def test_rows_flow_weights_reach_actors_and_resume_is_exact(ray_session, tmp_pat
 
 
 def test_killed_actor_restarts_and_the_run_completes(ray_session, tmp_path):
-    import ray
-
     config = tiny_config("num_actors=1")
     budget = 8 * config.updates_per_iteration
-    result = {}
-
-    def run():
-        result["out"] = train(config, run_dir=tmp_path / "run", updates=budget, wandb_mode="disabled")
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    metrics = tmp_path / "run" / "metrics.jsonl"
-    deadline = time.time() + 120
-    while time.time() < deadline and not (metrics.exists() and len(metrics.read_text().splitlines()) >= 2):
-        time.sleep(0.2)
-    actor = ray.get_actor(f"{(tmp_path / 'run').name}-selfplay-0", namespace=None)
-    ray.kill(actor, no_restart=False)
-    thread.join(timeout=300)
-    assert not thread.is_alive() and "out" in result
+    train_killing(config, tmp_path / "run", budget, lambda run: f"{run.name}-selfplay-0")
     records = read_metrics(tmp_path / "run")
     assert records[-1]["updates"] == budget
     assert records[-1]["rows"] == 8 * config.rows_per_iteration
@@ -182,26 +188,11 @@ def test_a_shared_inference_server_answers_the_actor_and_survives_a_kill(ray_ses
     """inference_servers=1: the actor's values come from the server (the same targets as
     the actor's own network), its work enters the compute proxy, and a killed server is
     restarted, given the weights again, and the run completes."""
-    import ray
-
     plain = tiny_config()
     _, alone = train(plain, run_dir=tmp_path / "alone", updates=plain.updates_per_iteration, wandb_mode="disabled")
     config = tiny_config("inference_servers=1")
     budget = 4 * config.updates_per_iteration
-    result = {}
-
-    def run():
-        result["out"] = train(config, run_dir=tmp_path / "served", updates=budget, wandb_mode="disabled")
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    metrics = tmp_path / "served" / "metrics.jsonl"
-    deadline = time.time() + 120
-    while time.time() < deadline and not (metrics.exists() and len(metrics.read_text().splitlines()) >= 2):
-        time.sleep(0.2)
-    ray.kill(ray.get_actor("served-inference-0"), no_restart=False)
-    thread.join(timeout=300)
-    assert not thread.is_alive() and "out" in result
+    train_killing(config, tmp_path / "served", budget, lambda run: f"{run.name}-inference-0")
     records = [r for r in read_metrics(tmp_path / "served") if "loss" in r]
     assert records[-1]["updates"] == budget and records[-1]["rows"] == 4 * config.rows_per_iteration
     # The first iteration's targets are those of the actor's own network (batch rounding only).

@@ -1,0 +1,165 @@
+"""Solve time and search nodes per position of the Hex solver on 7x7 (value and every
+winning move, as the datasets need them), one core.
+
+    python -m benchmarks.hex_solver_speed [--sets uniform openings two-ply empty first-moves]
+        [--limit N] [--time-limit S] [--seed 0] [--cold] [--json]
+
+Sets:
+  uniform      the 445 ``hex-uniform`` states (the dataset's moves; generated as its
+               builder does, ``evaluation.builders.random_ply_move_lists(game, 445, seed=0)``,
+               when the dataset is not at hand)
+  openings     the 128 ``hex-openings`` positions (the dataset's moves, else the builder's
+               seeded sample of the distinct two-ply positions)
+  two-ply      the distinct two-ply positions up to the 180-degree rotation (``--limit``
+               of them, drawn with ``--seed``)
+  empty        the empty board
+  first-moves  the 49 one-stone positions (White to move); each answer is compared with
+               the results of Hayward et al. (2003) for the openings their page lists
+
+Per set: positions measured, solved, unknown (the ``--time-limit`` per position was
+reached, default 600 s; their stone counts are listed), and the median, mean and maximum seconds and nodes. One solver
+per set, its transposition table kept across the set's positions (as labelling does);
+``--cold`` gives each position a fresh table. Compiling is done before timing. The
+process is pinned to one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+if hasattr(os, "sched_setaffinity"):
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+import numpy as np
+
+from oracle_service.hex_solver import HexSolver
+
+SIZE = 7
+SETS = ("uniform", "openings", "two-ply", "empty", "first-moves")
+# Hayward et al., "Solving 7x7 Hex" (2003), proof-tree page: openings of the player joining
+# north and south (letter = column, number = row), with their 180-degree rotations.
+PUBLISHED = {**{n: -1 for n in ("a1", "a2", "a3", "a5", "b1", "b2", "g7", "g6", "g5", "g3", "f7", "f6")},
+             **{n: 1 for n in ("a4", "a6", "a7", "b3", "g4", "g2", "g1", "f5")}}
+
+
+def cell_name(p: int) -> str:
+    return f"{'abcdefg'[p % SIZE]}{p // SIZE + 1}"
+
+
+def dataset_moves(name: str, count: int) -> list[list[int]]:
+    """The dataset's move lists; generated as its builder does when it is not at hand."""
+    try:
+        from evaluation.datasets import load_dataset
+
+        return [list(map(int, m)) for m in load_dataset(name).table["moves"].to_pylist()]
+    except Exception as e:  # noqa: BLE001 - any failure to read falls back to the generator
+        print(f"{name}: dataset not read ({type(e).__name__}: {e}); generating its moves", file=sys.stderr)
+    import games
+    from evaluation.builders import distinct_after, random_ply_move_lists
+
+    game = games.make("hex", size=SIZE)
+    if name == "hex-uniform":
+        return random_ply_move_lists(game, count, seed=0)
+    pool = two_ply(game, distinct_after)
+    pick = np.random.default_rng(0).choice(len(pool), size=count, replace=False)
+    return [pool[i] for i in sorted(pick)]
+
+
+def two_ply(game, distinct_after) -> list[list[int]]:
+    sym = game.symmetries()
+
+    def canonical(state):
+        obs = game.encode(state)
+        return [min(bytes(o.astype(np.uint8)), bytes(sym[-1].obs(o[None])[0].astype(np.uint8))) for o in obs]
+
+    return distinct_after(game, 2, canonical)
+
+
+def positions(name: str, limit: int | None, seed: int) -> list[list[int]]:
+    if name == "uniform":
+        out = dataset_moves("hex-uniform", 445)
+    elif name == "openings":
+        out = dataset_moves("hex-openings", 128)
+    elif name == "two-ply":
+        import games
+        from evaluation.builders import distinct_after
+
+        pool = two_ply(games.make("hex", size=SIZE), distinct_after)
+        order = np.random.default_rng(seed).permutation(len(pool))
+        out = [pool[i] for i in order]
+    elif name == "empty":
+        out = [[]]
+    else:
+        out = [[p] for p in range(SIZE * SIZE)]
+    return out[:limit] if limit else out
+
+
+def measure(name, moves, time_limit, cold) -> dict:
+    solver = HexSolver(SIZE)
+    seconds, nodes, unknown, mismatches, unknown_stones = [], [], 0, [], []
+    for i, cells in enumerate(moves):
+        if cold:
+            solver = HexSolver(SIZE)
+        t0 = time.perf_counter()
+        result = solver.solve(cells, time_limit=time_limit)
+        seconds.append(time.perf_counter() - t0)
+        nodes.append(result.nodes)
+        if result.value is None:
+            unknown += 1
+            unknown_stones.append(len(cells))
+        if name == "first-moves":
+            opening = cell_name(cells[0])
+            black = None if result.value is None else -result.value  # White is to move
+            print(f"  {opening}: Black {'wins' if black == 1 else 'loses' if black == -1 else 'unknown'}"
+                  f" ({seconds[-1]:.1f} s, {nodes[-1]} nodes)", file=sys.stderr, flush=True)
+            if opening in PUBLISHED and black is not None and black != PUBLISHED[opening]:
+                mismatches.append(opening)
+        elif (i + 1) % 50 == 0:
+            print(f"  {name}: {i + 1}/{len(moves)}", file=sys.stderr, flush=True)
+    row = {"set": name, "positions": len(moves), "solved": len(moves) - unknown, "unknown": unknown,
+           "unknown_stones": sorted(unknown_stones),
+           "total_s": sum(seconds),
+           "median_s": statistics.median(seconds), "mean_s": statistics.fmean(seconds), "max_s": max(seconds),
+           "median_nodes": statistics.median(nodes), "mean_nodes": statistics.fmean(nodes), "max_nodes": max(nodes)}
+    if name == "first-moves":
+        row["published_mismatches"] = mismatches
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.hex_solver_speed", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sets", nargs="+", choices=SETS, default=list(SETS))
+    parser.add_argument("--limit", type=int, help="at most N positions per set")
+    parser.add_argument("--time-limit", type=float, default=600.0, help="seconds per position (then unknown)")
+    parser.add_argument("--seed", type=int, default=0, help="draws the two-ply sample")
+    parser.add_argument("--cold", action="store_true", help="a fresh transposition table per position")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    HexSolver(SIZE).solve([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13])  # compile or load the kernels
+    rows = [measure(name, positions(name, args.limit, args.seed), args.time_limit, args.cold)
+            for name in args.sets]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"{'set':<12} {'n':>4} {'solved':>6} {'total s':>9} {'median s':>9} {'mean s':>8} {'max s':>8} "
+          f"{'median nodes':>12} {'mean nodes':>10} {'max nodes':>9}")
+    for r in rows:
+        print(f"{r['set']:<12} {r['positions']:>4} {r['solved']:>6} {r['total_s']:>9.1f} {r['median_s']:>9.4f} "
+              f"{r['mean_s']:>8.3f} {r['max_s']:>8.2f} {r['median_nodes']:>12.0f} {r['mean_nodes']:>10.0f} "
+              f"{r['max_nodes']:>9}")
+        if r["unknown"]:
+            print(f"  unknown after the time limit: {r['unknown']}, with these stone counts: {r['unknown_stones']}")
+        if "published_mismatches" in r:
+            print(f"  first moves against the published results: "
+                  f"{r['published_mismatches'] or 'no mismatch'} (of the {len(PUBLISHED)} listed)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

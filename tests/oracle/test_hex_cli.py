@@ -7,21 +7,8 @@ negamax, not from the solver."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 from tests.hex_negamax import board_after, connects, winning_cells
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def run(args, lines):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "oracle_service", "solve", *args],
-                          input="".join(f"{x}\n" for x in lines), capture_output=True, text=True,
-                          cwd=REPO, env=env, timeout=300)
+from tests.oracle.test_oracle_cli import run  # the command as a subprocess
 
 
 def expected_line(line, size):

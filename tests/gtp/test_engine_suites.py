@@ -55,37 +55,25 @@ def test_in_training_the_engine_suites_run_on_the_game_suites_cadence():
     assert worker.play_suites() == ["othello-grhino"]  # every eval_play_every-th evaluation, not every one
 
 
-def test_engine_games_split_over_ray_tasks_are_the_games_played_here(rhino, ray_session, tmp_path):
-    """workers=2: the games go to two Ray tasks, each building its own agent from the
-    network's weights; the records come back in order, the same games as in one process."""
+def test_engine_games_split_over_ray_tasks_are_the_games_played_here(rhino, ray_session, checkpoint_of, tmp_path):
+    """engine_workers=2: the games go to two Ray tasks, each building its own agent from the
+    runner's policy and weights; the records come back in order, the same games as in one
+    process, and so the same metrics."""
     from evaluation.engine_suites import engine_match
-    from evaluation.policies import NetworkPolicy, PolicySpec
-    from learner.learner import numpy_weights
-    from learner.networks import NetworkConfig, build_network
 
-    game = games.make("othello")
-    net = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16)
-    make_choose = NetworkPolicy("othello", {}, net, numpy_weights(build_network(game, net)), PolicySpec("greedy"))
-    openings = [[19, 18, 17], [19, 18, 26]]
-    here = engine_match(game, make_choose(), "othello-grhino", openings, level=1, tables=2, sgf_dir=tmp_path / "here")
-    on_ray = engine_match(game, None, "othello-grhino", openings, level=1, workers=2, make_choose=make_choose,
-                          sgf_dir=tmp_path / "ray")
-    assert here == on_ray and here["games"] == 4 and here["failures"] == 0
+    path = checkpoint_of("othello")
+    options = dict(max_openings=2, engine_level=1)
+    here = evaluate_checkpoint(path, "othello", ["othello-grhino"], engine_tables=2, sgf_dir=tmp_path / "here",
+                               **options)
+    on_ray = evaluate_checkpoint(path, "othello", ["othello-grhino"], engine_workers=2, sgf_dir=tmp_path / "ray",
+                                 **options)
+    k = "eval/othello-grhino/"
+    assert on_ray[k + "games"] == 4 and on_ray[k + "failures"] == 0
+    assert {m: on_ray[k + m] for m in ("score", "wins", "draws", "losses", "agent_moves")} == {
+        m: here[k + m] for m in ("score", "wins", "draws", "losses", "agent_moves")}
     lines = {where: [json.loads(x) for x in (tmp_path / where / "othello-grhino.jsonl").read_text().splitlines()]
              for where in ("here", "ray")}
     assert [x["moves"] for x in lines["here"]] == [x["moves"] for x in lines["ray"]]
     assert [x["black"] for x in lines["ray"]] == ["agent", "agent", "gtp-rhino-1", "gtp-rhino-1"]
     with pytest.raises(ValueError, match="workers > 1 needs make_choose"):
-        engine_match(game, None, "othello-grhino", openings, level=1, workers=2)
-
-
-def test_launch_evaluate_splits_the_engine_games_over_ray_workers(rhino, ray_session, checkpoint_of):
-    """The runner hands its policy and weights to the tasks: the same metrics as one process."""
-    path = checkpoint_of("othello")
-    options = dict(max_openings=2, engine_level=1)
-    here = evaluate_checkpoint(path, "othello", ["othello-grhino"], engine_tables=2, **options)
-    on_ray = evaluate_checkpoint(path, "othello", ["othello-grhino"], engine_workers=2, **options)
-    k = "eval/othello-grhino/"
-    assert on_ray[k + "games"] == 4 and on_ray[k + "failures"] == 0
-    assert {m: on_ray[k + m] for m in ("score", "wins", "draws", "losses", "agent_moves")} == {
-        m: here[k + m] for m in ("score", "wins", "draws", "losses", "agent_moves")}
+        engine_match(games.make("othello"), None, "othello-grhino", [[19, 18, 17]], level=1, workers=2)

@@ -140,8 +140,10 @@ def write_report(run_dirs, out_dir) -> Path:
     return summary
 
 
-EXPERIMENT_FILE = "experiment.json"  # written by launch/experiments/tune_run.py
-MATCH_DIR = "matches"  # the head-to-head results of launch/experiments/matches.py
+# An experiment directory's layout, written by launch/experiments/ and read here.
+EXPERIMENT_FILE = "experiment.json"  # the plan and the commands that ran it (tune_run.py)
+DONE_FILE = "trial.json"  # in a trial's run directory once the trial has finished (tune_run.py)
+MATCH_DIR = "matches"  # the head-to-head results (matches.py)
 HEADLINE = ("value_mae", "policy_regret", "error_rate")  # Figure 1's columns, first when present
 
 
@@ -201,6 +203,7 @@ class Experiment:
     groups: list  # figure rows, in the trials' order
     runs: dict  # (group, arm) -> [(trial, records)]
     missing: list  # run directories without metrics yet
+    unfinished: list  # run directories with metrics but no DONE_FILE: running, or interrupted
     metrics: list  # eval/... keys of KEY_METRICS found in any record
     matches: list  # (match, its result file's path, its result or None): launch/experiments/matches.py
 
@@ -220,19 +223,24 @@ def read_experiment(exp_dir) -> Experiment:
     exp_dir = Path(exp_dir)
     manifest = json.loads((exp_dir / EXPERIMENT_FILE).read_text())
     arms = list(manifest["arms"])
-    runs, missing = {}, []
+    runs, missing, unfinished = {}, [], []
     for trial in manifest["trials"]:
         try:
             records = read_metrics(exp_dir / trial["run_dir"])
         except FileNotFoundError:
             missing.append(trial["run_dir"])
             continue
+        if not (exp_dir / trial["run_dir"] / DONE_FILE).is_file():
+            # A trial cut short would enter the means as a seed at a smaller budget: left
+            # out until it is done (--resume finishes it).
+            unfinished.append(trial["run_dir"])
+            continue
         for r in records:  # the forward passes alone: the x axis of the AVI paper's Figure 7
             if "actor_forward_samples" in r and "learner_forward_samples" in r:
                 r["forward"] = r["actor_forward_samples"] + r["learner_forward_samples"]
         runs.setdefault((trial["group"], trial["arm"]), []).append((trial, records))
     if not runs:
-        raise FileNotFoundError(f"experiment {exp_dir}: none of its {len(manifest['trials'])} trials has metrics yet")
+        raise FileNotFoundError(f"experiment {exp_dir}: none of its {len(manifest['trials'])} trials has finished yet")
     metrics = sorted({k for trials in runs.values() for _, recs in trials for r in recs for k in r
                       if k.startswith("eval/") and k.rsplit("/", 1)[-1] in KEY_METRICS})
     matches = []
@@ -241,7 +249,8 @@ def read_experiment(exp_dir) -> Experiment:
         matches.append((match, path, json.loads(path.read_text()) if path.is_file() else None))
     return Experiment(exp_dir, manifest, arms, manifest.get("reference_arm") or arms[0],
                       {arm: manifest["arms"][arm].get("label", arm) for arm in arms},
-                      list(dict.fromkeys(t["group"] for t in manifest["trials"])), runs, missing, metrics, matches)
+                      list(dict.fromkeys(t["group"] for t in manifest["trials"])), runs, missing, unfinished, metrics,
+                      matches)
 
 
 def _relative(values: list, reference: list) -> float | None:
@@ -392,6 +401,9 @@ def write_experiment_report(exp_dir, out_dir=None, *, figures: bool = True) -> P
                 "over seeds with a 95% Student-t band where there are several).", ""] if figures else [])]
     if exp.missing:
         lines += [f"Not run yet (no metrics.jsonl): {', '.join(exp.missing)}.", ""]
+    if exp.unfinished:
+        lines += [f"Not finished (running, or interrupted: `--resume` finishes them), so left out of the "
+                  f"tables and figures: {', '.join(exp.unfinished)}.", ""]
     for group in exp.groups:
         lines += _group_summary(exp, group)
     summary = out_dir / "summary.md"

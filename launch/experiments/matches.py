@@ -16,7 +16,7 @@ import shlex
 import time
 from pathlib import Path
 
-MATCH_DIR = "matches"
+from evaluation.report import MATCH_DIR
 
 
 def match_path(out: Path, match: dict) -> Path:

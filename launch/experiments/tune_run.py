@@ -31,12 +31,11 @@ import sys
 import time
 from pathlib import Path
 
+from evaluation.report import DONE_FILE, EXPERIMENT_FILE
 from launch.config import TrainConfig
 from launch.experiments.spec import SpecError, Plan, check_placement, load_spec, plan as make_plan
 
-EXPERIMENT_FILE = "experiment.json"
 SPEC_COPY = "spec.toml"
-DONE_FILE = "trial.json"
 
 
 def run_dir_name(plan: Plan, trial) -> str:

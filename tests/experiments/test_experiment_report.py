@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from evaluation.report import write_experiment_report
+from evaluation.report import DONE_FILE, write_experiment_report
 
 T_0975 = {1: 12.7062, 2: 4.3027}  # Student-t quantiles, from tables
 
@@ -33,6 +33,12 @@ def _experiment(tmp_path):
                     "eval/hex-uniform/policy_regret": v / 2, "eval/hex-openings/error_rate": v / 4}
                    for u, v in ((0, 1.0), (10, 0.6), (20, final))]
         (out / run_dir / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+        (out / run_dir / DONE_FILE).write_text(json.dumps({"final": records[-1]}))
+    # A third AZ seed, cut short: it has metrics but never finished, and must not count.
+    trials.append({**trials[4], "name": "hex-az-s2", "seed": 2, "run_dir": "demo-hex-az-s2"})
+    (out / "demo-hex-az-s2").mkdir()
+    (out / "demo-hex-az-s2" / "metrics.jsonl").write_text(json.dumps(
+        {"updates": 10, "rows": 320, "compute": 40000.0, "eval/hex-uniform/value_mae": 9.0}) + "\n")
     manifest = {"spec": "demo", "description": "a test", "size": "small", "updates_override": None,
                 "reference_arm": "avi", "arms": {"avi": {"label": "AVI"}, "az": {"label": "AZ S=32"}},
                 "trials": trials, "commands": [{"time": "now", "argv": "python -m launch experiment demo --out X"}]}
@@ -55,6 +61,7 @@ def test_the_experiment_report_has_intervals_pairs_relative_compute_and_sources(
     assert "| AZ S=32 | 2 | 20 | 640 | 80,000 | 4 | 32 | 0.653 |" in summary
     assert "`demo-hex-az-s1/metrics.jsonl`" in summary and "python -m launch experiment demo --out X" in summary
     assert "hex-openings/error_rate" in summary
+    assert "left out of the tables and figures: demo-hex-az-s2." in summary
     # One seed: the value alone, no interval (not "± 0.0000"), also for the one pair.
     assert "| hex-uniform/value_mae | 0.2500 | 0.4500 |" in one_seed
     assert "| AZ S=32 − AVI | hex-uniform/value_mae | 1 | 0.2000 |" in one_seed

@@ -12,7 +12,7 @@ import games
 from evaluation.report import write_experiment_report
 from evaluation.runner import evaluate_main
 from launch.experiments.matches import match_path, play_matches
-from launch.experiments.tune_run import EXPERIMENT_FILE, prepare
+from launch.experiments.tune_run import DONE_FILE, EXPERIMENT_FILE, prepare
 from learner.checkpoint import LearnerState, RunCheckpoint, save_run_checkpoint
 from learner.learner import Learner
 from learner.networks import NetworkConfig
@@ -67,6 +67,7 @@ def test_paired_seeds_play_their_matches_and_the_report_pools_them(tmp_path, cap
         run_dir = out / trial["run_dir"]
         _checkpoint(run_dir, trial["config"]["algo"], trial["seed"])
         (run_dir / "metrics.jsonl").write_text(json.dumps({"updates": 32, "rows": 1024, "compute": 1.0}) + "\n")
+        (run_dir / DONE_FILE).write_text(json.dumps({"final": {"updates": 32}}))  # finished
     (out / EXPERIMENT_FILE).write_text(json.dumps(manifest))
 
     paths = play_matches(out, manifest, log=lambda line: None)

@@ -48,7 +48,7 @@ import numba
 import numpy as np
 from numba import njit
 
-from oracle_service.hex_vc import SC_CAP, hsearch
+from oracle_service.hex_vc import SC_CAP, hsearch, label_groups
 
 EMPTY, BLACK, WHITE, DEAD = 0, 1, 2, 3
 MAX_SIZE = 9
@@ -232,31 +232,12 @@ def _fill_inferior(board, neighbours, ring_own, useless, filled):
 def _group_flags(board, colour, neighbours, edges, label, flags, stack):
     """Label the groups of ``colour`` (label[p] = group index, -1 elsewhere) and their
     edge bits (flags[g]); returns whether one group touches both edges."""
-    n = board.shape[0]
     label[:] = -1
-    groups = 0
-    won = False
-    for p in range(n):
-        if board[p] == colour and label[p] < 0:
-            top = 0
-            stack[0] = p
-            label[p] = groups
-            f = 0
-            while top >= 0:
-                q = stack[top]
-                top -= 1
-                f |= edges[colour, q]
-                for k in range(6):
-                    s = neighbours[q, k]
-                    if s >= 0 and board[s] == colour and label[s] < 0:
-                        label[s] = groups
-                        top += 1
-                        stack[top] = s
-            flags[groups] = f
-            if f == 3:
-                won = True
-            groups += 1
-    return won
+    groups = label_groups(board, colour, neighbours, edges, label, flags, stack, 0)
+    for g in range(groups):
+        if flags[g] == 3:
+            return True
+    return False
 
 
 @njit(cache=True)

@@ -128,6 +128,34 @@ def _push_vc(x, y, lo, hi, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, 
 
 
 @njit(cache=True)
+def label_groups(board, colour, neighbours, edges, label, flags, stack, first):
+    """Number the groups of ``colour`` on a flat board ``first``, ``first + 1``, ...: each
+    stone's ``label[p]`` (the caller fills ``label`` with -1 first) and each group's edge
+    bits ``flags[g]`` (bit 0 and bit 1: the colour's two edges, ``edges[colour, p]``);
+    ``stack`` is scratch of the board's size. Returns the next free number."""
+    g = first
+    for p in range(board.shape[0]):
+        if board[p] == colour and label[p] < 0:
+            top = 0
+            stack[0] = p
+            label[p] = g
+            f = 0
+            while top >= 0:
+                q = stack[top]
+                top -= 1
+                f |= edges[colour, q]
+                for k in range(6):
+                    s = neighbours[q, k]
+                    if s >= 0 and board[s] == colour and label[s] < 0:
+                        label[s] = g
+                        top += 1
+                        stack[top] = s
+            flags[g] = f
+            g += 1
+    return g
+
+
+@njit(cache=True)
 def hsearch(board, colour, neighbours, edges, out_vc, out_sc):
     """H-search for ``colour`` on a flat board (0 empty, 1/2 stones, 3 dead = a wall).
 
@@ -138,25 +166,7 @@ def hsearch(board, colour, neighbours, edges, out_vc, out_sc):
     node_of = np.full(n, -1, np.int64)
     group_flags = np.zeros(n + 2, np.int64)
     stack = np.empty(n, np.int64)
-    nodes = 2
-    for p in range(n):
-        if board[p] == colour and node_of[p] < 0:
-            top = 0
-            stack[0] = p
-            node_of[p] = nodes
-            f = 0
-            while top >= 0:
-                q = stack[top]
-                top -= 1
-                f |= edges[colour, q]
-                for k in range(6):
-                    s = neighbours[q, k]
-                    if s >= 0 and board[s] == colour and node_of[s] < 0:
-                        node_of[s] = nodes
-                        top += 1
-                        stack[top] = s
-            group_flags[nodes] = f
-            nodes += 1
+    nodes = label_groups(board, colour, neighbours, edges, node_of, group_flags, stack, 2)
     groups_end = nodes
     for p in range(n):
         if board[p] == EMPTY:

@@ -369,21 +369,25 @@ class RedisStore:
     def _field(key: int) -> bytes:
         return int(key).to_bytes(7, "big")
 
-    def get_many(self, keys: Sequence[int]) -> list[Solved | None]:
-        keys = list(keys)
-        self._counts["gets"] += len(keys)
-        if not keys:
+    def _read(self, name: str, fields: list[bytes], unpack, gets: str, hits: str) -> list:
+        """The records of ``fields`` in the hash ``name`` (None where missing, and all None
+        while the server is away), counted in ``_counts[gets]`` and ``_counts[hits]``."""
+        self._counts[gets] += len(fields)
+        if not fields:
             return []
         if not self._available():
-            return [None] * len(keys)
+            return [None] * len(fields)
         try:
-            raw = self._redis.hmget(self.hash_name, [self._field(k) for k in keys])
+            raw = self._redis.hmget(name, fields)
         except self._errors_caught as e:
             self._failed("read", e)
-            return [None] * len(keys)
-        out = [None if v is None else Solved.unpack(v) for v in raw]
-        self._counts["hits"] += sum(v is not None for v in out)
+            return [None] * len(fields)
+        out = [None if v is None else unpack(v) for v in raw]
+        self._counts[hits] += sum(v is not None for v in out)
         return out
+
+    def get_many(self, keys: Sequence[int]) -> list[Solved | None]:
+        return self._read(self.hash_name, [self._field(k) for k in keys], Solved.unpack, "gets", "hits")
 
     def put_many(self, items: Iterable[tuple[int, Solved]]) -> None:
         items = list(items)
@@ -415,20 +419,7 @@ class RedisStore:
 
     def hex_get_many(self, size: int, keys: Sequence[bytes]) -> list[HexSolved | None]:
         """As :meth:`EmbeddedStore.hex_get_many`; misses while the server is away."""
-        name, keys = self._hex_hash(size), [bytes(k) for k in keys]
-        self._counts["hex_gets"] += len(keys)
-        if not keys:
-            return []
-        if not self._available():
-            return [None] * len(keys)
-        try:
-            raw = self._redis.hmget(name, keys)
-        except self._errors_caught as e:
-            self._failed("read", e)
-            return [None] * len(keys)
-        out = [None if v is None else HexSolved.unpack(v) for v in raw]
-        self._counts["hex_hits"] += sum(v is not None for v in out)
-        return out
+        return self._read(self._hex_hash(size), [bytes(k) for k in keys], HexSolved.unpack, "hex_gets", "hex_hits")
 
     def hex_put_many(self, size: int, items: Iterable[tuple[bytes, HexSolved]]) -> None:
         """As :meth:`EmbeddedStore.hex_put_many`; dropped (and counted) while the server is away."""

@@ -5,8 +5,11 @@
 
 so the metrics take any of: the greedy one-step policy of a value network (AVI's
 G(V)), the argmax of a policy head, MCTS (``search.mcts``) or minimax over a value
-network (``search.minimax``). The network itself is ``evaluation.network.NetworkModel``;
-this module needs no torch, so that a configuration check can read ``POLICIES``.
+network (``search.minimax``). MCTS may take its prior from a second network and its
+leaf values from the first: the AVI paper's cross-inference (section 4.3, Figure 2), a
+diagnostic that keeps AlphaZero's policy and search fixed and swaps the value. The
+network itself is ``evaluation.network.NetworkModel``; this module needs no torch, so
+that a configuration check can read ``POLICIES``.
 """
 
 from __future__ import annotations
@@ -62,6 +65,20 @@ def mcts_policy(game: Game, evaluate, *, simulations: int = 64, c_puct: float = 
     return lambda states: np.asarray(mcts.search(states, evaluate, rng).action, np.int64)
 
 
+def cross_evaluator(value_model, prior_model):
+    """The search's evaluator with the prior of ``prior_model`` (its policy head's
+    logits) and the leaf values of ``value_model`` (clipped to [-1, 1]): two backbone
+    evaluations per position, both counted by their models."""
+    if not prior_model.has_policy:
+        raise ValueError("cross-inference: the prior network has no policy head (an AlphaZero or AZAL "
+                         "checkpoint gives the prior; the value may come from any network)")
+
+    def evaluate(states):
+        return prior_model.logits(states), np.clip(value_model.value(states), -1.0, 1.0)
+
+    return evaluate
+
+
 def minimax_policy(game: Game, value_obs, *, depth: int = 2, gamma: float = 1.0, seed: int = 0) -> Choose:
     """``search.minimax.minimax_actions`` to ``depth`` plies over a value of encodings."""
     rng = np.random.default_rng(seed)
@@ -78,14 +95,18 @@ class PolicySpec(NamedTuple):
     depth: int = 2
     seed: int = 0
 
-    def build(self, game: Game, model) -> Choose:
-        """The policy on ``model`` (an ``evaluation.network.NetworkModel``)."""
+    def build(self, game: Game, model, prior=None) -> Choose:
+        """The policy on ``model`` (an ``evaluation.network.NetworkModel``); ``prior``, a
+        second one, gives MCTS its prior while ``model`` gives the leaf values."""
+        if prior is not None and self.policy != "mcts":
+            raise ValueError(f"a prior network is used by MCTS only, not by the {self.policy!r} policy")
         if self.policy == "greedy":
             return greedy_policy(game, model.value_obs, self.gamma)
         if self.policy == "policy-head":
             return policy_head_policy(game, model)
         if self.policy == "mcts":
-            return mcts_policy(game, model.evaluate, simulations=self.simulations, seed=self.seed)
+            evaluate = model.evaluate if prior is None else cross_evaluator(model, prior)
+            return mcts_policy(game, evaluate, simulations=self.simulations, seed=self.seed)
         if self.policy == "minimax":
             return minimax_policy(game, model.value_obs, depth=self.depth, gamma=self.gamma, seed=self.seed)
         raise ValueError(f"PolicySpec: unknown policy {self.policy!r}; known: {', '.join(POLICIES[1:])}")

@@ -18,10 +18,16 @@ records' ``eval/...`` keys (value error, regret, error rate, ...: whatever the s
 logged, so new suites appear without changes here; a kind's suites share its column,
 one line style each), a curve per arm with its Student-t band over seeds, and a last
 column with each arm's training and inference compute relative to the reference arm
-(AVI). One figure against updates, one against the compute proxy. ``summary.md`` gives
-the budgets, the final values, the paired differences to the reference arm over the
-seeds both have, any head-to-head scores, the commands that made the experiment, and
-for every table the files its values come from.
+(AVI). One figure against updates, one against the compute proxy (and one against
+forward passes where counted). Figure 1 takes each suite's overall metrics; a suite that
+also logs them per subset (Connect Four's phases and difficulties) gets its breakdown
+figure, one row per subset, like the AVI paper's Figures 5 and 6. An experiment with an
+inference study (``[[inference]]``: MCTS with one arm's prior and each arm's values,
+minimax over each arm's values) gets ``figure_inference.png``, its metric against the
+search's budget, like Figure 2. ``summary.md`` gives the budgets, the final values, the
+paired differences to the reference arm over the seeds both have, any head-to-head
+scores and inference points, the commands that made the experiment, and for every table
+the files its values come from.
 """
 
 from __future__ import annotations
@@ -144,6 +150,7 @@ def write_report(run_dirs, out_dir) -> Path:
 EXPERIMENT_FILE = "experiment.json"  # the plan and the commands that ran it (tune_run.py)
 DONE_FILE = "trial.json"  # in a trial's run directory once the trial has finished (tune_run.py)
 MATCH_DIR = "matches"  # the head-to-head results (matches.py)
+INFERENCE_DIR = "inference"  # the inference study's results (inference.py)
 HEADLINE = ("value_mae", "policy_regret", "error_rate")  # Figure 1's columns, first when present
 
 
@@ -206,6 +213,7 @@ class Experiment:
     unfinished: list  # run directories with metrics but no DONE_FILE: running, or interrupted
     metrics: list  # eval/... keys of KEY_METRICS found in any record
     matches: list  # (match, its result file's path, its result or None): launch/experiments/matches.py
+    inference: list  # (point, its result file's path, its result or None): launch/experiments/inference.py
 
     def trials(self, group: str, arm: str) -> list:
         return self.runs.get((group, arm), [])
@@ -247,57 +255,89 @@ def read_experiment(exp_dir) -> Experiment:
     for match in manifest.get("matches", []):
         path = exp_dir / MATCH_DIR / f"{match['name']}.json"
         matches.append((match, path, json.loads(path.read_text()) if path.is_file() else None))
+    inference = []
+    for point in manifest.get("inference", []):
+        path = exp_dir / INFERENCE_DIR / f"{point['name']}.json"
+        inference.append((point, path, json.loads(path.read_text()) if path.is_file() else None))
     return Experiment(exp_dir, manifest, arms, manifest.get("reference_arm") or arms[0],
                       {arm: manifest["arms"][arm].get("label", arm) for arm in arms},
                       list(dict.fromkeys(t["group"] for t in manifest["trials"])), runs, missing, unfinished, metrics,
-                      matches)
+                      matches, inference)
 
 
 def _relative(values: list, reference: list) -> float | None:
     return float(np.mean(values) / np.mean(reference)) if values and reference and np.mean(reference) > 0 else None
 
 
+def _suite_of(metric: str) -> str:
+    """``eval/<suite>[/<subset>]/<kind>`` -> ``<suite>``."""
+    return metric.split("/")[1]
+
+
+def _subset_of(metric: str) -> str | None:
+    """The subset of a per-subset metric (``eval/<suite>/<subset>/<kind>``), else None."""
+    parts = metric.split("/")
+    return "/".join(parts[2:-1]) if len(parts) > 3 else None
+
+
+def _axes_x(exp: Experiment) -> list:
+    axes_x = [("updates", "gradient updates"), ("compute", "compute (N_forward + 3 N_backward)")]
+    if any("forward" in r for trials in exp.runs.values() for _, recs in trials for r in recs):
+        axes_x.append(("forward", "network forward passes (N_forward, Figure 7's axis)"))
+    return axes_x
+
+
+def _curves(ax, exp: Experiment, group: str, metrics: list, x_key: str, x_label: str, title: str) -> None:
+    """One panel: a curve per arm and metric (line styles tell the metrics apart), with a
+    Student-t band over seeds where there are several."""
+    colours = {arm: f"C{i}" for i, arm in enumerate(exp.arms)}
+    for arm in exp.arms:
+        trials = exp.trials(group, arm)
+        for metric, style in zip(metrics, ("-", "--", ":", "-.") * 4):
+            x, mean, half = band([_series(recs, metric, x_key) for _, recs in trials], log=x_key != "updates")
+            if not x.size:
+                continue
+            ax.plot(x, mean, style, color=colours[arm], marker="o" if x.size < 3 else None,
+                    label=f"{exp.labels[arm]}{' ' + _suite_of(metric) if len(metrics) > 1 else ''} ({len(trials)})")
+            if len(trials) > 1:  # one seed: no band
+                ax.fill_between(x, mean - half, mean + half, color=colours[arm], alpha=0.2)
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(x_label, fontsize=8)
+    if x_key != "updates":
+        ax.set_xscale("log")
+    ax.grid(alpha=0.3)
+    if ax.lines:
+        ax.legend(fontsize=6)
+
+
+def _save(fig, path: Path, rows: int, columns: int) -> Path:
+    # Fixed margins: tight_layout measures every label, seconds per figure.
+    fig.subplots_adjust(left=0.2 / columns, right=1 - 0.05 / columns, bottom=0.45 / (2.9 * rows),
+                        top=1 - 0.3 / (2.9 * rows), wspace=0.3, hspace=0.55)
+    fig.savefig(path, dpi=100)
+    return path
+
+
 def draw_experiment_figures(exp: Experiment, out_dir: Path) -> list[Path]:
-    """One figure per x axis (updates, compute, forward passes where counted), laid out
-    like the AVI paper's Figure 1; returns their paths."""
+    """Figure 1's layout per x axis (updates, compute, forward passes where counted), the
+    breakdown of every suite with subsets (Figures 5 and 6), and the inference study's
+    figure where the experiment has one (Figure 2); returns their paths."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    kinds = _kinds(exp.metrics)
-    suites = {kind: [m for m in exp.metrics if m.rsplit("/", 1)[-1] == kind] for kind in kinds}
+    overall = [m for m in exp.metrics if _subset_of(m) is None]
+    kinds = _kinds(overall)
+    suites = {kind: [m for m in overall if m.rsplit("/", 1)[-1] == kind] for kind in kinds}
     colours = {arm: f"C{i}" for i, arm in enumerate(exp.arms)}
-    axes_x = [("updates", "gradient updates"), ("compute", "compute (N_forward + 3 N_backward)")]
-    if any("forward" in r for trials in exp.runs.values() for _, recs in trials for r in recs):
-        axes_x.append(("forward", "network forward passes (N_forward, Figure 7's axis)"))
     rows, columns = len(exp.groups), len(kinds) + 1
     paths = []
-    for x_key, x_label in axes_x:
+    for x_key, x_label in _axes_x(exp):
         fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.9 * rows), squeeze=False)
         for row, group in enumerate(exp.groups):
             for col, kind in enumerate(kinds):
-                ax = axes[row][col]
-                for arm in exp.arms:
-                    trials = exp.trials(group, arm)
-                    for metric, style in zip(suites[kind], ("-", "--", ":", "-.") * 4):
-                        x, mean, half = band([_series(recs, metric, x_key) for _, recs in trials],
-                                             log=x_key != "updates")
-                        if not x.size:
-                            continue
-                        suite = metric.removeprefix("eval/").rsplit("/", 1)[0] if metric.count("/") > 1 else ""
-                        ax.plot(x, mean, style, color=colours[arm], marker="o" if x.size < 3 else None,
-                                label=f"{exp.labels[arm]}{' ' + suite if len(suites[kind]) > 1 else ''} "
-                                      f"({len(trials)})")
-                        if len(trials) > 1:  # one seed: no band
-                            ax.fill_between(x, mean - half, mean + half, color=colours[arm], alpha=0.2)
-                ax.set_title(f"{group}: {kind}", fontsize=9)
-                ax.set_xlabel(x_label, fontsize=8)
-                if x_key != "updates":
-                    ax.set_xscale("log")
-                ax.grid(alpha=0.3)
-                if ax.lines:
-                    ax.legend(fontsize=6)
+                _curves(axes[row][col], exp, group, suites[kind], x_key, x_label, f"{group}: {kind}")
             # The last column: each arm's compute relative to the reference arm (Figure 1).
             ax, width = axes[row][-1], 0.8 / len(exp.arms)
             ref_train, ref_infer = exp.compute(group, exp.reference)
@@ -312,13 +352,100 @@ def draw_experiment_figures(exp: Experiment, out_dir: Path) -> list[Path]:
             ax.set_title(f"{group}: compute relative to {exp.labels[exp.reference]}", fontsize=9)
             if ax.patches:
                 ax.legend(fontsize=6)
-        # Fixed margins: tight_layout measures every label, seconds per figure.
-        fig.subplots_adjust(left=0.2 / columns, right=1 - 0.05 / columns, bottom=0.45 / (2.9 * rows),
-                            top=1 - 0.3 / (2.9 * rows), wspace=0.3, hspace=0.55)
-        paths.append(out_dir / f"figure_vs_{x_key}.png")
-        fig.savefig(paths[-1], dpi=100)
+        paths.append(_save(fig, out_dir / f"figure_vs_{x_key}.png", rows, columns))
         plt.close(fig)
+    paths += _draw_breakdowns(exp, out_dir, plt)
+    if any(result is not None for _, _, result in exp.inference):
+        paths.append(_draw_inference(exp, out_dir, plt))
     return paths
+
+
+def _draw_breakdowns(exp: Experiment, out_dir: Path, plt) -> list[Path]:
+    """Per group and suite with subsets: one row per subset (the suite's order), one
+    column per metric kind, against updates and the compute proxy (Figures 5 and 6)."""
+    paths = []
+    for group in exp.groups:
+        logged = [m for m in exp.metrics if _subset_of(m) is not None
+                  and any(_final(r, m) is not None for arm in exp.arms for _, r in exp.trials(group, arm))]
+        for suite in dict.fromkeys(_suite_of(m) for m in logged):
+            ours = [m for m in logged if _suite_of(m) == suite]
+            subsets = list(dict.fromkeys(_subset_of(m) for m in ours))
+            kinds = _kinds(ours)
+            rows, columns = len(subsets), len(kinds)
+            for x_key, x_label in _axes_x(exp)[:2]:
+                fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.9 * rows), squeeze=False)
+                for row, subset in enumerate(subsets):
+                    for col, kind in enumerate(kinds):
+                        metric = f"eval/{suite}/{subset}/{kind}"
+                        _curves(axes[row][col], exp, group, [metric] if metric in ours else [], x_key, x_label,
+                                f"{suite} {subset}: {kind}")
+                prefix = f"{group}_" if len(exp.groups) > 1 else ""
+                paths.append(_save(fig, out_dir / f"figure_breakdown_{_slug(prefix + suite)}_vs_{x_key}.png",
+                                   rows, columns))
+                plt.close(fig)
+    return paths
+
+
+def _inference_metric(point: dict, result: dict) -> str | None:
+    """The metric an inference point is drawn by: the play suite's error rate (Figure 2),
+    else the states suite's policy regret."""
+    for kind in ("error_rate", "policy_regret"):
+        key = f"eval/{point['suite']}/{kind}"
+        if key in result["metrics"]:
+            return key
+    return None
+
+
+def _inference_curves(exp: Experiment) -> dict:
+    """(group, entry) -> {"metric", "policy", "prior_arm", "arms": {arm: {budget: [(value, file)]}}}
+    from the inference results found."""
+    curves: dict = {}
+    for point, path, result in exp.inference:
+        metric = _inference_metric(point, result) if result is not None else None
+        if metric is None:
+            continue
+        curve = curves.setdefault((point["group"], point["entry"]), {"metric": metric, "policy": point["policy"],
+                                                                    "prior_arm": point.get("prior_arm"),
+                                                                    "arms": {}})
+        curve["arms"].setdefault(point["arm"], {}).setdefault(point["budget"], []).append(
+            (float(result["metrics"][metric]), path))
+    return curves
+
+
+def _inference_label(exp: Experiment, curve: dict, arm: str) -> str:
+    prior = curve["prior_arm"]
+    if prior is None:
+        return f"{exp.labels[arm]} values"
+    if arm == prior:
+        return f"{exp.labels[arm]} (native)"
+    return f"{exp.labels[prior]} prior, {exp.labels[arm]} values"
+
+
+def _draw_inference(exp: Experiment, out_dir: Path, plt) -> Path:
+    """One panel per group and entry: the entry's metric against the search's budget, a
+    curve per arm whose values the search used, the mean and a 95% band over seeds."""
+    curves = _inference_curves(exp)
+    fig, axes = plt.subplots(1, len(curves), figsize=(4.2 * len(curves), 3.2), squeeze=False)
+    colours = {arm: f"C{i}" for i, arm in enumerate(exp.arms)}
+    for ax, ((group, entry), curve) in zip(axes[0], curves.items()):
+        for arm, by_budget in curve["arms"].items():
+            budgets = sorted(by_budget)
+            stats = [mean_ci([v for v, _ in by_budget[b]]) for b in budgets]
+            mean = np.array([m for m, _ in stats])
+            seeds = max(len(by_budget[b]) for b in budgets)
+            ax.plot(budgets, mean, "-o", color=colours[arm], label=f"{_inference_label(exp, curve, arm)} ({seeds})")
+            if seeds > 1:
+                half = np.array([h for _, h in stats])
+                ax.fill_between(budgets, mean - half, mean + half, color=colours[arm], alpha=0.2)
+        ax.set_xlabel("MCTS simulations" if curve["policy"] == "mcts" else "minimax depth", fontsize=8)
+        if curve["policy"] == "mcts":
+            ax.set_xscale("log", base=2)
+        ax.set_title(f"{group}: {entry}, {curve['metric'].removeprefix('eval/')}", fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+    path = _save(fig, out_dir / "figure_inference.png", 1, len(curves))
+    plt.close(fig)
+    return path
 
 
 def _sources(trials) -> str:
@@ -381,6 +508,23 @@ def _group_summary(exp: Experiment, group: str) -> list[str]:
             lines.append(f"| {label[arm]} | {label[opponent]} | {suite} | {len(scores)} | {_cell(scores)} | {files} |")
         lines += ["", "Each file holds the match's `launch evaluate` command, both checkpoints and the "
                       "wins, draws and losses.", ""]
+    for (in_group, entry), curve in _inference_curves(exp).items():
+        if in_group != group:
+            continue
+        budgets = sorted({b for by_budget in curve["arms"].values() for b in by_budget})
+        what = "simulations" if curve["policy"] == "mcts" else "depth"
+        lines += [f"### Inference: {entry} ({curve['metric'].removeprefix('eval/')} against {curve['policy']} "
+                  f"{what}; mean ± 95% CI over seeds)", "",
+                  f"| values (seeds) | " + " | ".join(f"{what} {b}" for b in budgets) + " |",
+                  "| --- |" + " --- |" * len(budgets)]
+        files = []
+        for arm, by_budget in curve["arms"].items():
+            seeds = max(len(v) for v in by_budget.values())
+            lines.append(f"| {_inference_label(exp, curve, arm)} ({seeds}) | "
+                         + " | ".join(_cell([v for v, _ in by_budget.get(b, [])]) for b in budgets) + " |")
+            files += [p for b in budgets for _, p in by_budget.get(b, [])]
+        lines += ["", f"From {len(files)} files in `{INFERENCE_DIR}/` (`{files[0].relative_to(exp.path)}`, ...), "
+                      "each with its `launch evaluate` command and checkpoints.", ""]
     return lines
 
 

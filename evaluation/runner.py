@@ -173,14 +173,18 @@ class SuiteRunner:
     ``sgf_dir`` (where each game's SGF is kept) are those of the engine suites; ``inference_dtype``
     is the network's inference path (``learner.inference``). ``record_games``: every game of a
     play suite is kept in :attr:`games` (``evaluation.play.game_record``, with its suite and
-    number), for ``launch evaluate --games-out`` and the board's replays."""
+    number), for ``launch evaluate --games-out`` and the board's replays. ``prior``: a second
+    network (an ``evaluation.network.NetworkModel`` with a policy head) whose prior MCTS
+    searches with while this network gives the leaf values, the AVI paper's
+    cross-inference; both networks' evaluations are counted."""
 
     def __init__(self, game: Game | str, net_config, *, suites=None, policy: str = "auto", gamma: float = 1.0,
                  simulations: int = 64, depth: int = 2, oracle_store="default", cache_dir=None, seed: int = 0,
                  opponent=None, max_openings: int | None = None, oracle_client=None,
                  oracle_engine: str = DEFAULT_ENGINE, engine_level: int | None = None,
                  engine_tables: int | None = None, engine_timeout: float = 60.0, sgf_dir=None,
-                 engine_workers: int = 1, inference_dtype: str = "fp32", record_games: bool = False):
+                 engine_workers: int = 1, inference_dtype: str = "fp32", record_games: bool = False,
+                 prior=None):
         if engine_workers < 1:
             raise ValueError(f"engine_workers must be >= 1, got {engine_workers}")
         self.engine_options = {"level": engine_level, "tables": engine_tables, "timeout": engine_timeout,
@@ -197,6 +201,11 @@ class SuiteRunner:
                                           "(an AlphaZero checkpoint); this one is a value network")
         self.policy, self.gamma, self.simulations, self.depth, self.seed = policy, gamma, simulations, depth, seed
         self.model = NetworkModel(self.game, net_config, inference_dtype=inference_dtype)
+        if prior is not None and (policy != "mcts" or not prior.has_policy):
+            raise ValueError("a prior network (cross-inference) needs policy 'mcts' and a prior with a policy "
+                             f"head; got policy {policy!r}" + ("" if prior.has_policy else
+                                                              " and a prior network without one"))
+        self.prior = prior
         self.opponent = opponent
         known = {s.name: s for s in suites_for(self.game)}
         if suites is None:
@@ -285,14 +294,20 @@ class SuiteRunner:
         return P.PolicySpec(self.policy, self.gamma, self.simulations, self.depth, self.seed)
 
     def choose(self):
-        return self.policy_spec.build(self.game, self.model)
+        return self.policy_spec.build(self.game, self.model, self.prior)
 
     def _remote_choose(self) -> P.NetworkPolicy:
         """What builds this policy in a Ray task: the network's config and current weights."""
+        if self.prior is not None:
+            raise ValueError("cross-inference plays engine suites in this process only (engine_workers=1)")
         return P.NetworkPolicy(self.game.name, dict(self.game.params), self.model.net_config, self._weights,
                                self.policy_spec, self.model.fast.requested)
 
     # ---- evaluation ---------------------------------------------------------------
+
+    def _evaluations(self) -> int:
+        """Network evaluations so far, the prior's included (cross-inference runs both)."""
+        return self.model.evaluations + (self.prior.evaluations if self.prior is not None else 0)
 
     def evaluate(self, weights: dict[str, np.ndarray] | None = None, *, kinds=None) -> dict:
         """Flat ``eval/<suite>/<metric>`` metrics of ``weights`` (None: the weights set last)
@@ -306,7 +321,7 @@ class SuiteRunner:
                 continue
             data = self._data[suite.name]
             choose = self.choose()
-            start, evals = time.perf_counter(), self.model.evaluations
+            start, evals = time.perf_counter(), self._evaluations()
             if suite.kind == "states":
                 labels, groups = data
                 m = state_metrics(labels, choose=choose, value=P.state_value(self.game, self.model.value_obs),
@@ -335,7 +350,7 @@ class SuiteRunner:
                     opponent = self.opponent
                 m = head_to_head(self.game, choose, opponent, data)
                 decisions = None
-            spent = self.model.evaluations - evals
+            spent = self._evaluations() - evals
             m["inference_evals"] = spent
             # The value MAE's own pass is not a decision's cost: count the policy's only.
             if suite.kind == "states":
@@ -372,24 +387,31 @@ def read_checkpoint(path, game: str | None, algo: str | None = None) -> tuple[Ga
 
 
 def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None, policy: str = "auto",
-                        gamma: float | None = None, opponent_checkpoint=None, games_out: list | None = None,
-                        **kwargs) -> dict:
+                        gamma: float | None = None, opponent_checkpoint=None, prior_checkpoint=None,
+                        games_out: list | None = None, **kwargs) -> dict:
     """Flat metrics of the checkpoint at ``path`` on ``game``'s suites (see :class:`SuiteRunner`).
     ``gamma``: default the run's own (its config), else 1. ``games_out``, when given,
-    receives the record of every game of the play suites."""
+    receives the record of every game of the play suites. ``prior_checkpoint``: MCTS
+    takes its prior from that checkpoint's policy head and its leaf values from this one
+    (cross-inference)."""
     g, net_config, weights, config = read_checkpoint(path, game, algo)
     gamma = float(config.get("gamma", 1.0)) if gamma is None else gamma
-    opponent = None
-    if opponent_checkpoint is not None:
-        og, oconf, ow, oc = read_checkpoint(opponent_checkpoint, game)
+
+    def other(checkpoint, role: str):
+        og, oconf, ow, oc = read_checkpoint(checkpoint, game)
         if og.params != g.params:
-            raise CheckpointMismatchError(f"opponent checkpoint {opponent_checkpoint} is of {og!r}, "
-                                          f"the checkpoint of {g!r}")
-        om = NetworkModel(og, NetworkConfig(**oconf), ow)
+            raise CheckpointMismatchError(f"{role} checkpoint {checkpoint} is of {og!r}, the checkpoint of {g!r}")
+        return og, NetworkModel(og, NetworkConfig(**oconf), ow), oc
+
+    opponent = prior = None
+    if opponent_checkpoint is not None:
+        og, om, oc = other(opponent_checkpoint, "opponent")
         opponent = P.policy_head_policy(og, om) if om.has_policy else P.greedy_policy(
             og, om.value_obs, float(oc.get("gamma", 1.0)))
+    if prior_checkpoint is not None:
+        _, prior, _ = other(prior_checkpoint, "prior")
     ev = SuiteRunner(g, net_config, suites=suites, policy=policy, gamma=gamma, opponent=opponent,
-                     record_games=games_out is not None, **kwargs)
+                     record_games=games_out is not None, prior=prior, **kwargs)
     metrics = ev.evaluate(weights)
     if games_out is not None:
         games_out.extend(ev.games)
@@ -422,6 +444,9 @@ def evaluate_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--simulations", type=int, default=64, help="MCTS simulations per move")
     parser.add_argument("--depth", type=int, default=2, help="minimax depth")
     parser.add_argument("--opponent", type=Path, help="checkpoint of the head-to-head opponent")
+    parser.add_argument("--prior", type=Path,
+                        help="with --policy mcts: the checkpoint whose policy head gives the search's prior, "
+                             "while --checkpoint gives the leaf values (cross-inference, AVI paper 4.3)")
     parser.add_argument("--oracle-store", default="default",
                         help="solved-position store for Connect Four play (path or redis:// URL; 'none')")
     parser.add_argument("--oracle-replicas", type=int, default=0,
@@ -463,6 +488,7 @@ def evaluate_main(argv: list[str] | None = None) -> int:
         metrics = evaluate_checkpoint(
             args.checkpoint, args.game, args.suite, algo=args.algo, policy=args.policy,
             simulations=args.simulations, depth=args.depth, opponent_checkpoint=args.opponent,
+            prior_checkpoint=args.prior,
             oracle_store=store, max_openings=args.max_openings, oracle_client=client,
             oracle_engine=args.oracle_engine, engine_level=args.engine_level, engine_tables=args.engine_tables,
             engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir, engine_workers=args.engine_workers,

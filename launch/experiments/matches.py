@@ -19,6 +19,18 @@ from pathlib import Path
 from evaluation.report import MATCH_DIR
 
 
+def evaluate_command(checkpoint, game: str, suite: str, options: dict) -> str:
+    """The ``launch evaluate`` command line that replays one evaluation of ``checkpoint``:
+    ``options`` are its keyword arguments (``opponent_checkpoint``, ``policy``, ...), each
+    written as the flag of the same name."""
+    flags = {"opponent_checkpoint": "opponent", "prior_checkpoint": "prior"}
+    command = ["python", "-m", "launch", "evaluate", "--checkpoint", str(checkpoint), "--game", game, "--suite", suite]
+    for key, value in options.items():
+        if value is not None:
+            command += [f"--{flags.get(key, key).replace('_', '-')}", str(value)]
+    return shlex.join(command)
+
+
 def match_path(out: Path, match: dict) -> Path:
     return Path(out) / MATCH_DIR / f"{match['name']}.json"
 
@@ -42,19 +54,16 @@ def play_matches(out, manifest: dict, log=print) -> list[Path]:
         if None in checkpoints:
             raise FileNotFoundError(f"match {match['name']}: no checkpoint in "
                                     f"{out / run_dirs[match['trial'] if checkpoints[0] is None else match['opponent_trial']]}")
-        options = {k: match[k] for k in ("max_openings", "simulations") if k in match}
+        game = configs[match["trial"]]["game"]
+        options = {"opponent_checkpoint": checkpoints[1], "policy": match.get("policy", "auto"),
+                   **{k: match[k] for k in ("max_openings", "simulations") if k in match}}
         start = time.time()
-        metrics = evaluate_checkpoint(checkpoints[0], configs[match["trial"]]["game"], [match["suite"]],
-                                      policy=match.get("policy", "auto"), opponent_checkpoint=checkpoints[1],
-                                      **options)
-        command = ["python", "-m", "launch", "evaluate", "--checkpoint", str(checkpoints[0]), "--game",
-                   configs[match["trial"]]["game"], "--suite", match["suite"], "--opponent", str(checkpoints[1]),
-                   "--policy", match.get("policy", "auto"), *[a for k, v in options.items()
-                                                               for a in (f"--{k.replace('_', '-')}", str(v))]]
+        metrics = evaluate_checkpoint(checkpoints[0], game, [match["suite"]], **options)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"match": match, "checkpoint": str(checkpoints[0]),
                                     "opponent_checkpoint": str(checkpoints[1]), "seconds": time.time() - start,
-                                    "command": shlex.join(command), "metrics": metrics}, indent=1))
+                                    "command": evaluate_command(checkpoints[0], game, match["suite"], options),
+                                    "metrics": metrics}, indent=1))
         score = metrics.get("eval/" + match["suite"] + "/score", float("nan"))
         log(f"match {match['name']}: score {score:+.3f}")
     return paths

@@ -36,6 +36,13 @@ Schema (every key optional unless marked):
   the game's h2h suites), ``policy`` (``launch evaluate``'s, default auto; the opponent
   plays its own auto policy), ``max_openings``, ``simulations``: after the trials, each
   seed of ``arm`` plays the same seed of ``opponent`` (AVI paper, Table 2);
+- ``[[inference]]``: ``policy`` (required: ``mcts`` or ``minimax``), ``budgets`` (required:
+  simulations or depths), ``arms`` (required: the networks whose values the search
+  uses), ``suite`` (required: a play or states suite of the game), ``prior`` (an arm
+  with a policy head, MCTS only: every arm's search takes that arm's prior of the same
+  seed, the AVI paper's cross-inference), ``name`` (default the policy, and the prior),
+  ``max_openings`` (default the trial's ``eval_max_openings``): after the trials, each
+  seed of each arm is evaluated with the search at each budget (AVI paper, Figure 2);
 - ``[sizes.SIZE]``: ``updates`` (required), ``rows`` (checked against the computed
   rows), ``seeds`` (a count, a list, or a table arm -> count or list; default 1),
   ``eval_every``, ``eval_play_every``, ``eval_suites``, ``set`` (every arm),
@@ -67,8 +74,11 @@ DEFAULT_OVERHEAD_SECONDS = 30.0
 _NUMBER = (int, float)
 TOP_KEYS = {"name": str, "description": str, "game": str, "preset": str, "game_params": dict,
             "matched_budget": bool, "reference_arm": str, "arms": dict, "instances": list, "sizes": dict,
-            "head_to_head": list}
+            "head_to_head": list, "inference": list}
 MATCH_KEYS = {"arm": str, "opponent": str, "suite": str, "policy": str, "max_openings": int, "simulations": int}
+INFERENCE_KEYS = {"name": str, "policy": str, "budgets": list, "arms": list, "prior": str, "suite": str,
+                  "max_openings": int}
+INFERENCE_POLICIES = {"mcts": "simulations", "minimax": "depth"}  # the policy -> what its budget is
 ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict}
 INSTANCE_KEYS = {"name": str, "group": str, "params": dict}
 SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "eval_every": int, "eval_play_every": int,
@@ -114,6 +124,7 @@ class Spec:
     instances: tuple  # of Instance; one unnamed instance ("") when the spec lists none
     sizes: dict  # size name -> its raw table, checked
     head_to_head: tuple = ()  # of dicts (MATCH_KEYS): matches between two arms' paired seeds
+    inference: tuple = ()  # of dicts (INFERENCE_KEYS, with its name): search with the arms' values (Figure 2)
 
 
 @dataclass(frozen=True)
@@ -144,6 +155,7 @@ class Plan:
     budgets: dict  # (instance, arm) -> (updates, rows)
     estimated_seconds: dict  # trial name -> estimated wall seconds (None when the spec gives no rate)
     matches: tuple = ()  # of dicts: a head-to-head between two trials of one seed (launch/experiments/matches.py)
+    inference: tuple = ()  # of dicts: one trial's network in one search at one budget (launch/experiments/inference.py)
 
     def wall_seconds(self, concurrent: int) -> float | None:
         """The estimated wall time with ``concurrent`` trials at a time (longest first)."""
@@ -298,11 +310,37 @@ def load_spec(name_or_path: str) -> Spec:
             if table[key] not in arms:
                 raise SpecError(f"{at}, key {key!r}: {table[key]!r} is not an arm; arms: {', '.join(arms)}")
         matches.append(dict(table))
+    studies = [_inference_entry(f"{where}: inference[{i}]", table, arms) for i, table in
+               enumerate(raw.get("inference", []))]
+    names = [entry["name"] for entry in studies]
+    if len(set(names)) != len(names):
+        raise SpecError(f"{where}: two [[inference]] entries share the name "
+                        f"{next(n for n in names if names.count(n) > 1)!r}; give each its own 'name'")
     return Spec(path=path, name=raw["name"], description=raw.get("description", ""), game=raw["game"],
                 preset=raw.get("preset", "paper"), game_params=dict(raw.get("game_params", {})),
                 matched_budget=raw.get("matched_budget", True), reference_arm=reference, arms=arms,
                 instances=tuple(instances) or (Instance("", raw["game"], {}),), sizes=dict(raw["sizes"]),
-                head_to_head=tuple(matches))
+                head_to_head=tuple(matches), inference=tuple(studies))
+
+
+def _inference_entry(at: str, table, arms: dict) -> dict:
+    if not isinstance(table, dict):
+        raise SpecError(f"{at}: must be a table ([[inference]])")
+    _check_keys(at, table, INFERENCE_KEYS, required=("policy", "budgets", "arms", "suite"))
+    if table["policy"] not in INFERENCE_POLICIES:
+        raise SpecError(f"{at}, key 'policy': {table['policy']!r} is not a search; one of "
+                        f"{', '.join(INFERENCE_POLICIES)}")
+    budgets = table["budgets"]
+    if not budgets or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in budgets):
+        raise SpecError(f"{at}, key 'budgets': a non-empty list of integers >= 1 "
+                        f"({INFERENCE_POLICIES[table['policy']]}), got {budgets!r}")
+    for arm in [*table["arms"], *([table["prior"]] if "prior" in table else [])]:
+        if arm not in arms:
+            raise SpecError(f"{at}: {arm!r} is not an arm; arms: {', '.join(arms)}")
+    if "prior" in table and table["policy"] != "mcts":
+        raise SpecError(f"{at}, key 'prior': only MCTS takes a prior, not {table['policy']!r}")
+    name = table.get("name", "-".join([table["policy"], *([table["prior"]] if "prior" in table else [])]))
+    return {**table, "name": name, "budgets": sorted(set(budgets))}
 
 
 def _check_owned(where: str, overrides: dict) -> None:
@@ -448,7 +486,7 @@ def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = 
         raise SpecError(f"{spec.path}: two trials share a name; arm and instance names must be distinct")
     if spec.matched_budget:
         check_matched(spec, budgets)
-    return Plan(spec, size, tuple(trials), budgets, estimates, _matches(spec, trials))
+    return Plan(spec, size, tuple(trials), budgets, estimates, _matches(spec, trials), _inference(spec, trials))
 
 
 def _matches(spec: Spec, trials: list) -> tuple:
@@ -470,6 +508,44 @@ def _matches(spec: Spec, trials: list) -> tuple:
                                 f"head-to-head suite of {t.config.game}; its: {', '.join(h2h) or 'none'}")
             out.append({**match, "name": f"{t.name}-vs-{other.arm}", "trial": t.name, "opponent_trial": other.name,
                         "group": t.group, "seed": t.seed})
+    return tuple(out)
+
+
+def _inference(spec: Spec, trials: list) -> tuple:
+    """The inference points of the plan: per entry, each trial of its arms (with the
+    prior arm's trial of the same instance and seed; none when that arm lacks the seed)
+    at each budget. The suite must be a play or states suite of the game, and a prior
+    arm's network must have a policy head."""
+    import games
+
+    by_key = {(t.instance, t.arm, t.seed): t for t in trials}
+    out = []
+    for i, entry in enumerate(spec.inference):
+        at = f"{spec.path}: inference[{i}]"
+        for t in trials:
+            if t.arm not in entry["arms"]:
+                continue
+            prior = by_key.get((t.instance, entry["prior"], t.seed)) if "prior" in entry else None
+            if "prior" in entry and prior is None:
+                continue
+            if prior is not None and not prior.config.network.policy_head:
+                raise SpecError(f"{at}, key 'prior': arm {entry['prior']!r} trains a value network, which has "
+                                f"no policy to be a prior")
+            kinds = {s.name: s.kind for s in suites_for(games.make(t.config.game, **t.config.game_params))}
+            if kinds.get(entry["suite"]) not in ("play", "states"):
+                usable = [n for n, k in kinds.items() if k in ("play", "states")]
+                raise SpecError(f"{at}, key 'suite': {entry['suite']!r} is not a play or states suite of "
+                                f"{t.config.game}; its: {', '.join(usable) or 'none'}")
+            # The trial's own evaluation openings unless the entry says (0: all of them).
+            openings = entry.get("max_openings", t.config.eval_max_openings)
+            for budget in entry["budgets"]:
+                out.append({"name": f"{entry['name']}-{t.name}-{budget}", "entry": entry["name"],
+                            "policy": entry["policy"], "budget": budget, "suite": entry["suite"],
+                            **({"max_openings": openings} if openings else {}),
+                            "arm": t.arm, "trial": t.name, "group": t.group, "seed": t.seed,
+                            # The prior arm's own network searches with its own values: native inference.
+                            "prior_arm": prior.arm if prior is not None else None,
+                            "prior_trial": prior.name if prior is not None and prior.name != t.name else None})
     return tuple(out)
 
 

@@ -117,7 +117,7 @@ def _manifest(plan: Plan, updates: int | None) -> dict:
             "size": plan.size, "updates_override": updates, "reference_arm": plan.spec.reference_arm,
             "arms": {a.name: {"algo": a.algo, "label": a.label} for a in plan.spec.arms.values()},
             "trials": [{**t.to_dict(), "run_dir": run_dir_name(plan, t)} for t in plan.trials],
-            "matches": list(plan.matches), "commands": []}
+            "matches": list(plan.matches), "inference": list(plan.inference), "commands": []}
 
 
 def prepare(spec_name: str, out: Path, *, size: str | None, updates: int | None, resume: bool,
@@ -145,7 +145,7 @@ def prepare(spec_name: str, out: Path, *, size: str | None, updates: int | None,
         if [t["config"] for t in planned] != [t["config"] for t in manifest["trials"]]:
             raise SpecError(f"--resume {out}: the saved spec now plans other trials than {EXPERIMENT_FILE} "
                             f"lists (the code's presets changed?); start a new experiment directory")
-        manifest["matches"] = list(plan.matches)
+        manifest["matches"], manifest["inference"] = list(plan.matches), list(plan.inference)
         return plan, manifest
     if saved.exists():
         raise SpecError(f"--out {out} already holds an experiment; use --resume to continue it")
@@ -157,8 +157,9 @@ def prepare(spec_name: str, out: Path, *, size: str | None, updates: int | None,
 def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int | None = None,
                    address: str | None = None, max_concurrent: int | None = None, resume: bool = False,
                    wandb_mode: str | None = None, argv: list[str] | None = None, log=print) -> dict:
-    """Run (or resume) an experiment in ``out``, then its head-to-head matches; returns
-    ``{trial name: "done" | error}`` (and the matches' error, if any)."""
+    """Run (or resume) an experiment in ``out``, then its head-to-head matches and its
+    inference study; returns ``{trial name: "done" | error}`` (and the matches' or the
+    study's error, if any)."""
     import ray
 
     from launch.placement import offered_resources
@@ -197,6 +198,13 @@ def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int
             play_matches(out, manifest, log)
         except Exception as err:  # a match that cannot be played leaves the trials as they are
             outcome["head-to-head matches"] = f"{type(err).__name__}: {err}"
+    if plan.inference and all(v == "done" for k, v in outcome.items() if k != "head-to-head matches"):
+        from launch.experiments.inference import run_inference
+
+        try:
+            run_inference(out, manifest, log)
+        except Exception as err:  # as a match: the trials stay as they are, --resume retries
+            outcome["inference study"] = f"{type(err).__name__}: {err}"
     return outcome
 
 

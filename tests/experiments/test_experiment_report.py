@@ -30,7 +30,10 @@ def _experiment(tmp_path):
         compute = 1000.0 if arm == "avi" else 4000.0
         records = [{"updates": u, "rows": 32 * u, "compute": compute * u, "actor_forward_samples": 10 * u,
                     "learner_forward_samples": u, "eval/hex-uniform/value_mae": v,
-                    "eval/hex-uniform/policy_regret": v / 2, "eval/hex-openings/error_rate": v / 4}
+                    "eval/hex-uniform/policy_regret": v / 2, "eval/hex-openings/error_rate": v / 4,
+                    # Per subset (Connect Four's phases, here made up): the breakdown figures.
+                    "eval/hex-uniform/opening/value_mae": v * 1.2, "eval/hex-uniform/endgame/value_mae": v * 0.8,
+                    "eval/hex-uniform/endgame/policy_regret": v * 0.3}
                    for u, v in ((0, 1.0), (10, 0.6), (20, final))]
         (out / run_dir / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
         (out / run_dir / DONE_FILE).write_text(json.dumps({"final": records[-1]}))
@@ -66,3 +69,22 @@ def test_the_experiment_report_has_intervals_pairs_relative_compute_and_sources(
     assert "| hex-uniform/value_mae | 0.2500 | 0.4500 |" in one_seed
     assert "| AZ S=32 − AVI | hex-uniform/value_mae | 1 | 0.2000 |" in one_seed
     assert not [line for line in one_seed.splitlines() if "hex-" in line and "±" in line]
+
+
+def test_suites_with_subsets_get_breakdown_figures(tmp_path):
+    from evaluation.report import draw_experiment_figures, read_experiment
+
+    out = _experiment(tmp_path)
+    exp = read_experiment(out)
+    (tmp_path / "figures").mkdir()
+    paths = draw_experiment_figures(exp, tmp_path / "figures")
+    names = sorted(p.name for p in paths)
+    # Two groups: one breakdown per group and x axis (updates, compute), named by group.
+    assert [n for n in names if n.startswith("figure_breakdown_")] == sorted(
+        f"figure_breakdown_{group}_hex-uniform_vs_{x}.png" for group in ("hex", "hex-one")
+        for x in ("compute", "updates"))
+    assert {"figure_vs_updates.png", "figure_vs_compute.png", "figure_vs_forward.png"} <= set(names)
+    assert all((tmp_path / "figures" / n).read_bytes()[:4] == b"\x89PNG" for n in names)
+    # The subsets' keys are in the summary's tables, each traceable to its files.
+    summary = write_experiment_report(out, figures=False).read_text()
+    assert "| hex-uniform/endgame/policy_regret | " in summary

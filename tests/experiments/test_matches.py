@@ -44,13 +44,10 @@ updates = 64
 
 
 def _checkpoint(run_dir, algo: str, seed: int):
-    import torch
-
-    torch.manual_seed(seed)
     game = games.make("chomp", rows=3, cols=4)
     network = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16,
                             policy_head=algo != "avi")
-    learner = Learner(game, network, device="cpu")
+    learner = Learner(game, network, device="cpu", seed=seed)
     save_run_checkpoint(run_dir / "checkpoints" / "ckpt-000000032.pt",
                         RunCheckpoint(counters={"updates": 32}, learner=LearnerState(learner.state_dict(), {}),
                                       actors=[], config=json.dumps({"algo": algo, "game": "chomp", "gamma": 1.0}),

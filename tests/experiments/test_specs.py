@@ -44,6 +44,14 @@ def test_connect4_full_is_the_papers_grid_and_budget():
     # Table 2: AVI against each budget over the 5 seeds both have.
     assert sorted((m["opponent"], m["seed"]) for m in full.matches) == sorted(
         (f"az{s}", seed) for s in (32, 64, 128, 256, 512) for seed in range(5))
+    # Figure 2: cross-inference on the 5 seeds that have AlphaZero S=32's prior (native and
+    # AVI's values), minimax over every seed of both networks, all openings (no cap at full).
+    cross = [p for p in full.inference if p["entry"] == "cross-inference"]
+    assert sorted((p["arm"], p["seed"], p["budget"]) for p in cross) == sorted(
+        (arm, seed, b) for arm in ("az32", "avi") for seed in range(5) for b in (16, 64, 256))
+    assert {p["prior_trial"] for p in cross if p["arm"] == "avi"} == {f"az32-s{seed}" for seed in range(5)}
+    minimax = [p for p in full.inference if p["entry"] == "minimax"]
+    assert len(minimax) == (20 + 5) * 3 and not any("max_openings" in p for p in full.inference)
 
 
 def test_connect4_small_fits_this_machine_in_under_two_hours():

@@ -22,18 +22,9 @@ from launch.experiments.inference import inference_path, run_inference
 from launch.experiments.spec import SpecError
 from launch.experiments.tune_run import DONE_FILE, EXPERIMENT_FILE, prepare
 from learner.networks import NetworkConfig
-from tests.experiments.test_matches import _checkpoint
+from tests.experiments.test_matches import CHOMP_ARMS, _checkpoint
 
-SPEC = """
-name = "study"
-game = "chomp"
-game_params = { rows = 3, cols = 4 }
-[arms.avi]
-algo = "avi"
-label = "AVI"
-[arms.az]
-algo = "alphazero"
-label = "AZ"
+SPEC = 'name = "study"' + CHOMP_ARMS + """
 [[inference]]
 policy = "mcts"
 budgets = [8, 2]

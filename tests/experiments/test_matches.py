@@ -17,8 +17,8 @@ from learner.checkpoint import LearnerState, RunCheckpoint, save_run_checkpoint
 from learner.learner import Learner
 from learner.networks import NetworkConfig
 
-SPEC = """
-name = "h2h"
+# Chomp 3x4's two arms, shared with test_inference.py; a spec adds its entries and sizes.
+CHOMP_ARMS = """
 game = "chomp"
 game_params = { rows = 3, cols = 4 }
 [arms.avi]
@@ -27,6 +27,8 @@ label = "AVI"
 [arms.az]
 algo = "alphazero"
 label = "AZ"
+"""
+SPEC = 'name = "h2h"' + CHOMP_ARMS + """
 [[head_to_head]]
 arm = "avi"
 opponent = "az"

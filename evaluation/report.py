@@ -568,7 +568,7 @@ def log_figures_to_wandb(exp_dir, report_dir: Path, mode: str) -> None:
     run = wandb.init(project=os.environ.get("WANDB_PROJECT", "selfplay"), group=manifest["spec"], job_type="report",
                      name=f"{manifest['spec']}-report", mode=mode, dir=str(report_dir),
                      settings=wandb.Settings(console="off"))
-    run.log({f"report/{p.stem}": wandb.Image(str(p)) for p in sorted(report_dir.glob("figure_vs_*.png"))})
+    run.log({f"report/{p.stem}": wandb.Image(str(p)) for p in sorted(report_dir.glob("figure_*.png"))})
     run.summary["summary_md"] = (report_dir / "summary.md").read_text()
     run.finish()
 

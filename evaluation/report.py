@@ -386,29 +386,27 @@ def _draw_breakdowns(exp: Experiment, out_dir: Path, plt) -> list[Path]:
     return paths
 
 
-def _inference_metric(point: dict, result: dict) -> str | None:
-    """The metric an inference point is drawn by: the play suite's error rate (Figure 2),
-    else the states suite's policy regret."""
-    for kind in ("error_rate", "policy_regret"):
-        key = f"eval/{point['suite']}/{kind}"
-        if key in result["metrics"]:
-            return key
-    return None
+# The metrics an inference point is drawn by, first the paper's (Figure 2: the error rate
+# in play; the policy regret of a states suite), then the per-move rates of play, which
+# still tell the searches apart while every game is lost to the oracle (a weak network
+# against a perfect opponent leaves the error rate at the share of openings not lost).
+INFERENCE_KINDS = ("error_rate", "move_error_rate", "move_match_rate", "policy_regret", "optimal_move_rate")
 
 
 def _inference_curves(exp: Experiment) -> dict:
-    """(group, entry) -> {"metric", "policy", "prior_arm", "arms": {arm: {budget: [(value, file)]}}}
-    from the inference results found."""
+    """(group, entry, metric) -> {"metric", "policy", "prior_arm", "arms": {arm: {budget:
+    [(value, file)]}}} from the inference results found."""
     curves: dict = {}
     for point, path, result in exp.inference:
-        metric = _inference_metric(point, result) if result is not None else None
-        if metric is None:
-            continue
-        curve = curves.setdefault((point["group"], point["entry"]), {"metric": metric, "policy": point["policy"],
-                                                                    "prior_arm": point.get("prior_arm"),
-                                                                    "arms": {}})
-        curve["arms"].setdefault(point["arm"], {}).setdefault(point["budget"], []).append(
-            (float(result["metrics"][metric]), path))
+        for kind in INFERENCE_KINDS if result is not None else ():
+            metric = f"eval/{point['suite']}/{kind}"
+            if metric not in result["metrics"]:
+                continue
+            curve = curves.setdefault((point["group"], point["entry"], metric),
+                                      {"metric": metric, "policy": point["policy"],
+                                       "prior_arm": point.get("prior_arm"), "arms": {}})
+            curve["arms"].setdefault(point["arm"], {}).setdefault(point["budget"], []).append(
+                (float(result["metrics"][metric]), path))
     return curves
 
 
@@ -422,12 +420,19 @@ def _inference_label(exp: Experiment, curve: dict, arm: str) -> str:
 
 
 def _draw_inference(exp: Experiment, out_dir: Path, plt) -> Path:
-    """One panel per group and entry: the entry's metric against the search's budget, a
-    curve per arm whose values the search used, the mean and a 95% band over seeds."""
+    """A column per group and entry, a row per metric: the metric against the search's
+    budget, a curve per arm whose values the search used, the mean and a 95% band over
+    seeds."""
     curves = _inference_curves(exp)
-    fig, axes = plt.subplots(1, len(curves), figsize=(4.2 * len(curves), 3.2), squeeze=False)
+    columns = list(dict.fromkeys(key[:2] for key in curves))
+    rows = list(dict.fromkeys(key[2].rsplit("/", 1)[-1] for key in curves))
+    fig, axes = plt.subplots(len(rows), len(columns), figsize=(4.2 * len(columns), 3.2 * len(rows)), squeeze=False)
+    for ax in axes.flat:
+        ax.set_visible(False)
     colours = {arm: f"C{i}" for i, arm in enumerate(exp.arms)}
-    for ax, ((group, entry), curve) in zip(axes[0], curves.items()):
+    for (group, entry, metric), curve in curves.items():
+        ax = axes[rows.index(metric.rsplit("/", 1)[-1])][columns.index((group, entry))]
+        ax.set_visible(True)
         for arm, by_budget in curve["arms"].items():
             budgets = sorted(by_budget)
             stats = [mean_ci([v for v, _ in by_budget[b]]) for b in budgets]
@@ -440,10 +445,12 @@ def _draw_inference(exp: Experiment, out_dir: Path, plt) -> Path:
         ax.set_xlabel("MCTS simulations" if curve["policy"] == "mcts" else "minimax depth", fontsize=8)
         if curve["policy"] == "mcts":
             ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted({b for by_budget in curve["arms"].values() for b in by_budget}),
+                      [str(b) for b in sorted({b for by_budget in curve["arms"].values() for b in by_budget})])
         ax.set_title(f"{group}: {entry}, {curve['metric'].removeprefix('eval/')}", fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6)
-    path = _save(fig, out_dir / "figure_inference.png", 1, len(curves))
+    path = _save(fig, out_dir / "figure_inference.png", len(rows), len(columns))
     plt.close(fig)
     return path
 
@@ -508,7 +515,7 @@ def _group_summary(exp: Experiment, group: str) -> list[str]:
             lines.append(f"| {label[arm]} | {label[opponent]} | {suite} | {len(scores)} | {_cell(scores)} | {files} |")
         lines += ["", "Each file holds the match's `launch evaluate` command, both checkpoints and the "
                       "wins, draws and losses.", ""]
-    for (in_group, entry), curve in _inference_curves(exp).items():
+    for (in_group, entry, _), curve in _inference_curves(exp).items():
         if in_group != group:
             continue
         budgets = sorted({b for by_budget in curve["arms"].values() for b in by_budget})

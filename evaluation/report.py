@@ -445,8 +445,8 @@ def _draw_inference(exp: Experiment, out_dir: Path, plt) -> Path:
         ax.set_xlabel("MCTS simulations" if curve["policy"] == "mcts" else "minimax depth", fontsize=8)
         if curve["policy"] == "mcts":
             ax.set_xscale("log", base=2)
-        ax.set_xticks(sorted({b for by_budget in curve["arms"].values() for b in by_budget}),
-                      [str(b) for b in sorted({b for by_budget in curve["arms"].values() for b in by_budget})])
+        ticks = sorted({b for by_budget in curve["arms"].values() for b in by_budget})
+        ax.set_xticks(ticks, [str(b) for b in ticks])
         ax.set_title(f"{group}: {entry}, {curve['metric'].removeprefix('eval/')}", fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6)

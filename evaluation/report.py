@@ -154,6 +154,16 @@ INFERENCE_DIR = "inference"  # the inference study's results (inference.py)
 HEADLINE = ("value_mae", "policy_regret", "error_rate")  # Figure 1's columns, first when present
 
 
+def match_path(exp_dir, match: dict) -> Path:
+    """Where a head-to-head match's result is kept (launch/experiments/matches.py)."""
+    return Path(exp_dir) / MATCH_DIR / f"{match['name']}.json"
+
+
+def inference_path(exp_dir, point: dict) -> Path:
+    """Where an inference point's result is kept (launch/experiments/inference.py)."""
+    return Path(exp_dir) / INFERENCE_DIR / f"{point['name']}.json"
+
+
 def _final(records: list[dict], key: str):
     """The last value of ``key`` in a run's records (None when it never logged it)."""
     return next((r[key] for r in reversed(records) if isinstance(r.get(key), (int, float))), None)
@@ -253,11 +263,11 @@ def read_experiment(exp_dir) -> Experiment:
                       if k.startswith("eval/") and k.rsplit("/", 1)[-1] in KEY_METRICS})
     matches = []
     for match in manifest.get("matches", []):
-        path = exp_dir / MATCH_DIR / f"{match['name']}.json"
+        path = match_path(exp_dir, match)
         matches.append((match, path, json.loads(path.read_text()) if path.is_file() else None))
     inference = []
     for point in manifest.get("inference", []):
-        path = exp_dir / INFERENCE_DIR / f"{point['name']}.json"
+        path = inference_path(exp_dir, point)
         inference.append((point, path, json.loads(path.read_text()) if path.is_file() else None))
     return Experiment(exp_dir, manifest, arms, manifest.get("reference_arm") or arms[0],
                       {arm: manifest["arms"][arm].get("label", arm) for arm in arms},

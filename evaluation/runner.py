@@ -201,11 +201,9 @@ class SuiteRunner:
                                           "(an AlphaZero checkpoint); this one is a value network")
         self.policy, self.gamma, self.simulations, self.depth, self.seed = policy, gamma, simulations, depth, seed
         self.model = NetworkModel(self.game, net_config, inference_dtype=inference_dtype)
-        if prior is not None and (policy != "mcts" or not prior.has_policy):
-            raise ValueError("a prior network (cross-inference) needs policy 'mcts' and a prior with a policy "
-                             f"head; got policy {policy!r}" + ("" if prior.has_policy else
-                                                              " and a prior network without one"))
         self.prior = prior
+        if prior is not None:  # the policy's own checks (MCTS only, a prior with a policy head), before any suite loads
+            self.choose()
         self.opponent = opponent
         known = {s.name: s for s in suites_for(self.game)}
         if suites is None:

@@ -48,10 +48,10 @@ def describe(plan, nodes: list[dict] | None = None, max_concurrent: int | None =
         lines.append(f"  head-to-head: {len(plan.matches)} matches after the trials "
                      f"({', '.join(sorted({m['arm'] + ' vs ' + m['opponent'] for m in plan.matches}))})")
     if plan.inference:
-        entries = {p["entry"]: f"{p['entry']} ({p['policy']} at {', '.join(map(str, e['budgets']))})"
-                   for p in plan.inference for e in plan.spec.inference if e["name"] == p["entry"]}
-        lines.append(f"  inference study: {len(plan.inference)} evaluations after the trials: "
-                     f"{'; '.join(entries.values())}")
+        planned = {p["entry"] for p in plan.inference}
+        entries = [f"{e['name']} ({e['policy']} at {', '.join(map(str, e['budgets']))})"
+                   for e in plan.spec.inference if e["name"] in planned]
+        lines.append(f"  inference study: {len(plan.inference)} evaluations after the trials: {'; '.join(entries)}")
     if nodes is not None:
         at_once = check_placement(plan, nodes)
         concurrent = max(1, min(at_once, max_concurrent or at_once))

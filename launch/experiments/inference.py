@@ -20,30 +20,19 @@ import json
 import time
 from pathlib import Path
 
-from evaluation.report import INFERENCE_DIR
-from launch.experiments.matches import evaluate_command
+from evaluation.report import inference_path
+from launch.experiments.matches import evaluate_command, final_checkpoint
 from launch.experiments.spec import INFERENCE_POLICIES
-
-
-def inference_path(out: Path, point: dict) -> Path:
-    return Path(out) / INFERENCE_DIR / f"{point['name']}.json"
 
 
 def run_inference(out, manifest: dict, log=print) -> list[Path]:
     """Evaluate the manifest's inference points that have no result file yet; returns every
     result file."""
     from evaluation.runner import evaluate_checkpoint
-    from learner.checkpoint import latest_checkpoint
 
     out = Path(out)
     run_dirs = {t["name"]: t["run_dir"] for t in manifest["trials"]}
     games = {t["name"]: t["config"]["game"] for t in manifest["trials"]}
-
-    def final_checkpoint(trial: str):
-        found = latest_checkpoint(out / run_dirs[trial] / "checkpoints")
-        if found is None:
-            raise FileNotFoundError(f"inference: no checkpoint in {out / run_dirs[trial] / 'checkpoints'}")
-        return found
 
     paths = []
     for point in manifest.get("inference", []):
@@ -51,9 +40,11 @@ def run_inference(out, manifest: dict, log=print) -> list[Path]:
         paths.append(path)
         if path.exists():
             continue
-        checkpoint = final_checkpoint(point["trial"])
+        what = f"inference {point['name']}"
+        checkpoint = final_checkpoint(out, run_dirs[point["trial"]], what)
         options = {"policy": point["policy"], INFERENCE_POLICIES[point["policy"]]: point["budget"],
-                   "prior_checkpoint": final_checkpoint(point["prior_trial"]) if point.get("prior_trial") else None,
+                   "prior_checkpoint": final_checkpoint(out, run_dirs[point["prior_trial"]], what)
+                   if point.get("prior_trial") else None,
                    **({"max_openings": point["max_openings"]} if "max_openings" in point else {})}
         start = time.time()
         metrics = evaluate_checkpoint(checkpoint, games[point["trial"]], [point["suite"]], **options)

@@ -16,7 +16,7 @@ import shlex
 import time
 from pathlib import Path
 
-from evaluation.report import MATCH_DIR
+from evaluation.report import match_path
 
 
 def evaluate_command(checkpoint, game: str, suite: str, options: dict) -> str:
@@ -31,14 +31,20 @@ def evaluate_command(checkpoint, game: str, suite: str, options: dict) -> str:
     return shlex.join(command)
 
 
-def match_path(out: Path, match: dict) -> Path:
-    return Path(out) / MATCH_DIR / f"{match['name']}.json"
+def final_checkpoint(out: Path, run_dir: str, what: str) -> Path:
+    """The last checkpoint of the trial in ``out / run_dir``; ``what`` names the evaluation
+    that needs it when there is none."""
+    from learner.checkpoint import latest_checkpoint
+
+    found = latest_checkpoint(Path(out) / run_dir / "checkpoints")
+    if found is None:
+        raise FileNotFoundError(f"{what}: no checkpoint in {Path(out) / run_dir / 'checkpoints'}")
+    return found
 
 
 def play_matches(out, manifest: dict, log=print) -> list[Path]:
     """Play the manifest's matches that have no result file yet; returns every result file."""
     from evaluation.runner import evaluate_checkpoint
-    from learner.checkpoint import latest_checkpoint
 
     out = Path(out)
     run_dirs = {t["name"]: t["run_dir"] for t in manifest["trials"]}
@@ -49,11 +55,8 @@ def play_matches(out, manifest: dict, log=print) -> list[Path]:
         paths.append(path)
         if path.exists():
             continue
-        checkpoints = [latest_checkpoint(out / run_dirs[name] / "checkpoints")
+        checkpoints = [final_checkpoint(out, run_dirs[name], f"match {match['name']}")
                        for name in (match["trial"], match["opponent_trial"])]
-        if None in checkpoints:
-            raise FileNotFoundError(f"match {match['name']}: no checkpoint in "
-                                    f"{out / run_dirs[match['trial'] if checkpoints[0] is None else match['opponent_trial']]}")
         game = configs[match["trial"]]["game"]
         options = {"opponent_checkpoint": checkpoints[1], "policy": match.get("policy", "auto"),
                    **{k: match[k] for k in ("max_openings", "simulations") if k in match}}

@@ -57,7 +57,8 @@ def describe(plan, nodes: list[dict] | None = None, max_concurrent: int | None =
         concurrent = max(1, min(at_once, max_concurrent or at_once))
         lines.append(f"  placement: {at_once} trial(s) fit at once on this cluster; running {concurrent} at a time")
         wall = plan.wall_seconds(concurrent)
-        lines.append(f"  estimated wall time: {wall / 60:.0f} min" if wall is not None
+        after = f" ({plan.after_seconds / 60:.0f} of them after the trials)" if plan.after_seconds else ""
+        lines.append(f"  estimated wall time: {wall / 60:.0f} min{after}" if wall is not None
                      else "  estimated wall time: unknown (the size gives no updates_per_second)")
     return "\n".join(lines)
 

@@ -51,7 +51,9 @@ Schema (every key optional unless marked):
   ``game_params``, ``seeds`` and ``updates`` of one arm at this size: an arm with its
   own updates fails the matched-budget check unless the spec turns it off), ``updates_per_second`` (table
   arm -> the measured or estimated rate, for the wall-time estimate) and
-  ``overhead_seconds`` (start-up and final evaluation of one trial, default 30).
+  ``overhead_seconds`` (start-up and final evaluation of one trial, default 30) and
+  ``after_seconds`` (the head-to-head matches and the inference study, which run after
+  the trials; default 0), for the estimate of the whole experiment's wall time.
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict}
 INSTANCE_KEYS = {"name": str, "group": str, "params": dict}
 SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "eval_every": int, "eval_play_every": int,
              "eval_suites": str, "set": dict, "instances": list, "arms": dict, "updates_per_second": dict,
-             "overhead_seconds": _NUMBER, "only": list}
+             "overhead_seconds": _NUMBER, "after_seconds": _NUMBER, "only": list}
 SIZE_ARM_KEYS = {"set": dict, "game_params": dict, "seeds": (int, list), "updates": int}
 # Fields an arm may not set: they are the spec's (game) or the trial's (seed).
 SPEC_OWNED = {"game": "the spec's top-level 'game'", "game_params": "'game_params' of the spec, arm or instance",
@@ -156,16 +158,18 @@ class Plan:
     estimated_seconds: dict  # trial name -> estimated wall seconds (None when the spec gives no rate)
     matches: tuple = ()  # of dicts: a head-to-head between two trials of one seed (launch/experiments/matches.py)
     inference: tuple = ()  # of dicts: one trial's network in one search at one budget (launch/experiments/inference.py)
+    after_seconds: float = 0.0  # the estimated matches and inference study, after the trials
 
     def wall_seconds(self, concurrent: int) -> float | None:
-        """The estimated wall time with ``concurrent`` trials at a time (longest first)."""
+        """The estimated wall time with ``concurrent`` trials at a time (longest first),
+        then the matches and the inference study."""
         times = list(self.estimated_seconds.values())
         if any(t is None for t in times):
             return None
         slots = [0.0] * max(1, concurrent)
         for t in sorted(times, reverse=True):  # each to the slot that frees first
             heapq.heapreplace(slots, slots[0] + t)
-        return max(slots)
+        return max(slots) + self.after_seconds
 
 
 def json_config(config: TrainConfig) -> dict:
@@ -294,6 +298,9 @@ def load_spec(name_or_path: str) -> Spec:
                 raise SpecError(f"{at}, key 'updates_per_second': {arm_name!r} is not an arm")
             if isinstance(rate, bool) or not isinstance(rate, _NUMBER) or rate <= 0:
                 raise SpecError(f"{at}, key 'updates_per_second.{arm_name}' must be a number > 0, got {rate!r}")
+        for key in ("overhead_seconds", "after_seconds"):
+            if key in table and table[key] < 0:
+                raise SpecError(f"{at}, key {key!r} must be >= 0, got {table[key]!r}")
         for arm_name in table.get("only", []):
             if arm_name not in arms:
                 raise SpecError(f"{at}, key 'only': {arm_name!r} is not an arm; arms: {', '.join(arms)}")
@@ -486,7 +493,8 @@ def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = 
         raise SpecError(f"{spec.path}: two trials share a name; arm and instance names must be distinct")
     if spec.matched_budget:
         check_matched(spec, budgets)
-    return Plan(spec, size, tuple(trials), budgets, estimates, _matches(spec, trials), _inference(spec, trials))
+    return Plan(spec, size, tuple(trials), budgets, estimates, _matches(spec, trials), _inference(spec, trials),
+                float(table.get("after_seconds", 0.0)))
 
 
 def _matches(spec: Spec, trials: list) -> tuple:

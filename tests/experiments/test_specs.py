@@ -61,7 +61,9 @@ def test_connect4_small_fits_this_machine_in_under_two_hours():
     assert arms == [("avi", "avi", 0)] * 3 + [("az32", "alphazero", 32)] * 2
     (updates, rows), = set(small.budgets.values())  # matched: one budget for both arms
     assert rows == updates // 256 * 128 * 128
+    assert small.after_seconds > 0  # the matches and the inference study count too
     assert small.wall_seconds(1) < 2 * 3600
+    assert small.wall_seconds(1) == pytest.approx(sum(small.estimated_seconds.values()) + small.after_seconds)
 
 
 def test_azal_specs_have_the_three_arms_of_the_paper():
@@ -110,6 +112,7 @@ updates = 128
     ("colour = \"red\"", "", r"arm 'az': unknown key 'colour'"),
     ("", "seeds = { avi = 2, alphazero = 2 }", r"size 'small', key 'seeds': 'alphazero' is not an arm"),
     ("", "updates_per_second = { avi = -1 }", r"'updates_per_second.avi' must be a number > 0"),
+    ("", "after_seconds = -60", r"size 'small', key 'after_seconds' must be >= 0, got -60"),
     ("", "eval_suites = \"tictactoe-states,hex-play\"",
      r"size 'small', arm 'avi', key 'eval_suites': 'hex-play' is not a suite of tictactoe; its suites: tictactoe-states"),
     ("[[head_to_head]]\narm = \"avi\"\nopponent = \"nobody\"\nsuite = \"x\"", "",

@@ -66,6 +66,18 @@ def test_connect4_small_fits_this_machine_in_under_two_hours():
     assert small.wall_seconds(1) == pytest.approx(sum(small.estimated_seconds.values()) + small.after_seconds)
 
 
+def test_the_dry_run_describes_the_trials_the_study_and_the_whole_wall_time():
+    from launch.experiment import describe
+
+    text = describe(plan(load_spec("avi-vs-az-connect4"), "small"), THIS_MACHINE, max_concurrent=1)
+    assert "5 trials on connect4" in text
+    assert "avi: seeds 0, 1, 2; 2048 updates, 131072 rows" in text
+    assert "head-to-head: 2 matches after the trials (avi vs az32)" in text
+    assert "inference study: 27 evaluations after the trials" in text
+    # 3 x (2048 / 5.0 + 150) + 2 x (2048 / 1.7 + 150) + 900 seconds: 88 min, 15 of them after the trials
+    assert "estimated wall time: 88 min (15 of them after the trials)" in text
+
+
 def test_azal_specs_have_the_three_arms_of_the_paper():
     chomp = plan(load_spec("azal-chomp"), "full", gpus=1)
     arms = {(t.arm, t.config.algo, t.config.game_params.get("frames", 1)) for t in chomp.trials}

@@ -16,7 +16,7 @@ import argparse
 import sys
 
 from launch.config import ConfigError
-from launch.experiments.spec import SIZES, check_placement, load_spec, plan as make_plan
+from launch.experiments.spec import SIZES, check_datasets, check_placement, load_spec, plan as make_plan
 
 
 def experiment_parser() -> argparse.ArgumentParser:
@@ -77,7 +77,7 @@ def experiment_main(argv: list[str] | None = None) -> int:
 
             spec = load_spec(args.spec)
             size = args.size or "small"
-            make_plan(spec, size, updates=args.updates)  # a bad spec fails before Ray starts
+            check_datasets(make_plan(spec, size, updates=args.updates))  # a bad spec fails before Ray starts
             start_ray(args.address)
             plan = make_plan(spec, size, updates=args.updates, embedded=args.address is None,
                              offered=() if args.address is None else offered_resources(),

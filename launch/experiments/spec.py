@@ -64,6 +64,7 @@ import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+from evaluation.datasets import COMMITTED, committed_file_present, game_of
 from evaluation.runner import suites_for
 from launch.config import ConfigError, TrainConfig, apply_overrides, resolve, validate
 from launch.evaluator import chosen_suites, evaluator_needs_oracle
@@ -606,3 +607,29 @@ def check_placement(plan: Plan, nodes: list[dict]) -> int:
         at_once = min(int(cluster.get(k, 0.0) // v) for k, v in need.items()) if need else len(plan.trials)
         fits_at_once = at_once if fits_at_once is None else min(fits_at_once, at_once)
     return max(1, fits_at_once or 1)
+
+
+def check_datasets(plan: Plan) -> None:
+    """Refuse a plan that evaluates on a committed dataset whose file is not built (the
+    Hex sets, hours of solver time), naming the suites, the dataset and the build
+    command: the evaluator would stop the first trial at its first evaluation, and the
+    matches and the inference study would fail after hours of training."""
+    import games
+
+    needs: dict[str, set] = {}  # dataset -> the suites that read it
+    for trial in plan.trials:
+        game = games.make(trial.config.game, **trial.config.game_params)
+        known = {s.name: s for s in suites_for(game)}
+        chosen = chosen_suites(trial.config.game, trial.config.eval_suites)
+        names = [n for n, s in known.items() if s.default] if chosen is None else chosen or []
+        names += [m["suite"] for m in plan.matches if m["trial"] == trial.name]
+        names += [p["suite"] for p in plan.inference if p["trial"] == trial.name]
+        for name in names:
+            suite = known.get(name)
+            if suite is not None and suite.dataset in COMMITTED and not committed_file_present(suite.dataset):
+                needs.setdefault(suite.dataset, set()).add(name)
+    if needs:
+        missing = "; ".join(f"suite{'s' * (len(s) > 1)} {', '.join(sorted(s))} read{'s' * (len(s) == 1)} dataset "
+                            f"{d!r}, which is not built (`python -m evaluation build --game {game_of(d).name}`)"
+                            for d, s in sorted(needs.items()))
+        raise SpecError(f"{plan.spec.path}: size {plan.size!r}: {missing}")

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from evaluation.report import DONE_FILE, EXPERIMENT_FILE
 from launch.config import TrainConfig
-from launch.experiments.spec import SpecError, Plan, check_placement, load_spec, plan as make_plan
+from launch.experiments.spec import SpecError, Plan, check_datasets, check_placement, load_spec, plan as make_plan
 
 SPEC_COPY = "spec.toml"
 
@@ -146,11 +146,13 @@ def prepare(spec_name: str, out: Path, *, size: str | None, updates: int | None,
             raise SpecError(f"--resume {out}: the saved spec now plans other trials than {EXPERIMENT_FILE} "
                             f"lists (the code's presets changed?); start a new experiment directory")
         manifest["matches"], manifest["inference"] = list(plan.matches), list(plan.inference)
+        check_datasets(plan)
         return plan, manifest
     if saved.exists():
         raise SpecError(f"--out {out} already holds an experiment; use --resume to continue it")
     spec = load_spec(spec_name)
     plan = make_plan(spec, size or "small", updates=updates, embedded=embedded, offered=offered, gpus=gpus)
+    check_datasets(plan)
     return plan, _manifest(plan, updates)
 
 

@@ -186,3 +186,24 @@ def test_resume_needs_an_experiment_and_a_new_one_an_empty_directory(tmp_path):
     assert plan_.size == "small" and manifest["updates_override"] == 32
     assert {t["run_dir"] for t in manifest["trials"]} == {"smoke-avi-s0", "smoke-avi-s1", "smoke-az16-s0",
                                                            "smoke-az16-s1"}
+
+
+def test_a_dataset_that_is_not_built_is_refused_at_start_up(tmp_path, monkeypatch):
+    """A committed dataset without its file (the Hex sets before their hours of solver
+    time) refuses the experiment before Ray starts, naming the suites, the dataset and
+    the build command; nothing is written to the experiment directory."""
+    import evaluation.datasets as datasets
+
+    small = plan(load_spec("avi-vs-az-connect4"), "small")
+    from launch.experiments.spec import check_datasets
+
+    check_datasets(small)  # the committed Connect Four sets are there
+    monkeypatch.setattr(datasets, "DATA_DIR", tmp_path / "no-data")
+    with pytest.raises(SpecError) as err:
+        prepare("avi-vs-az-connect4", tmp_path / "exp", size="small", updates=None, resume=False, embedded=True)
+    message = str(err.value)
+    assert "size 'small'" in message
+    assert ("suite connect4-eps-optimal reads dataset 'connect4-eps-optimal', which is not built "
+            "(`python -m evaluation build --game connect4`)") in message
+    assert "dataset 'connect4-uniform'" in message and "dataset 'connect4-openings'" in message
+    assert not (tmp_path / "exp").exists()

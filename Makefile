@@ -31,7 +31,7 @@ run: $(STAMP)
 
 # The test suite, as CI runs it.
 test: $(STAMP)
-	$(PY) -m pytest -q --durations=20
+	$(PY) -m pytest -q --durations=40
 
 # Engine speed, ours beside OpenSpiel's when it is installed (pip install open_spiel).
 bench: $(STAMP)

@@ -49,8 +49,11 @@ KEY_METRICS = ("value_mae", "value_sign_error", "policy_regret", "error_rate", "
 
 def fmt_ci(values, digits: int = 4) -> str:
     """``mean ± half-width`` of the 95% Student-t interval; the value alone for one sample
-    (there is no interval, not one of width zero)."""
+    (there is no interval, not one of width zero), and the value with "(all N)" when
+    all samples are equal (a saturated metric: the spread is none, not an estimate)."""
     m, h = mean_ci(values)
+    if len(values) > 1 and len(set(values)) == 1:
+        return f"{m:.{digits}f} (all {len(values)})"
     return f"{m:.{digits}f} ± {h:.{digits}f}" if len(values) > 1 else f"{m:.{digits}f}"
 
 

@@ -88,3 +88,11 @@ def test_suites_with_subsets_get_breakdown_figures(tmp_path):
     # The subsets' keys are in the summary's tables, each traceable to its files.
     summary = write_experiment_report(out, figures=False).read_text()
     assert "| hex-uniform/endgame/policy_regret | " in summary
+
+
+def test_equal_values_over_seeds_say_so_instead_of_a_zero_interval():
+    from evaluation.report import fmt_ci
+
+    assert fmt_ci([0.59375] * 3) == "0.5938 (all 3)"  # a saturated metric: no spread to estimate
+    assert fmt_ci([0.25]) == "0.2500"
+    assert fmt_ci([0.2, 0.4]) == f"0.3000 ± {T_0975[1] * 0.1414214 / 2 ** 0.5:.4f}"

@@ -89,6 +89,7 @@ def test_paired_seeds_play_their_matches_and_the_report_pools_them(tmp_path, cap
 
     summary = write_experiment_report(out, figures=False).read_text()
     scores = [results[f"avi-s{s}-vs-az"]["metrics"][key] for s in (0, 1)]
-    assert f"| AVI | AZ | chomp-3x4-h2h | 2 | {sum(scores) / 2:.4f} ± " in summary
-    assert "| AVI | AVI | chomp-3x4-h2h | 2 | 0.0000 ± 0.0000 |" in summary
+    spread = " (all 2)" if scores[0] == scores[1] else " ± "  # equal scores have no interval
+    assert f"| AVI | AZ | chomp-3x4-h2h | 2 | {sum(scores) / 2:.4f}{spread}" in summary
+    assert "| AVI | AVI | chomp-3x4-h2h | 2 | 0.0000 (all 2) |" in summary  # equal scores: no interval
     assert f"`{match_path(out, plan.matches[0]).relative_to(out)}`" in summary

@@ -74,8 +74,8 @@ def test_the_dry_run_describes_the_trials_the_study_and_the_whole_wall_time():
     assert "avi: seeds 0, 1, 2; 2048 updates, 131072 rows" in text
     assert "head-to-head: 2 matches after the trials (avi vs az32)" in text
     assert "inference study: 27 evaluations after the trials" in text
-    # 3 x (2048 / 5.0 + 150) + 2 x (2048 / 1.7 + 150) + 900 seconds: 88 min, 15 of them after the trials
-    assert "estimated wall time: 88 min (15 of them after the trials)" in text
+    # 3 x (2048 / 6.5 + 40) + 2 x (2048 / 2.3 + 40) + 1000 seconds: 65 min, 17 of them after the trials
+    assert "estimated wall time: 65 min (17 of them after the trials)" in text
 
 
 def test_azal_specs_have_the_three_arms_of_the_paper():

@@ -45,16 +45,22 @@ def chosen_suites(game: str, eval_suites: str) -> list[str] | None | bool:
     return [s.strip() for s in value.split(",") if s.strip()]
 
 
+def evaluated_suites(game: games.Game, eval_suites: str) -> list:
+    """The game's suites that ``eval_suites`` makes the evaluator run (its defaults for
+    auto/default, none for none); names that are not the game's are left out."""
+    chosen = chosen_suites(game.name, eval_suites)
+    if chosen is False:
+        return []
+    return [s for s in suites_for(game) if (s.default if chosen is None else s.name in chosen)]
+
+
 def evaluator_needs_oracle(game: str, eval_suites: str) -> bool:
     """Whether the evaluator asks the Connect Four or Hex oracle (its play or trace
     suites), so that the run starts the oracle service for it. Chomp's and F-Games'
     oracles are tables and values by construction, answered in the evaluator's process."""
-    suites = chosen_suites(game, eval_suites)
-    if game not in ("connect4", "hex") or suites is False:
+    if game not in ("connect4", "hex"):
         return False
-    known = suites_for(games.make(game))
-    names = [s.name for s in known if s.default] if suites is None else suites
-    return any(s.name in names and s.kind in PLAY_KINDS for s in known)
+    return any(s.kind in PLAY_KINDS for s in evaluated_suites(games.make(game), eval_suites))
 
 
 class EvaluatorWorker:

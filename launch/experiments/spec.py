@@ -67,7 +67,7 @@ from pathlib import Path
 from evaluation.datasets import COMMITTED, committed_file_present, game_of
 from evaluation.runner import suites_for
 from launch.config import ConfigError, TrainConfig, apply_overrides, resolve, validate
-from launch.evaluator import chosen_suites, evaluator_needs_oracle
+from launch.evaluator import chosen_suites, evaluated_suites, evaluator_needs_oracle
 from launch.placement import inference_device, learner_device, role_options, run_options
 
 SIZES = ("small", "full")
@@ -619,15 +619,12 @@ def check_datasets(plan: Plan) -> None:
     needs: dict[str, set] = {}  # dataset -> the suites that read it
     for trial in plan.trials:
         game = games.make(trial.config.game, **trial.config.game_params)
-        known = {s.name: s for s in suites_for(game)}
-        chosen = chosen_suites(trial.config.game, trial.config.eval_suites)
-        names = [n for n, s in known.items() if s.default] if chosen is None else chosen or []
-        names += [m["suite"] for m in plan.matches if m["trial"] == trial.name]
-        names += [p["suite"] for p in plan.inference if p["trial"] == trial.name]
-        for name in names:
-            suite = known.get(name)
-            if suite is not None and suite.dataset in COMMITTED and not committed_file_present(suite.dataset):
-                needs.setdefault(suite.dataset, set()).add(name)
+        after = {m["suite"] for m in plan.matches if m["trial"] == trial.name}
+        after |= {p["suite"] for p in plan.inference if p["trial"] == trial.name}
+        suites = evaluated_suites(game, trial.config.eval_suites) + [s for s in suites_for(game) if s.name in after]
+        for suite in suites:
+            if suite.dataset in COMMITTED and not committed_file_present(suite.dataset):
+                needs.setdefault(suite.dataset, set()).add(suite.name)
     if needs:
         missing = "; ".join(f"suite{'s' * (len(s) > 1)} {', '.join(sorted(s))} read{'s' * (len(s) == 1)} dataset "
                             f"{d!r}, which is not built (`python -m evaluation build --game {game_of(d).name}`)"

@@ -193,11 +193,9 @@ def test_a_dataset_that_is_not_built_is_refused_at_start_up(tmp_path, monkeypatc
     time) refuses the experiment before Ray starts, naming the suites, the dataset and
     the build command; nothing is written to the experiment directory."""
     import evaluation.datasets as datasets
-
-    small = plan(load_spec("avi-vs-az-connect4"), "small")
     from launch.experiments.spec import check_datasets
 
-    check_datasets(small)  # the committed Connect Four sets are there
+    check_datasets(plan(load_spec("avi-vs-az-connect4"), "small"))  # the committed Connect Four sets are there
     monkeypatch.setattr(datasets, "DATA_DIR", tmp_path / "no-data")
     with pytest.raises(SpecError) as err:
         prepare("avi-vs-az-connect4", tmp_path / "exp", size="small", updates=None, resume=False, embedded=True)

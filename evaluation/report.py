@@ -124,12 +124,17 @@ def write_report(run_dirs, out_dir) -> Path:
                 x, mean, half = band([_series(recs, metric, x_key) for recs in seeds], log=x_key == "compute")
                 if not x.size:
                     continue
-                line, = ax.plot(x, mean, label=f"{label} ({len(seeds)} seed{'s' * (len(seeds) > 1)})")
+                # One seed's curve is its evaluations themselves: mark them, since a run
+                # of a few long iterations has only a handful.
+                line, = ax.plot(x, mean, marker="o" if len(seeds) == 1 else None,
+                                label=f"{label} ({len(seeds)} seed{'s' * (len(seeds) > 1)})")
                 ax.fill_between(x, mean - half, mean + half, color=line.get_color(), alpha=0.2)
                 drawn = True
             if drawn:
                 ax.set_xlabel(x_label)
                 ax.set_ylabel(metric.removeprefix("eval/"))
+                if metric.endswith("/score"):  # a match score's whole scale, [-1, 1], as in Figure 3
+                    ax.set_ylim(-1.05, 1.05)
                 if x_key == "compute":
                     ax.set_xscale("log")
                 ax.grid(alpha=0.3)

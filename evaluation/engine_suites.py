@@ -9,7 +9,9 @@ Metrics: ``score`` in [-1, 1] (the agent's mean outcome over the games that ende
 counts ``wins``, ``draws``, ``losses``, ``games``, ``failures`` (games ended by the
 engine's crash, hang or illegal answer: outside the score) and ``disagreements``
 (games whose winner the engine's ``final_score`` names differently from our rules),
-``engine_level``, and ``agent_moves``. ``sgf_dir`` keeps each game's SGF and one JSON
+``engine_level``, ``agent_moves``, and ``margin`` with ``margin_ci95``: the agent's mean
+final margin by our count (Go: area points, komi in; Othello: discs) over the games that
+ended, the measure that moves while the score is still -1. ``sgf_dir`` keeps each game's SGF and one JSON
 line per game (``<suite>.jsonl``).
 
 Where the games run: ``tables`` games at once, each engine in its own process (so on
@@ -100,4 +102,10 @@ def engine_match(game, choose, suite: str, openings: list[list[int]], *, level: 
     counts = summary(records, "agent")
     outcomes = [r.outcome if r.black == "agent" else -r.outcome for r in records if r.outcome is not None]
     mean, half = mean_ci(outcomes) if outcomes else (float("nan"), float("nan"))
-    return {"score": mean, "score_ci95": half, **counts, "engine_level": level, "agent_moves": agent_moves}
+    # The agent's final margin (Go: area points with komi; Othello: discs) climbs while an
+    # early agent still loses every game, where the score stays at -1.
+    margins = [r.score if r.black == "agent" else -r.score for r in records
+               if r.outcome is not None and r.score is not None]
+    margin, margin_half = mean_ci(margins) if margins else (float("nan"), float("nan"))
+    return {"score": mean, "score_ci95": half, "margin": margin, "margin_ci95": margin_half, **counts,
+            "engine_level": level, "agent_moves": agent_moves}

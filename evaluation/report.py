@@ -44,7 +44,7 @@ import numpy as np
 from evaluation.metrics import mean_ci
 from evaluation.run_metrics import read_metrics
 
-KEY_METRICS = ("value_mae", "value_sign_error", "policy_regret", "error_rate", "blunder_rate", "score", "match")
+KEY_METRICS = ("value_mae", "value_sign_error", "policy_regret", "error_rate", "blunder_rate", "score", "margin", "match")
 
 
 def fmt_ci(values, digits: int = 4) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from sgfmill import sgf
 
@@ -33,6 +34,11 @@ def test_othello_against_gtp_rhino_from_the_openings_both_sides(rhino, checkpoin
     lines = [json.loads(x) for x in (tmp_path / "othello-grhino.jsonl").read_text().splitlines()]
     assert [x["black"] for x in lines] == ["agent", "gtp-rhino-1"]
     assert lines[0]["opening"] == [19, 18, 17] and lines[0]["vertices"][:3] == ["d3", "c3", "b3"]
+    # The margin: the agent's disc difference, Black's count turned for the game it played White.
+    agent_margins = [x["score"] * (1 if x["black"] == "agent" else -1) for x in lines]
+    assert m[k + "margin"] == pytest.approx(np.mean(agent_margins)) and m[k + "margin_ci95"] >= 0
+    assert all(np.sign(d) == (x["outcome"] if x["black"] == "agent" else -x["outcome"])
+               for d, x in zip(agent_margins, lines))
     for x in lines:
         game = sgf.Sgf_game.from_bytes((tmp_path / x["sgf"]).read_bytes())
         assert len(game.get_main_sequence()) == len(x["moves"]) + 1

@@ -7,7 +7,8 @@ against updates and one against the compute proxy (``compute``), a line per labe
 the mean over seeds, with a 95% Student-t band where there are several (as Figures 1
 and 7 of the AVI paper). Seeds are put on a common x grid by linear interpolation
 within the range every seed covers (log-spaced for compute, drawn on a log axis, so
-the untrained point at compute 0 is left out there). ``summary.md`` lists, per label and metric, the
+the untrained point at compute 0 is left out there). A single run's curve marks each of its
+evaluations, and a match score is drawn on its whole scale, [-1, 1]. ``summary.md`` lists, per label and metric, the
 final value's mean and 95% half-width over seeds (the value alone for one seed).
 
 ``write_experiment_report(exp_dir, out_dir)`` reads an experiment directory (``python -m

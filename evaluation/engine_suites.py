@@ -100,12 +100,16 @@ def engine_match(game, choose, suite: str, openings: list[list[int]], *, level: 
                 (sgf_dir / file).write_bytes(record_sgf(rec))
                 f.write(json.dumps(rec.as_dict() | {"sgf": file}) + "\n")
     counts = summary(records, "agent")
-    outcomes = [r.outcome if r.black == "agent" else -r.outcome for r in records if r.outcome is not None]
-    mean, half = mean_ci(outcomes) if outcomes else (float("nan"), float("nan"))
-    # The agent's final margin (Go: area points with komi; Othello: discs) climbs while an
-    # early agent still loses every game, where the score stays at -1.
-    margins = [r.score if r.black == "agent" else -r.score for r in records
-               if r.outcome is not None and r.score is not None]
-    margin, margin_half = mean_ci(margins) if margins else (float("nan"), float("nan"))
+    # Each ended game from the agent's side: its outcome, and its final margin (Go: area
+    # points with komi; Othello: discs), which climbs while an early agent still loses
+    # every game, where the score stays at -1.
+    ended = [(r, 1 if r.black == "agent" else -1) for r in records if r.outcome is not None]
+    mean, half = _mean_ci([side * r.outcome for r, side in ended])
+    margin, margin_half = _mean_ci([side * r.score for r, side in ended if r.score is not None])
     return {"score": mean, "score_ci95": half, "margin": margin, "margin_ci95": margin_half, **counts,
             "engine_level": level, "agent_moves": agent_moves}
+
+
+def _mean_ci(values: list) -> tuple[float, float]:
+    """The mean and 95% half-width of ``values``; NaN for both when there are none."""
+    return mean_ci(values) if values else (float("nan"), float("nan"))

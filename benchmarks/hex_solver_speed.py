@@ -2,7 +2,7 @@
 winning move, as the datasets need them), one core.
 
     python -m benchmarks.hex_solver_speed [--sets uniform openings two-ply empty first-moves]
-        [--limit N] [--time-limit S] [--seed 0] [--cold] [--json]
+        [--limit N] [--time-limit S] [--seed 0] [--cold] [--value-only] [--json]
 
 Sets:
   uniform      the 445 ``hex-uniform`` states (the dataset's moves; generated as its
@@ -19,7 +19,9 @@ Sets:
 Per set: positions measured, solved, unknown (the ``--time-limit`` per position was
 reached, default 600 s; their stone counts are listed), and the median, mean and maximum seconds and nodes. One solver
 per set, its transposition table kept across the set's positions (as labelling does);
-``--cold`` gives each position a fresh table. Compiling is done before timing. The
+``--cold`` gives each position a fresh table. ``--value-only`` times ``solve_value`` (the
+value and one winning move: what a perfect opponent and the first-move check need)
+instead of ``solve`` (every winning move: what the labelled datasets need). Compiling is done before timing. The
 process is pinned to one core.
 """
 
@@ -104,14 +106,14 @@ def positions(name: str, limit: int | None, seed: int) -> list[list[int]]:
     return out[:limit] if limit else out
 
 
-def measure(name, moves, time_limit, cold) -> dict:
+def measure(name, moves, time_limit, cold, value_only=False) -> dict:
     solver = HexSolver(SIZE)
     seconds, nodes, unknown, mismatches, unknown_stones, compared = [], [], 0, [], [], 0
     for i, cells in enumerate(moves):
         if cold:
             solver = HexSolver(SIZE)
         t0 = time.perf_counter()
-        result = solver.solve(cells, time_limit=time_limit)
+        result = (solver.solve_value if value_only else solver.solve)(cells, time_limit=time_limit)
         seconds.append(time.perf_counter() - t0)
         nodes.append(result.nodes)
         if result.value is None:
@@ -128,7 +130,7 @@ def measure(name, moves, time_limit, cold) -> dict:
                     mismatches.append(opening)
         elif (i + 1) % 50 == 0:
             print(f"  {name}: {i + 1}/{len(moves)}", file=sys.stderr, flush=True)
-    row = {"set": name, "positions": len(moves), "solved": len(moves) - unknown, "unknown": unknown,
+    row = {"set": name, "mode": "value" if value_only else "every move", "positions": len(moves), "solved": len(moves) - unknown, "unknown": unknown,
            "unknown_stones": sorted(unknown_stones),
            "total_s": sum(seconds),
            "median_s": statistics.median(seconds), "mean_s": statistics.fmean(seconds), "max_s": max(seconds),
@@ -147,18 +149,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--time-limit", type=float, default=600.0, help="seconds per position (then unknown)")
     parser.add_argument("--seed", type=int, default=0, help="draws the two-ply sample")
     parser.add_argument("--cold", action="store_true", help="a fresh transposition table per position")
+    parser.add_argument("--value-only", action="store_true", help="the value and one winning move, not every one")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     HexSolver(SIZE).solve([24, 23], time_limit=1.0)  # compile or load the kernels
-    rows = [measure(name, positions(name, args.limit, args.seed), args.time_limit, args.cold)
+    rows = [measure(name, positions(name, args.limit, args.seed), args.time_limit, args.cold, args.value_only)
             for name in args.sets]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(f"{'set':<12} {'n':>4} {'solved':>6} {'total s':>9} {'median s':>9} {'mean s':>8} {'max s':>8} "
+    print(f"{'set':<12} {'mode':<10} {'n':>4} {'solved':>6} {'total s':>9} {'median s':>9} {'mean s':>8} {'max s':>8} "
           f"{'median nodes':>12} {'mean nodes':>10} {'max nodes':>9}")
     for r in rows:
-        print(f"{r['set']:<12} {r['positions']:>4} {r['solved']:>6} {r['total_s']:>9.1f} {r['median_s']:>9.4f} "
+        print(f"{r['set']:<12} {r['mode']:<10} {r['positions']:>4} {r['solved']:>6} {r['total_s']:>9.1f} {r['median_s']:>9.4f} "
               f"{r['mean_s']:>8.3f} {r['max_s']:>8.2f} {r['median_nodes']:>12.0f} {r['mean_nodes']:>10.0f} "
               f"{r['max_nodes']:>9}")
         if r["unknown"]:

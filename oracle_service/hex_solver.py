@@ -54,7 +54,9 @@ EMPTY, BLACK, WHITE, DEAD = 0, 1, 2, 3
 MAX_SIZE = 9
 # Ring order of the six neighbours, cyclic (each is adjacent to the next):
 _RING_STEPS = ((-1, 0), (-1, 1), (0, 1), (1, 0), (1, -1), (0, -1))
-WIN, LOSS, ABORT = 1, 0, -1  # a node's result for its side to move (ABORT: limit reached)
+WIN, LOSS = 1, 0  # what a position's facts decide for its side to move
+_INF = np.int64(1 << 30)  # a proof or disproof number that no search reaches: proved
+_PROVEN_WORK = np.int64(2**31 - 1)  # the subtree size a proof is stored with (kept first)
 
 
 class HexPositionError(ValueError):
@@ -339,122 +341,204 @@ def _hash(board, mover, zobrist):
 
 
 @njit(cache=True)
-def _tt_probe(h, tt_key, tt_val, tt_lo, tt_hi):
+def _tt_probe(h, tt_key, tt_pn, tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work):
+    """(found, pn, dn, lo, hi, mustplay lo, hi) of position ``h``. Proved (pn or dn 0):
+    lo/hi is the proof's carrier. Not yet: lo/hi is the carrier of the threats and
+    refutations found so far, and the mustplay their intersection (0 when unknown)."""
     slot = np.int64(h & np.uint64(tt_key.shape[0] // 2 - 1)) * 2
     for s in range(slot, slot + 2):
-        if tt_key[s] == h and tt_val[s] >= 0:
-            return tt_val[s], tt_lo[s], tt_hi[s]
-    return -1, np.uint64(0), np.uint64(0)
+        if tt_key[s] == h and tt_pn[s] >= 0:
+            return True, np.int64(tt_pn[s]), np.int64(tt_dn[s]), tt_lo[s], tt_hi[s], tt_mlo[s], tt_mhi[s]
+    zero = np.uint64(0)
+    return False, np.int64(1), np.int64(1), zero, zero, zero, zero
 
 
 @njit(cache=True)
-def _tt_store(h, val, lo, hi, work, tt_key, tt_val, tt_lo, tt_hi, tt_work):
+def _tt_store(h, pn, dn, lo, hi, mlo, mhi, work, tt_key, tt_pn, tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work):
+    """Two entries per bucket: the first kept for the larger subtree (a proof counts as
+    the largest: it is never recomputed), the second always replaced."""
     slot = np.int64(h & np.uint64(tt_key.shape[0] // 2 - 1)) * 2
-    s = slot if work >= tt_work[slot] or tt_key[slot] == h else slot + 1
-    tt_key[s], tt_val[s], tt_lo[s], tt_hi[s], tt_work[s] = h, val, lo, hi, work
+    if pn == 0 or dn == 0:
+        work = _PROVEN_WORK
+    if tt_key[slot + 1] == h:
+        s = slot + 1
+    elif tt_key[slot] == h or work >= tt_work[slot]:
+        s = slot
+    else:
+        s = slot + 1
+    tt_key[s], tt_lo[s], tt_hi[s], tt_mlo[s], tt_mhi[s] = h, lo, hi, mlo, mhi
+    tt_pn[s] = min(pn, _INF)
+    tt_dn[s] = min(dn, _INF)
+    tt_work[s] = min(work, _PROVEN_WORK)
 
 
 @njit(cache=True)
-def _search(board, mover, neighbours, ring_own, edges, useless, zobrist, tt_key, tt_val, tt_lo, tt_hi, tt_work,
-            stats, deadline, use_vc):
-    """(result for the side to move: WIN, LOSS or ABORT, carrier lo, carrier hi).
+def _node_facts(board, mover, neighbours, edges, label, flags, stack, moves, use_vc):
+    """What a (filled) position shows before any move is searched:
+    (WIN, LOSS or -1 undecided, carrier lo, hi, mustplay lo, hi).
 
-    stats int64[3]: nodes so far, node limit (-1 none), 1 if ``deadline`` (a
-    time.perf_counter() value) is to be checked."""
+    Decided: a chain already made (by filled-in captured cells), an immediate win of the
+    mover, or a virtual connection of either side. Undecided: the carrier holds the
+    opponent's threats (its immediate wins and semi-connections, each a way to win that
+    the mover must break) and the mustplay their intersection, outside which every move
+    loses."""
+    zero = np.uint64(0)
+    opp = 3 - mover
+    if _group_flags(board, mover, neighbours, edges, label, flags, stack):
+        return WIN, zero, zero, zero, zero
+    if _group_flags(board, opp, neighbours, edges, label, flags, stack):
+        return LOSS, zero, zero, zero, zero
+    lo, hi = zero, zero
+    mlo, mhi = ~zero, ~zero
+    # the labels of opp from the test above give its immediate wins, each a threat
+    # with carrier {cell}
+    threats = _winning_cells(board, opp, neighbours, edges, label, flags, moves)
+    for i in range(threats):
+        blo, bhi = _bit(moves[i])
+        mlo &= blo
+        mhi &= bhi
+        lo |= blo
+        hi |= bhi
+    _group_flags(board, mover, neighbours, edges, label, flags, stack)
+    if _winning_cells(board, mover, neighbours, edges, label, flags, moves) > 0:
+        wlo, whi = _bit(moves[0])
+        return WIN, wlo, whi, zero, zero
+    if threats < 2 and use_vc:
+        vc_out = np.empty((1, 2), np.uint64)
+        sc_out = np.empty((SC_CAP, 2), np.uint64)
+        has_vc, nsc = hsearch(board, mover, neighbours, edges, vc_out, sc_out)
+        if has_vc:  # connected even with the opponent to move
+            return WIN, vc_out[0, 0], vc_out[0, 1], zero, zero
+        if nsc > 0:  # connects by moving
+            return WIN, sc_out[0, 0], sc_out[0, 1], zero, zero
+        has_vc, nsc = hsearch(board, opp, neighbours, edges, vc_out, sc_out)
+        if has_vc:
+            return LOSS, vc_out[0, 0], vc_out[0, 1], zero, zero
+        for i in range(nsc):
+            mlo &= sc_out[i, 0]
+            mhi &= sc_out[i, 1]
+            lo |= sc_out[i, 0]
+            hi |= sc_out[i, 1]
+    return -1, lo, hi, mlo, mhi
+
+
+@njit(cache=True)
+def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zobrist, tt_key, tt_pn, tt_dn,
+         tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work, stats, deadline, use_vc):
+    """One visit of depth-first proof-number search (Nagai's MID, with the 1 + epsilon
+    threshold of Pawlewicz and Lew) at the position ``board`` (hash ``h``, before any
+    filling), for the side to move: returns (pn, dn, carrier lo, hi) once pn >= th_pn
+    or dn >= th_dn. pn == 0: the mover wins; dn == 0: it loses; the carrier is valid for
+    those only.
+
+    pn and dn are negamax numbers: pn is the least dn of a child, dn the sum of the
+    children's pn. A child proved a win for the opponent (a losing move) narrows the
+    mustplay to its carrier, so its siblings outside that carrier are dropped as
+    losing too, as the carriers of ``_node_facts``'s threats do before any child is
+    searched.
+
+    stats int64[4]: nodes so far, node limit (-1 none), 1 if ``deadline`` (a
+    time.perf_counter() value) is to be checked, 1 once a limit stopped the search (then
+    every visit returns at once, unproven)."""
     n = board.shape[0]
     zero = np.uint64(0)
     stats[0] += 1
     if stats[1] >= 0 and stats[0] > stats[1]:
-        return ABORT, zero, zero
-    if stats[2] and stats[0] & 255 == 0:
-        if _now() > deadline:
-            stats[1] = 0  # every caller stops at its next node
-            return ABORT, zero, zero
+        stats[3] = 1
+    if stats[2] and stats[0] & 255 == 0 and _now() > deadline:
+        stats[3] = 1
+    if stats[3]:
+        return np.int64(1), np.int64(1), zero, zero
+    found, pn, dn, lo, hi, mlo, mhi = _tt_probe(h, tt_key, tt_pn, tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work)
+    if found and (pn == 0 or dn == 0):
+        return pn, dn, lo, hi
     start = stats[0]
     opp = 3 - mover
     filled = np.empty(n, np.int64)
     nfill, cap_lo, cap_hi = _fill_inferior(board, neighbours, ring_own, useless, filled)
+    hf = h
+    for i in range(nfill):
+        hf ^= zobrist[board[filled[i]], filled[i]]
     label = np.empty(n, np.int64)
     flags = np.empty(n, np.int64)
     stack = np.empty(2 * n + 2, np.int64)  # also the distance queue of _order_moves
     moves = np.empty(n, np.int64)
-    res, lo, hi = LOSS, zero, zero
-    if _group_flags(board, mover, neighbours, edges, label, flags, stack):
-        res = WIN  # the captured cells completed the mover's chain
-    elif _group_flags(board, opp, neighbours, edges, label, flags, stack):
-        res = LOSS
+    if found and (mlo != 0 or mhi != 0):  # a visit before this one stored the facts
+        res = -1
     else:
-        h = _hash(board, mover, zobrist)
-        val, lo, hi = _tt_probe(h, tt_key, tt_val, tt_lo, tt_hi)
-        if val >= 0:
-            res = np.int64(val)
-        else:
-            res = -1
-            # the opponent's immediate wins (labels of opp from the test above): each is
-            # a threat with carrier {cell}, and the mover must play inside them all
-            threats = _winning_cells(board, opp, neighbours, edges, label, flags, moves)
-            mlo, mhi = ~zero, ~zero  # the mustplay
-            for i in range(threats):
-                blo, bhi = _bit(moves[i])
-                mlo &= blo
-                mhi &= bhi
-                lo |= blo
-                hi |= bhi
-            _group_flags(board, mover, neighbours, edges, label, flags, stack)
-            if _winning_cells(board, mover, neighbours, edges, label, flags, moves) > 0:
-                res = WIN
-                lo, hi = _bit(moves[0])
-            elif threats < 2 and use_vc:
-                vc_out = np.empty((1, 2), np.uint64)
-                sc_out = np.empty((SC_CAP, 2), np.uint64)
-                has_vc, nsc = hsearch(board, mover, neighbours, edges, vc_out, sc_out)
-                if has_vc or nsc > 0:  # the mover is connected, or connects by moving
-                    res = WIN
-                    lo, hi = (vc_out[0, 0], vc_out[0, 1]) if has_vc else (sc_out[0, 0], sc_out[0, 1])
-                else:
-                    has_vc, nsc = hsearch(board, opp, neighbours, edges, vc_out, sc_out)
-                    if has_vc:
-                        res = LOSS
-                        lo, hi = vc_out[0, 0], vc_out[0, 1]
-                    for i in range(nsc):  # each SC of the opponent is a threat with its carrier
-                        mlo &= sc_out[i, 0]
-                        mhi &= sc_out[i, 1]
-                        lo |= sc_out[i, 0]
-                        hi |= sc_out[i, 1]
-            if res < 0:
-                count = 0
-                for p in range(n):
-                    if board[p] == EMPTY and _has(mlo, mhi, p):
-                        moves[count] = p
-                        count += 1
-                if count > 1:
-                    _order_moves(board, mover, neighbours, edges, moves, count, label, stack)
-                res = LOSS
-                for i in range(count):
-                    m = moves[i]
-                    if not _has(mlo, mhi, m):
-                        continue
-                    board[m] = mover
-                    r, clo, chi = _search(board, opp, neighbours, ring_own, edges, useless, zobrist, tt_key,
-                                          tt_val, tt_lo, tt_hi, tt_work, stats, deadline, use_vc)
-                    board[m] = EMPTY
-                    if r == ABORT:
-                        res = ABORT
-                        break
-                    if r == LOSS:
-                        res = WIN
-                        blo, bhi = _bit(m)
-                        lo, hi = clo | blo, chi | bhi
-                        break
-                    lo |= clo
-                    hi |= chi
-                    mlo &= clo
-                    mhi &= chi
-            if res != ABORT:
-                _tt_store(h, res, lo, hi, stats[0] - start, tt_key, tt_val, tt_lo, tt_hi, tt_work)
+        res, lo, hi, mlo, mhi = _node_facts(board, mover, neighbours, edges, label, flags, stack, moves, use_vc)
+    if res == WIN:
+        pn, dn = np.int64(0), _INF
+    elif res == LOSS:
+        pn, dn = _INF, np.int64(0)
+    else:
+        count = 0
+        for p in range(n):
+            if board[p] == EMPTY and _has(mlo, mhi, p):
+                moves[count] = p
+                count += 1
+        if count > 1:
+            _order_moves(board, mover, neighbours, edges, moves, count, label, stack)
+        cpn = np.empty(count, np.int64)
+        cdn = np.empty(count, np.int64)
+        clo = np.empty(count, np.uint64)
+        chi = np.empty(count, np.uint64)
+        side = zobrist[0, 0]
+        for i in range(count):
+            m = moves[i]
+            _, cpn[i], cdn[i], clo[i], chi[i], _, _ = _tt_probe(hf ^ zobrist[mover, m] ^ side, tt_key, tt_pn,
+                                                                tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work)
+            if cpn[i] == 0:  # a losing move already known
+                mlo &= clo[i]
+                mhi &= chi[i]
+                lo |= clo[i]
+                hi |= chi[i]
+        while True:
+            pn, dn = _INF, np.int64(0)
+            best, best_dn, second_dn = -1, _INF, _INF
+            for i in range(count):
+                if not _has(mlo, mhi, moves[i]) or cpn[i] == 0:
+                    continue
+                if cdn[i] == 0:  # the reply loses: the mover wins
+                    blo, bhi = _bit(moves[i])
+                    pn, dn, lo, hi = np.int64(0), _INF, clo[i] | blo, chi[i] | bhi
+                    best = -1
+                    break
+                dn = min(dn + cpn[i], _INF)
+                if cdn[i] < best_dn:
+                    best, best_dn, second_dn = i, cdn[i], best_dn
+                elif cdn[i] < second_dn:
+                    second_dn = cdn[i]
+            if best < 0:  # proved: won above, or no move left (lost, carrier lo/hi)
+                break
+            pn = best_dn
+            if pn >= th_pn or dn >= th_dn or stats[3]:
+                break
+            child_th_pn = min(th_dn - dn + cpn[best], _INF)
+            child_th_dn = th_pn if second_dn >= _INF else min(th_pn, second_dn + second_dn // 4 + 1)
+            m = moves[best]
+            board[m] = mover
+            cpn[best], cdn[best], clo[best], chi[best] = _mid(
+                board, opp, hf ^ zobrist[mover, m] ^ side, child_th_pn, child_th_dn, neighbours, ring_own, edges,
+                useless, zobrist, tt_key, tt_pn, tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work, stats, deadline,
+                use_vc)
+            board[m] = EMPTY
+            if cpn[best] == 0:
+                mlo &= clo[best]
+                mhi &= chi[best]
+                lo |= clo[best]
+                hi |= chi[best]
+    proved = pn == 0 or dn == 0
+    if proved:
+        lo |= cap_lo
+        hi |= cap_hi
+        mlo, mhi = zero, zero
+    if proved or not stats[3]:
+        _tt_store(h, pn, dn, lo, hi, mlo, mhi, stats[0] - start, tt_key, tt_pn, tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi,
+                  tt_work)
     for i in range(nfill):
         board[filled[i]] = EMPTY
-    return res, lo | cap_lo, hi | cap_hi
+    return pn, dn, lo, hi
 
 
 @njit(cache=True)
@@ -494,7 +578,7 @@ class HexSolver:
 
     ``node_limit`` / ``time_limit`` (seconds) bound one call (they can be overridden per
     call); a call that reaches one answers ``value=None``. The transposition table
-    (``2**tt_log2`` buckets of two entries, 33 bytes each) is kept across calls.
+    (``2**tt_log2`` buckets of two entries, 52 bytes each) is kept across calls.
     """
 
     def __init__(self, size: int, *, node_limit: int | None = None, time_limit: float | None = None,
@@ -511,8 +595,10 @@ class HexSolver:
         self._zobrist = rng.integers(1, 2**63, size=(4, self.cells), dtype=np.int64).astype(np.uint64)
         self._zobrist[0, 0] = np.uint64(rng.integers(1, 2**63))  # the side key (White to move)
         entries = 2 * (1 << tt_log2)
-        self._tt = (np.zeros(entries, np.uint64), np.full(entries, -1, np.int8), np.zeros(entries, np.uint64),
-                    np.zeros(entries, np.uint64), np.zeros(entries, np.int64))
+        # key, pn (-1: empty slot), dn, carrier lo, hi, mustplay lo, hi, subtree size
+        self._tt = (np.zeros(entries, np.uint64), np.full(entries, -1, np.int32), np.zeros(entries, np.int32),
+                    np.zeros(entries, np.uint64), np.zeros(entries, np.uint64), np.zeros(entries, np.uint64),
+                    np.zeros(entries, np.uint64), np.zeros(entries, np.int32))
 
     # ---- positions ----------------------------------------------------------
 
@@ -577,18 +663,76 @@ class HexSolver:
         winning = tuple(p for p, v in enumerate(values) if v == 1)
         return HexResult(1 if winning else -1, winning, nodes, seconds)
 
-    def _move_values(self, board, mover, node_limit, time_limit):
-        """([+1 / -1 / None per cell], nodes): each move is proved unless a refutation
-        already shows it loses (a move outside the carrier of a refuted move's proof)."""
+    def solve_value(self, cells, *, node_limit: int | None = None, time_limit: float | None = None) -> HexResult:
+        """The value after ``cells`` and, where the side to move wins, one winning move
+        (``winning`` holds that one only): a single proof, where ``solve`` proves every
+        winning move. What an opponent playing perfectly, and a dataset that needs only
+        the value, ask for."""
+        board, mover = self.board_of(list(cells))
+        t0 = time.perf_counter()
+        stats, deadline = self._limits(node_limit, time_limit)
+        pn, dn = self._root(board, mover, stats, deadline)[:2]
+        winning: tuple[int, ...] = ()
+        if pn == 0:
+            move = self._winning_move(board, mover, stats, deadline)
+            winning = () if move is None else (move,)
+        value = -1 if dn == 0 else 1 if winning else None
+        return HexResult(value, winning, int(stats[0]), time.perf_counter() - t0)
+
+    def _limits(self, node_limit, time_limit):
+        """(stats, deadline) of one call: the search's counters (``_mid``) and limits."""
         node_limit = self.node_limit if node_limit is None else node_limit
         time_limit = self.time_limit if time_limit is None else time_limit
-        stats = np.zeros(3, np.int64)
+        stats = np.zeros(4, np.int64)
         stats[1] = -1 if node_limit is None else int(node_limit)
         deadline = 0.0
         if time_limit is not None:
             stats[2] = 1
             deadline = time.perf_counter() + float(time_limit)
+        return stats, deadline
+
+    def _root(self, board, mover, stats, deadline):
+        """(pn, dn, carrier lo, hi) of the position: pn 0 won, dn 0 lost, else a limit
+        stopped the search."""
+        return _mid(board, mover, _hash(board, mover, self._zobrist), _INF, _INF, self._neighbours, self._ring_own,
+                    self._edges, self._useless, self._zobrist, *self._tt, stats, deadline, self.use_vc)
+
+    def _winning_move(self, board, mover, stats, deadline):
+        """A winning move of a won position just proved: the child the proof used, read
+        from the table (as ``_mid`` keys it, after the root's filling), else the first
+        move of the position whose reply a search proves lost (the filling may have left
+        no empty cell: captured cells can complete a chain). None if a limit stops that
+        search."""
+        filled = board.copy()
+        _fill_inferior(filled, self._neighbours, self._ring_own, self._useless, np.empty(self.cells, np.int64))
+        key = _hash(filled, mover, self._zobrist) ^ self._zobrist[0, 0]
+        for m in _root_order(filled, mover, self._neighbours, self._edges):
+            if _tt_probe(key ^ self._zobrist[mover, m], *self._tt)[2] == 0:
+                return int(m)
+        for m in _root_order(board, mover, self._neighbours, self._edges):
+            m = int(m)
+            board[m] = mover
+            won = _chain_winner(board, self._neighbours, self._edges) == mover
+            dn = 0 if won else self._root(board, 3 - mover, stats, deadline)[1]
+            board[m] = EMPTY
+            if dn == 0:
+                return m
+            if stats[3]:  # a limit was reached
+                return None
+        return None
+
+    def _move_values(self, board, mover, node_limit, time_limit):
+        """([+1 / -1 / None per cell], nodes). The position is proved first: where the
+        mover loses, that one proof refutes every move. Otherwise each move is proved,
+        unless a refutation already shows it loses (a move outside the carrier of a
+        refuted move's proof)."""
+        stats, deadline = self._limits(node_limit, time_limit)
         values: list[int | None] = [None] * self.cells
+        pn, dn = self._root(board, mover, stats, deadline)[:2]
+        if dn == 0:
+            return [-1 if v == EMPTY else None for v in board], int(stats[0])
+        if pn != 0:
+            return values, int(stats[0])
         opp = 3 - mover
         must = None  # the intersection of the refutations' carriers (cells that might win)
         for m in _root_order(board, mover, self._neighbours, self._edges):
@@ -597,16 +741,14 @@ class HexSolver:
                 values[m] = -1
                 continue
             board[m] = mover
-            won = _chain_winner(board, self._neighbours, self._edges) == mover
-            if won:
-                r = LOSS
+            if _chain_winner(board, self._neighbours, self._edges) == mover:
+                pn, dn = 1, 0
             else:
-                r, lo, hi = _search(board, opp, self._neighbours, self._ring_own, self._edges, self._useless,
-                                    self._zobrist, *self._tt, stats, deadline, self.use_vc)
+                pn, dn, lo, hi = self._root(board, opp, stats, deadline)
             board[m] = EMPTY
-            if r == ABORT:
+            if pn != 0 and dn != 0:  # a limit stopped the search
                 break
-            if r == LOSS:
+            if dn == 0:  # the reply loses
                 values[m] = 1
             else:
                 values[m] = -1

@@ -192,6 +192,33 @@ def test_random_positions_5x5_6x6(size, stones, count):
         check_against_reference(solver, board, mover, memo)
 
 
+def random_cells(rng, size, stones):
+    """A random move list of ``stones`` cells after which nobody is connected (retried
+    until so), with its board int8[N] and the side to move."""
+    while True:
+        cells = [int(p) for p in rng.permutation(size * size)[:stones]]
+        board = np.zeros(size * size, np.int8)
+        for ply, p in enumerate(cells):
+            board[p] = 1 + ply % 2
+        if not ref_connected(board, size, 1) and not ref_connected(board, size, 2):
+            return cells, board, 1 + stones % 2
+
+
+@pytest.mark.parametrize("size,stones,count", [(4, 1, 30), (5, 12, 30), (6, 23, 15)])
+def test_solve_value_against_the_reference(size, stones, count):
+    """The value alone: it equals the reference's, and the one winning move given is one
+    of the reference's winning moves (none when the mover loses)."""
+    solver = HexSolver(size)
+    memo = new_memo()
+    rng = np.random.default_rng(100 + size)
+    for _ in range(count):
+        cells, board, mover = random_cells(rng, size, stones + int(rng.integers(0, 3)))
+        expected = {int(p) for p in ref_winning(board.copy(), size, mover, memo)}
+        got = solver.solve_value(cells)
+        assert got.value == (1 if expected else -1), (cells, got)
+        assert len(got.winning) == (1 if expected else 0) and set(got.winning) <= expected, (cells, got)
+
+
 def test_small_boards_empty():
     """Sizes 1 and 2, and the known openings: on 3x3 the short diagonal (0,2) (1,1)
     (2,0) and the two cells beside the centre, (1,0) and (1,2); on 4x4 the short

@@ -144,19 +144,18 @@ def speedups(net: nn.Module, candidates: dict[str, nn.Module], obs: torch.Tensor
 
 
 def candidates(net: nn.Module, device: torch.device) -> tuple[str, ...]:
-    """The dtypes ``auto`` times for ``net`` on ``device``: bf16 where the hardware has
-    native bf16 arithmetic (a GPU, or a CPU that oneDNN runs bf16 on natively: AVX512
-    with BF16, AMX); int8 for the conv towers on a CPU with fbgemm's x86 kernels. Not:
-    bf16 on other CPUs, where torch emulates it, 4-7x slower than fp32 (measured on
-    AVX2; timing it would cost minutes for a conv tower); int8 for the residual MLPs,
+    """The dtypes ``auto`` times for ``net`` on ``device``: bf16 on a GPU; int8 for the
+    conv towers on a CPU with fbgemm's x86 kernels. Not: bf16 on a CPU, where it is
+    either emulated, 4-7x slower than fp32 (measured on AVX2), or native (AVX512 with
+    BF16, AMX) but outside the tolerance: on an Intel Xeon with AMX it changed 1.2-17%
+    of the greedy moves on the labelled sets (tests/learner/test_fast_inference.py;
+    ``inference_dtype=bf16`` still asks for it); int8 for the residual MLPs,
     whose dynamically quantised activations (the residual stream, one scale per batch)
     put the values 0.03-0.15 off fp32 (tic-tac-toe untrained, Connect Four trained), far
     outside the tolerance, for a gain of 1.05-1.6x (README, Inference precision)."""
     if device.type == "cuda":
         return ("bf16",)
     out = ()
-    if torch.ops.mkldnn._is_mkldnn_bf16_supported():
-        out += ("bf16",)
     if isinstance(_tower(net), ConvResTower) and {"fbgemm", "x86"} & set(torch.backends.quantized.supported_engines):
         out += ("int8",)
     return out

@@ -105,8 +105,16 @@ def test_the_int8_conv_tower_agrees_with_fp32_on_othello():
     q_ref, v_ref = greedy_q(game, ds.states, reference)
     q, v = greedy_q(game, ds.states, fast)
     assert fast.fast.dtype == "int8" and v_ref.std() > 0.01
-    diff, agree = float(np.abs(v - v_ref).max()), float((q.argmax(1) == q_ref.argmax(1)).mean())
-    print(f"othello int8: max |value diff| {diff:.4f}, greedy agreement {agree:.4f}, value std {v_ref.std():.3f}")
+    diff = float(np.abs(v - v_ref).max())
+    # A greedy move may flip between two children closer than twice the values' largest
+    # difference: the value bound allows it. On an Intel Xeon with AMX, 2 of the 54 did
+    # (fp32 gaps 0.0015 and 0.0004, the values 0.0027 apart at most); any other flip counts.
+    ref_move, fast_move = q_ref.argmax(1), q.argmax(1)
+    rows = np.arange(len(q_ref))
+    gap = q_ref[rows, ref_move] - q_ref[rows, fast_move]
+    agree = float(((fast_move == ref_move) | (gap <= 2 * diff)).mean())
+    print(f"othello int8: max |value diff| {diff:.4f}, greedy agreement beyond ties {agree:.4f}, "
+          f"exact {float((fast_move == ref_move).mean()):.4f}, value std {v_ref.std():.3f}")
     assert diff <= inference.TOLERANCE
     assert agree >= 0.995
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import time
+
 import numpy as np
 import pytest
 
@@ -144,6 +146,16 @@ def test_each_version_is_answered_by_its_weights_and_a_restarted_server_gets_the
     with pytest.raises(RuntimeError, match="weight version 1"):
         old(obs)
     ray.kill(server, no_restart=False)  # restarted empty: the client sends its version again
+    # The kill is asynchronous: wait for the restarted server (holding nothing), else a call
+    # may still reach the old process (seen on a fast machine).
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if not ray.get(server.stats.remote())["versions_held"]:
+                break
+        except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError):
+            pass  # between the two processes
+        time.sleep(0.2)
     local.set_weights(nets[3], 3)
     np.testing.assert_allclose(new(obs), local(obs), atol=1e-6)
     assert ray.get(server.stats.remote())["versions_held"] == [3]

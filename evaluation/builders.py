@@ -185,7 +185,9 @@ def solve_hex_moves(game: Game, oracle, moves: list[list[int]], log=print, chunk
 def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=print, chunk: int = 16):
     """(move lists, records, given up, solved count): ``per_outcome`` positions won and as
     many lost for the mover, among the two-ply rotation classes taken in a seeded random
-    order and solved until both are full; sorted by moves."""
+    order and solved until both are full; sorted by moves. Value-only (``HexValue``
+    records): the openings are where play starts, and need their outcome, not every
+    winning move (a proof of each move of a two-ply 7x7 position costs minutes)."""
     pool = hex_rotation_classes(game, 2)
     order = np.random.default_rng(seed).permutation(len(pool))
     kept = {1: [], -1: []}
@@ -195,7 +197,7 @@ def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=p
         if all(len(v) >= per_outcome for v in kept.values()):
             break
         batch = [pool[i] for i in order[lo:lo + chunk]]
-        for m, r in zip(batch, oracle.solve_states(game.from_moves(batch), strict=False)):
+        for m, r in zip(batch, oracle.solve_states(game.from_moves(batch), strict=False, value_only=True)):
             solved += 1
             if r is None:
                 given_up.append(m)
@@ -241,7 +243,7 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
     elif name == "hex-openings":
         moves, records, given_up, solved = balanced_hex_openings(game, oracle, 64, seed=0, log=log)
         desc, seed = ("64 won and 64 lost positions for the mover after 2 plies, one per rotation class, "
-                      "the first of each outcome in a seeded order"), 0
+                      "the first of each outcome in a seeded order; the value and one winning move"), 0
     else:
         raise DatasetError(f"no builder for {name!r}")
     if given_up:
@@ -250,9 +252,16 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
     cost = {"seconds": round(time.perf_counter() - start, 1), "positions_solved": solved,
             "unknown_answers": oracle.unknown_queries, "first_time_limit_s": time_limit, "retries": retries}
     log(f"{name}: {len(moves)} states labelled, {cost}")
+    if name == "hex-openings":
+        extra = {"winning_move": pa.array([r.move for r in records], pa.int16())}
+        columns = dataset_columns(moves, None, [r.value for r in records], None, extra)
+        solver = "oracle_service.hex_solver (weak, value only: win or loss, one winning move)"
+    else:
+        columns = hex_label_columns(game, moves, records)
+        solver = "oracle_service.hex_solver (weak: win or loss, every winning move)"
     meta = dataset_meta(name, game, seed, desc, labelling_cost=cost, gave_up=given_up, labelling_note=note,
-                        solver="oracle_service.hex_solver (weak: win or loss, every winning move)")
-    return hex_label_columns(game, moves, records), meta
+                        solver=solver)
+    return columns, meta
 
 
 def build_main(argv: list[str] | None = None) -> int:
@@ -262,14 +271,26 @@ def build_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--game", required=True, help="connect4, chomp, fgame, hex, othello or go")
     parser.add_argument("--name", nargs="*", help="only these datasets of the game")
     parser.add_argument("--out", type=Path, help="write here instead of evaluation/data or the cache")
+    hexes = parser.add_argument_group("hex (the solver-labelled sets)")
+    hexes.add_argument("--time-limit", type=float, default=HEX_TIME_LIMIT,
+                       help=f"the first time limit per position, seconds (default {HEX_TIME_LIMIT:g})")
+    hexes.add_argument("--retries", type=int, default=HEX_RETRIES,
+                       help=f"how often a position left unknown is asked again, each time under a 10 times "
+                            f"larger limit (default {HEX_RETRIES})")
+    hexes.add_argument("--note", help="the labelling note kept in the file's metadata")
     args = parser.parse_args(argv)
     names = args.name or names_for_game(args.game)
     if not names:
         parser.error(f"no datasets for game {args.game!r}")
+    if args.time_limit <= 0 or args.retries < 0:
+        parser.error(f"--time-limit must be positive and --retries at least 0, got {args.time_limit:g} and "
+                     f"{args.retries}")
     for name in names:
         start = time.perf_counter()
+        solver_limits = {"time_limit": args.time_limit, "retries": args.retries, "note": args.note}
+        kwargs = solver_limits if name in ("hex-uniform", "hex-openings") else {}
         try:
-            path = build_dataset(name, out_dir=args.out)
+            path = build_dataset(name, out_dir=args.out, **kwargs)
         except DatasetError as e:
             print(f"error: {e}")
             return 2

@@ -34,7 +34,7 @@ from games.connect4 import CENTRE_FIRST
 from oracle_service.chomp_grundy import ChompTable
 from oracle_service.connect4_engines import DEFAULT_ENGINE
 from oracle_service.connect4_solver import Board, win_score
-from oracle_service.hex_service import hex_move_order
+from oracle_service.hex_service import HexValue, hex_move_order, hex_preference_order
 from oracle_service.service import OracleWorker
 from oracle_service.store import HexSolved, NullStore, open_store
 
@@ -53,6 +53,15 @@ def _first_best(best: np.ndarray, order: np.ndarray) -> np.ndarray:
     return order[ranked.argmax(axis=1)].astype(np.int64)
 
 
+class Judged(NamedTuple):
+    """The oracle's verdict on one chosen move per state (play against the oracle)."""
+
+    value: np.ndarray  # float32[B], V*(s) for the mover
+    q: np.ndarray  # float32[B], q*(s, a) of the chosen move
+    best: np.ndarray  # bool[B], the chosen move is in the oracle-best set
+    labelled: np.ndarray  # bool[B], the state has a best move set
+
+
 class Oracle:
     game: Game
     strong: bool  # ranks moves of equal outcome (Connect Four), else only outcomes
@@ -65,6 +74,18 @@ class Oracle:
         """int64[B]: the oracle's move in each live state."""
         a = self.analyze(states)
         return _first_best(a.score == a.score.max(axis=1, keepdims=True), self.order)
+
+    def values(self, states) -> np.ndarray:
+        """float32[B]: V*(s) for the mover of each live state."""
+        return self.analyze(states).value
+
+    def judge(self, states, actions) -> Judged:
+        """The verdict on ``actions[B]`` (legal) in ``states``: what play against the
+        oracle counts. An oracle that can answer it more cheaply than by analysing every
+        move (the weak Hex oracle) does so."""
+        a = self.analyze(states)
+        i, actions = np.arange(len(actions)), np.asarray(actions, np.int64)
+        return Judged(a.value, a.q[i, actions], a.best[i, actions], a.labelled)
 
 
 def _best_of(score: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -198,16 +219,6 @@ class FGameOracle(Oracle):
         return Analysis(q.max(axis=1), q, q, _best_of(q, legal), legal.any(axis=1))
 
 
-def hex_preference_order(size: int) -> np.ndarray:
-    """int64[size * size]: Hex cells by hex distance from the board's centre, then by
-    index: the order in which the weak oracle breaks ties between moves of one outcome.
-    (Cells (r, c) and (r', c') are ``max(|dr|, |dc|, |dr + dc|)`` apart on the rhombus.)"""
-    r, c = np.divmod(np.arange(size * size), size)
-    dr, dc = 2 * r - (size - 1), 2 * c - (size - 1)  # doubled, so that even boards stay integral
-    distance = np.maximum(np.maximum(np.abs(dr), np.abs(dc)), np.abs(dr + dc))
-    return np.lexsort((np.arange(size * size), distance)).astype(np.int64)
-
-
 class HexUnsolvedError(RuntimeError):
     """Hex positions the solver left unknown at every limit tried; the message lists them."""
 
@@ -239,7 +250,8 @@ class HexOracle(Oracle):
         self.retries, self.growth = retries, growth
         self.service_queries = 0  # positions sent to the oracle service
         self.unknown_queries = 0  # answers "unknown" (then retried with larger limits)
-        self._cache: dict[bytes, HexSolved] = {}
+        self._cache: dict[bytes, HexSolved] = {}  # full records (every winning cell)
+        self._values: dict[bytes, HexValue] = {}  # value-only answers
         self._cache_size = cache_size
         self.worker = None
         if client is None:
@@ -249,10 +261,10 @@ class HexOracle(Oracle):
             self.worker = OracleWorker(NullStore() if store is None else store, tt_log2_size=10, seed_depth=0)
         self.answerer = client or self.worker  # hex_solve(size, positions, ...) -> list[Answer]
 
-    def _ask(self, boards: list[np.ndarray], scale: float) -> list:
+    def _ask(self, boards: list[np.ndarray], scale: float, value_only: bool) -> list:
         limits = {k: None if v is None else (type(v)(v * scale) if isinstance(v, int) else v * scale)
                   for k, v in self.limits.items()}
-        answers = self.answerer.hex_solve(self.size, boards, **limits)
+        answers = self.answerer.hex_solve(self.size, boards, value_only=value_only, **limits)
         if self.client is not None:
             self.service_queries += len(boards)
         bad = [(i, a.error) for i, a in enumerate(answers) if not a.ok]
@@ -261,42 +273,68 @@ class HexOracle(Oracle):
                                f"the first (item {bad[0][0]}): {bad[0][1]}")
         return [a.value for a in answers]
 
-    def solve_states(self, states, *, strict: bool = True) -> list[HexSolved | None]:
-        """The solver's answer (``HexSolved``: value and winning cells of the side to move)
-        of each live state, retried under larger limits where unknown; see the class doc."""
+    def _known(self, key: bytes, value_only: bool):
+        record = self._cache.get(key)
+        if value_only:
+            return self._values.get(key) if record is None else HexValue.of(record, self.size)
+        return record
+
+    def solve_states(self, states, *, strict: bool = True, value_only: bool = False) -> list:
+        """The solver's answer for the side to move of each live state, retried under
+        larger limits where unknown (see the class doc): ``HexSolved`` (value and every
+        winning cell), or with ``value_only`` ``HexValue`` (value and one winning cell,
+        a single proof)."""
         boards = np.asarray(states.board, np.int8)  # [B, size, size]
-        out: list[HexSolved | None] = [None] * len(boards)
         keys = [b.tobytes() for b in boards]
-        todo = []
-        for i, k in enumerate(keys):
-            if k in self._cache:
-                out[i] = self._cache[k]
-            else:
-                todo.append(i)
+        todo = [i for i, k in enumerate(keys) if self._known(k, value_only) is None]
         todo = list({keys[i]: i for i in reversed(todo)}.values())[::-1]  # one query per position
+        cache = self._values if value_only else self._cache
         scale = 1.0
         for attempt in range(self.retries + 1):
             if not todo:
                 break
-            answers = self._ask([boards[i] for i in todo], scale)
+            answers = self._ask([boards[i] for i in todo], scale, value_only)
             left = []
             for i, a in zip(todo, answers):
                 if a is None:
                     left.append(i)
                 else:
-                    if len(self._cache) >= self._cache_size:
-                        self._cache.clear()
-                    self._cache[keys[i]] = a
+                    if len(cache) >= self._cache_size:
+                        cache.clear()
+                    cache[keys[i]] = a
             self.unknown_queries += len(left)
             todo, scale = left, scale * self.growth
-        for i, k in enumerate(keys):
-            out[i] = self._cache.get(k)
+        out = [self._known(k, value_only) for k in keys]
         if todo and strict:
             shown = "; ".join(",".join(map(str, hex_move_order(boards[i]))) for i in todo[:5])
             raise HexUnsolvedError(f"the Hex solver left {len(todo)} of {len(boards)} positions unknown at every "
                                    f"limit up to {scale / self.growth:g} x {self.limits}; the first (played "
                                    f"cells, Black's then White's alternately): {shown}")
         return out
+
+    def values(self, states) -> np.ndarray:
+        return np.array([a.value for a in self.solve_states(states, value_only=True)], np.float32)
+
+    def choose(self, states) -> np.ndarray:
+        """A winning cell where the mover wins (one proof, not every winning cell), else
+        the first legal cell of the preference order."""
+        answers = self.solve_states(states, value_only=True)
+        legal = self.game.legal(states)
+        fallback = _first_best(legal, self.order)
+        return np.array([a.move if a.value > 0 else f for a, f in zip(answers, fallback)], np.int64)
+
+    def judge(self, states, actions) -> Judged:
+        """From two value-only proofs, the state's and the chosen move's child's: a weak
+        oracle's best moves are exactly its winning ones, so this is what
+        :meth:`analyze` would say of ``actions``, without proving every other move."""
+        actions = np.asarray(actions, np.int64)
+        value = self.values(states)
+        after, reward, done = self.game.step(states, actions)
+        q = np.asarray(reward, np.float32).copy()  # a move that completes a chain wins: +1
+        live = ~np.asarray(done)
+        if live.any():
+            q[live] = -self.values(take(after, np.flatnonzero(live)))
+        return Judged(value, q, (value > 0) & (q > 0), value > 0)
 
     def analyze(self, states) -> Analysis:
         legal = self.game.legal(states)  # [B, A]

@@ -93,7 +93,7 @@ def play_vs_oracle(game: Game, agent, oracle, openings, games_out: list | None =
     n = len(np.asarray(openings[0]))
     starts = games.concat([openings, openings])
     first = np.repeat([0, 1], n)
-    opening_value = oracle.analyze(openings).value  # [n] for the mover at the opening
+    opening_value = oracle.values(openings)  # [n] for the mover at the opening
     theory = np.concatenate([opening_value, -opening_value])  # [2n] for the agent
     blunders = np.zeros(2 * n, np.int64)
     counts = {"moves": 0, "labelled": 0, "matched": 0, "outcome_errors": 0}
@@ -102,14 +102,12 @@ def play_vs_oracle(game: Game, agent, oracle, openings, games_out: list | None =
         mine = movers == 0
         if not mine.any():
             return
-        a = oracle.analyze(take(states, mine))
-        chosen = actions[mine]
-        q = a.q[np.arange(chosen.size), chosen]
-        np.add.at(blunders, rows[mine], ((a.value > 0) & (q < 0)).astype(np.int64))
-        counts["moves"] += int(chosen.size)
-        counts["labelled"] += int(a.labelled.sum())
-        counts["matched"] += int((a.best[np.arange(chosen.size), chosen] & a.labelled).sum())
-        counts["outcome_errors"] += int((q < a.value).sum())
+        j = oracle.judge(take(states, mine), actions[mine])
+        np.add.at(blunders, rows[mine], ((j.value > 0) & (j.q < 0)).astype(np.int64))
+        counts["moves"] += int(j.q.size)
+        counts["labelled"] += int(j.labelled.sum())
+        counts["matched"] += int((j.best & j.labelled).sum())
+        counts["outcome_errors"] += int((j.q < j.value).sum())
 
     result = play(game, starts, (agent, oracle.choose), first, hook=hook, names=("agent", "oracle"))
     errors = result.outcome < theory

@@ -11,12 +11,13 @@
         out: ``<profile> <grundy> <winning cells>``: the cells whose taking leaves
              Grundy 0, as action indices ``row * cols + col`` (0-based, row 0 holds the
              poisoned square at col 0), ascending, comma separated, or ``-`` if none
-    solve --game hex --size N [--analyze] [--node-limit K] [--time-limit S]
+    solve --game hex --size N [--analyze | --value-only] [--node-limit K] [--time-limit S]
         in:  the played cells in move order, Black first, as comma-separated indices
              ``r * N + c`` (``8,16,3``; ``-`` = the empty board)
         out: ``<cells> <value> <winning cells>``: 1 if the side to move wins, -1 if it
              loses, and every winning cell, ascending, comma separated, or ``-`` if none;
-             ``<cells> unknown -`` when a limit was reached; with --analyze
+             ``<cells> unknown -`` when a limit was reached; with --value-only the same
+             line with one winning cell only (a single proof: far cheaper early on); with --analyze
              ``<cells> <value of cell 0> ... <value of cell N*N-1>``: 1 / -1 per empty
              cell (``unknown`` under a limit), ``-`` for an occupied one. --node-limit and
              --time-limit (seconds) bound each line; the solver's table is kept across lines
@@ -143,7 +144,7 @@ def _hex(args) -> Callable[[str], str]:
             occupied = set(cells)
             words = [EMPTY if p in occupied else "unknown" if v is None else str(v) for p, v in enumerate(values)]
             return " ".join([line] + words)
-        result = solver.solve(cells)
+        result = solver.solve_value(cells) if args.value_only else solver.solve(cells)
         if result.value is None:
             return f"{line} unknown {EMPTY}"
         return f"{line} {result.value} {','.join(map(str, result.winning)) or EMPTY}"
@@ -185,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="plies below a position whose stored scores seed its search (0: none)")
     hx = solve.add_argument_group("hex")
     hx.add_argument("--size", type=int, help="board size, 1..9")
+    hx.add_argument("--value-only", action="store_true", help="the value and one winning cell, not every one")
     hx.add_argument("--node-limit", type=int, help="search nodes per line; beyond it the answer is unknown")
     hx.add_argument("--time-limit", type=float, help="seconds per line; beyond it the answer is unknown")
     fg = solve.add_argument_group("fgame")
@@ -198,7 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _check_options(parser: argparse.ArgumentParser, args) -> None:
     """Options of another game are errors, not silently ignored."""
     own = {"connect4": ("weak", "analyze", "engine"), "chomp": ("rows", "cols", "cache_dir"),
-           "fgame": ("depth", "branching", "beta", "seed"), "hex": ("size", "analyze", "node_limit", "time_limit")}
+           "fgame": ("depth", "branching", "beta", "seed"), "hex": ("size", "analyze", "value_only", "node_limit",
+                                                                                  "time_limit")}
     for name in {name for names in own.values() for name in names}:
         owners = [game for game, names in own.items() if name in names]
         if args.game not in owners and getattr(args, name) not in (None, False):
@@ -207,6 +210,8 @@ def _check_options(parser: argparse.ArgumentParser, args) -> None:
     missing = [f"--{n}" for n in required.get(args.game, ()) if getattr(args, n) is None]
     if missing:
         parser.error(f"--game {args.game} needs {', '.join(missing)}")
+    if args.game == "hex" and args.analyze and args.value_only:
+        parser.error("--analyze (every cell's value) and --value-only (one winning cell) exclude each other")
 
 
 def run_book(args, stdout: TextIO, stderr: TextIO) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,6 +26,36 @@ def hex_move_order(board: np.ndarray) -> list[int]:
     flat = np.asarray(board).reshape(-1)
     black, white = np.flatnonzero(flat == 1).tolist(), np.flatnonzero(flat == 2).tolist()
     return [c for pair in itertools.zip_longest(black, white) for c in pair if c is not None]
+
+
+def hex_preference_order(size: int) -> np.ndarray:
+    """int64[size * size]: Hex cells by hex distance from the board's centre, then by
+    index: the order in which the weak oracle breaks ties between moves of one outcome.
+    (Cells (r, c) and (r', c') are ``max(|dr|, |dc|, |dr + dc|)`` apart on the rhombus.)"""
+    r, c = np.divmod(np.arange(size * size), size)
+    dr, dc = 2 * r - (size - 1), 2 * c - (size - 1)  # doubled, so that even boards stay integral
+    distance = np.maximum(np.maximum(np.abs(dr), np.abs(dc)), np.abs(dr + dc))
+    return np.lexsort((np.arange(size * size), distance)).astype(np.int64)
+
+
+class HexValue(NamedTuple):
+    """A value-only Hex answer for the side to move: ``value`` +1 or -1 and ``move``,
+    one winning cell (-1 where the value is -1). Where several cells win, which one
+    depends on what the solver proved before; any of them wins."""
+
+    value: int
+    move: int = -1
+
+    @staticmethod
+    def of(record: HexSolved, size: int) -> HexValue:
+        """The value of a full record and its first winning cell in
+        :func:`hex_preference_order` (the one cell of a value-only solve's record)."""
+        if record.value < 0:
+            return HexValue(-1)
+        order = hex_preference_order(size)
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        return HexValue(1, int(min(record.winning, key=lambda c: rank[c])))
 
 
 class HexAnswers:
@@ -74,16 +105,22 @@ class HexAnswers:
         return board.reshape(size, size)
 
     def solve(self, size: int, positions: Sequence, *, node_limit: int | None = None,
-              time_limit: float | None = None) -> list[Answer]:
+              time_limit: float | None = None, value_only: bool = False) -> list[Answer]:
         """Per Hex position (the played cells in move order, or an int8[size, size] board):
         ``Answer(HexSolved(value, winning))`` for the side to move (value +1 or -1, all its
         winning cells ascending), ``Answer(None)`` when the solver reached its limit
         (unknown), or the item's error. Limits per query: ``node_limit``, ``time_limit``
         (seconds), default the worker's (``hex_node_limit``, ``hex_time_limit``).
 
-        The store is read first and written after (only exact answers); a winning move's
-        child is lost for its mover, which also makes a full record (-1, no winning cell),
-        so those are stored too."""
+        ``value_only``: ``Answer(HexValue(value, move))`` instead, the value and one winning
+        cell (-1 where the mover loses), from a single proof (``HexSolver.solve_value``):
+        what a perfect opponent and a value label need, often far cheaper than proving
+        every move of an early position. A full record in the store answers it too (its
+        first winning cell in :func:`hex_preference_order`).
+
+        The store is read first and written after (only exact, complete answers: a
+        value-only win is not one); a winning move's child is lost for its mover, which
+        makes a full record (-1, no winning cell), so those are stored too."""
         self._stats["queries"] += len(positions)
         try:
             solver = self._solver(int(size))
@@ -115,7 +152,8 @@ class HexAnswers:
                 board = boards[i]
                 to_move = 1 if (board == 1).sum() == (board == 2).sum() else 2
                 try:
-                    result = self._timed(solver.solve, hex_move_order(board), **limits)
+                    result = self._timed(solver.solve_value if value_only else solver.solve,
+                                         hex_move_order(board), **limits)
                 except ValueError as e:  # HexPositionError: a position already won
                     failed[k] = f"hex {size}x{size}: item {i} of the batch: {e}"
                     continue
@@ -127,12 +165,14 @@ class HexAnswers:
                 canonical[k] = HexSolved(int(result.value), tuple(int(c) for c in result.winning)).oriented(
                     rot_of[i], size)
                 fresh.append((k, canonical[k], board, to_move, result))
-            records = [(k, v) for k, v, *_ in fresh] + self._lost_children(size, fresh)
-            self.store.hex_put_many(size, records)
+            # A value-only win names one winning cell of several: not a record to keep.
+            complete = [(k, v) for k, v, *_ in fresh if not (value_only and v.value > 0)]
+            self.store.hex_put_many(size, complete + self._lost_children(size, fresh))
             for i in order:
                 k = key_of[i]
                 if k in canonical:
-                    out[i] = Answer(canonical[k].oriented(rot_of[i], size))
+                    record = canonical[k].oriented(rot_of[i], size)
+                    out[i] = Answer(HexValue.of(record, size) if value_only else record)
                 elif failed[k] is None:
                     out[i] = Answer(None)
                 else:

@@ -365,9 +365,9 @@ class OracleWorker:
     # ---- Hex ----------------------------------------------------------------------
 
     def hex_solve(self, size: int, positions: Sequence, *, node_limit: int | None = None,
-                  time_limit: float | None = None) -> list[Answer]:
+                  time_limit: float | None = None, value_only: bool = False) -> list[Answer]:
         """See :meth:`oracle_service.hex_service.HexAnswers.solve`."""
-        return self.hex.solve(size, positions, node_limit=node_limit, time_limit=time_limit)
+        return self.hex.solve(size, positions, node_limit=node_limit, time_limit=time_limit, value_only=value_only)
 
     # ---- statistics -------------------------------------------------------------
 
@@ -469,8 +469,9 @@ class OracleClient:
         return self._call("fgame_value", paths, params)
 
     def hex_solve(self, size: int, positions, *, node_limit: int | None = None,
-                  time_limit: float | None = None) -> list[Answer]:
-        return self._call("hex_solve", positions, size, node_limit=node_limit, time_limit=time_limit)
+                  time_limit: float | None = None, value_only: bool = False) -> list[Answer]:
+        return self._call("hex_solve", positions, size, node_limit=node_limit, time_limit=time_limit,
+                          value_only=value_only)
 
     def _gather(self, method: str) -> list:
         out = []

@@ -48,8 +48,24 @@ def test_hex_analyze_and_limits():
     assert proc.returncode == 0 and proc.stdout.splitlines() == ["- unknown -", "24 unknown -"]
 
 
+def test_hex_value_only():
+    lines = ["5,10,0,15,3", "4,13,8,6,11,0,1,2", "0,6,15,9,12,1", "1,4,12,0,14,7,9,6"]
+    proc = run(["--game", "hex", "--size", "4", "--value-only"], lines)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    outcomes = set()
+    for out, line in zip(proc.stdout.splitlines(), lines, strict=True):
+        cells = [] if line == "-" else [int(x) for x in line.split(",")]
+        won = winning_cells(board_after(cells, 4), 4)
+        words = out.split()
+        assert words[:2] == [line, "1" if won else "-1"], out
+        assert (int(words[2]) in won) if won else words[2] == "-", out  # one winning cell
+        outcomes.add(bool(won))
+    assert outcomes == {True, False}
+
+
 def test_hex_option_errors():
     for args in (["--game", "hex"], ["--game", "hex", "--size", "10"],
+                 ["--game", "hex", "--size", "3", "--analyze", "--value-only"],
                  ["--game", "chomp", "--rows", "2", "--cols", "2", "--node-limit", "5"]):
         proc = run(args, [])
         assert proc.returncode == 2 and "error:" in proc.stderr, (args, proc.stderr)

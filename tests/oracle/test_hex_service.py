@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hex_negamax import board_after, winning_cells
+from hex_negamax import board_after, connects, winning_cells
 from test_store import PASSWORD, redis_server  # noqa: F401 (the fixture: a real redis-server)
 
 import games
-from oracle_service.hex_service import hex_move_order
+from oracle_service.hex_service import HexValue, hex_move_order, hex_preference_order
 from oracle_service.service import Answer, OracleClient, OracleWorker
 from oracle_service.store import EmbeddedStore, HexSolved, RedisStore, Solved, connect4_key, hex_keys
 
@@ -102,6 +102,40 @@ def test_worker_answers_hex_batches_against_negamax(tmp_path):
     assert "Black" in bad[4].error
     assert all("size" in a.error for a in w.hex_solve(0, [[], [1]]))
     assert all("size" in a.error for a in w.hex_solve(10, [[]]))
+
+
+def _key(cells, size) -> bytes:
+    return hex_keys(np.array(board_after(cells, size), np.int8).reshape(1, size, size))[0][0]
+
+
+def test_value_only_answers_against_negamax_and_what_the_store_keeps(tmp_path):
+    store = EmbeddedStore(tmp_path / "s.sqlite")
+    w = OracleWorker(store, tt_log2_size=10)
+    rng = np.random.default_rng(5)
+    cases = [(3, c) for c in POSITIONS_3] + [(4, rng.permutation(16)[:k].tolist()) for k in (5, 6, 6, 7, 8, 9, 10)]
+    cases = [(n, c) for n, c in cases if not any(connects(board_after(c, n), n, colour) for colour in (1, 2))]
+    assert sum(_expected(c, n).value < 0 for n, c in cases) >= 3 and len(cases) >= 14
+    for size, cells in cases:
+        expected = _expected(cells, size)
+        (a,) = w.hex_solve(size, [cells], value_only=True)
+        assert isinstance(a.value, HexValue) and a.value.value == expected.value, cells
+        kept = store.hex_get_many(size, [_key(cells, size)])[0]
+        if expected.value > 0:
+            assert a.value.move in expected.winning, cells
+            # One winning cell is not a full record: the won position is not stored as
+            # one (unless an earlier full query stored it), its winning child is, as lost.
+            assert kept is None or kept == expected, cells
+            if not connects(board_after(cells + [a.value.move], size), size, 1 + len(cells) % 2):
+                assert store.hex_get_many(size, [_key(cells + [a.value.move], size)]) == [HexSolved(-1)]
+        else:  # a lost position's value-only answer is its full record
+            assert a.value.move == -1 and kept == HexSolved(-1), cells
+    # A full record answers a value-only query from the store, with its winning cell
+    # first in the preference order.
+    (full,) = w.hex_solve(3, [[4, 2]])
+    solved = w.stats()["solved"]
+    (v,) = w.hex_solve(3, [[4, 2]], value_only=True)
+    first = next(c for c in hex_preference_order(3).tolist() if c in full.value.winning)
+    assert v.value == HexValue(1, first) and w.stats()["solved"] == solved
 
 
 def test_worker_reports_unknown_at_its_limit_and_keeps_it_out_of_the_store(tmp_path):

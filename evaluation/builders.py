@@ -185,7 +185,7 @@ def solve_hex_moves(game: Game, oracle, moves: list[list[int]], log=print, chunk
 def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=print, chunk: int = 16):
     """(move lists, records, given up, solved count): ``per_outcome`` positions won and as
     many lost for the mover, among the two-ply rotation classes taken in a seeded random
-    order and solved until both are full; sorted by moves. Value-only (``HexValue``
+    order and solved until both are full; won and lost alternately. Value-only (``HexValue``
     records): the openings are where play starts, and need their outcome, not every
     winning move (a proof of each move of a two-ply 7x7 position costs minutes)."""
     pool = hex_rotation_classes(game, 2)
@@ -208,12 +208,14 @@ def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=p
     if any(len(v) < per_outcome for v in kept.values()):
         raise DatasetError(f"hex-openings: only {len(kept[1])} won and {len(kept[-1])} lost two-ply positions "
                            f"among {len(pool)} ({len(given_up)} left unknown), {per_outcome} of each wanted")
-    pairs = sorted(kept[1] + kept[-1])
+    # Won and lost alternately, each in the seeded order: any first rows (--max-openings)
+    # are a balanced random sample too.
+    pairs = [pair for both in zip(kept[1], kept[-1]) for pair in both]
     return [m for m, _ in pairs], [r for _, r in pairs], given_up, solved
 
 
 def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT, retries: int = HEX_RETRIES,
-              log=print, note: str | None = None) -> tuple[dict, dict]:
+              replicas: int = 0, log=print, note: str | None = None) -> tuple[dict, dict]:
     """``hex-uniform`` (445 states of uniform random play, AVI paper E.3) and ``hex-openings``
     (64 won and 64 lost two-ply positions), every state and every move labelled by the
     weak solver; ``hex-random-openings``, 128 two-ply positions unlabelled (no solver).
@@ -221,8 +223,11 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
     those it gives up on are logged, listed in the metadata (``gave_up``) and left out,
     and the description counts them. The store (``store``)
     keeps every exact answer, so a build run again (with other limits) solves only what
-    is still unknown; ``note`` (metadata ``labelling_note``) says how the passes went."""
+    is still unknown; ``note`` (metadata ``labelling_note``) says how the passes went.
+    ``replicas`` > 0: that many oracle replicas (on an embedded Ray, or the one this
+    process has) solve each batch in parallel, one core each."""
     from evaluation.oracles import HexOracle
+    from evaluation.runner import _start_oracle_service
 
     game = game_of(name)
     if name == "hex-random-openings":
@@ -231,7 +236,20 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
         pick = np.random.default_rng(0).choice(len(pool), size=128, replace=False)
         desc = "128 distinct two-ply positions up to rotation, seeded sample, unlabelled"
         return dataset_columns([pool[i] for i in sorted(pick)]), dataset_meta(name, game, 0, desc)
-    oracle = HexOracle(game, store=store, time_limit=time_limit, retries=retries)
+    client, started = _start_oracle_service(replicas, store) if replicas > 0 else (None, False)
+    try:
+        oracle = HexOracle(game, store=store, client=client, time_limit=time_limit, retries=retries)
+        return _label_hex(name, game, oracle, time_limit, retries, log, note)
+    finally:
+        if client is not None:
+            client.close()
+        if started:
+            import ray
+
+            ray.shutdown()
+
+
+def _label_hex(name, game, oracle, time_limit, retries, log, note) -> tuple[dict, dict]:
     start = time.perf_counter()
     if name == "hex-uniform":
         moves = random_ply_move_lists(game, 445, seed=0)
@@ -243,7 +261,8 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
     elif name == "hex-openings":
         moves, records, given_up, solved = balanced_hex_openings(game, oracle, 64, seed=0, log=log)
         desc, seed = ("64 won and 64 lost positions for the mover after 2 plies, one per rotation class, "
-                      "the first of each outcome in a seeded order; the value and one winning move"), 0
+                      "the first of each outcome in a seeded order, won and lost alternately; the value and one "
+                      "winning move"), 0
     else:
         raise DatasetError(f"no builder for {name!r}")
     if given_up:
@@ -278,16 +297,19 @@ def build_main(argv: list[str] | None = None) -> int:
                        help=f"how often a position left unknown is asked again, each time under a 10 times "
                             f"larger limit (default {HEX_RETRIES})")
     hexes.add_argument("--note", help="the labelling note kept in the file's metadata")
+    hexes.add_argument("--replicas", type=int, default=0,
+                       help="oracle replicas on Ray solving each batch in parallel (default 0: this process)")
     args = parser.parse_args(argv)
     names = args.name or names_for_game(args.game)
     if not names:
         parser.error(f"no datasets for game {args.game!r}")
-    if args.time_limit <= 0 or args.retries < 0:
-        parser.error(f"--time-limit must be positive and --retries at least 0, got {args.time_limit:g} and "
-                     f"{args.retries}")
+    if args.time_limit <= 0 or args.retries < 0 or args.replicas < 0:
+        parser.error(f"--time-limit must be positive, --retries and --replicas at least 0, got "
+                     f"{args.time_limit:g}, {args.retries} and {args.replicas}")
     for name in names:
         start = time.perf_counter()
-        solver_limits = {"time_limit": args.time_limit, "retries": args.retries, "note": args.note}
+        solver_limits = {"time_limit": args.time_limit, "retries": args.retries, "note": args.note,
+                         "replicas": args.replicas}
         kwargs = solver_limits if name in ("hex-uniform", "hex-openings") else {}
         try:
             path = build_dataset(name, out_dir=args.out, **kwargs)

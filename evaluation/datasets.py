@@ -35,6 +35,8 @@ Connect Four adds:
   remaining      int16, null    plies to the end under perfect play (``plies_to_end``)
 Chomp and Hex add:
   winning_moves  list<int16>    the mover's winning actions (empty in a lost state)
+hex-openings (value only) adds, instead:
+  winning_move   int16          one winning action of the mover (-1 in a lost state)
 Chomp adds:
   profile        list<int8>     row lengths, row 0 first
   grundy         int16          Grundy number (0: the mover loses); winning moves lead to g = 0
@@ -78,10 +80,15 @@ uniformly random ply of a uniformly random game (the empty board included), with
 (+-1 for the mover) and q* (+1 for every winning cell, -1 for every other empty one);
 ``hex-openings`` takes the lexicographically first move list of each class of two-ply
 positions under the 180-degree rotation, in a seeded random order, and solves them until
-64 are won and 64 lost for the mover (Black), as the paper balances them. A position the
+64 are won and 64 lost for the mover (Black), as the paper balances them; the rows hold
+won and lost alternately, each in the seeded order, so the first N (``--max-openings``)
+are a balanced random sample too. Its labels are value-only (the value and one winning
+move, from one proof): play starts there and needs only the outcome, and every move of
+a two-ply 7x7 position is out of the solver's reach. About one two-ply position in 12 is
+lost for Black, so some 770 are solved to find 64 lost. A position the
 solver leaves unknown at its time limit is asked again with a 10 times larger one, twice
-(60 s, 600 s, 6000 s); those still unknown are listed in the file's metadata
-(``gave_up``), counted in its description, and left out. Both sets are committed files
+by default (60 s, 600 s, 6000 s; ``--time-limit``, ``--retries``); those still unknown are
+listed in the file's metadata (``gave_up``), counted in its description, and left out. Both sets are committed files
 once built (``python -m evaluation build --game hex``; until then ``evaluation.runner``
 keeps Hex's oracle suites out of the defaults). ``hex-random-openings`` (the unlabelled
 openings of the match suites while they are missing) is cheap and generated on first use.

@@ -15,9 +15,12 @@ Its Connect Four and Hex oracle queries (play and trace suites) go to the run's 
 service (``oracle``, an ``OracleClient``), which the run starts for them.
 
 Which suites (``TrainConfig.eval_suites``): ``auto`` runs the default suites of the games
-with an oracle dataset (Connect Four, Chomp, F-Games); Hex, Othello and Go have only
-match suites, slow on CPUs, so ``auto`` runs none there. ``default`` runs the game's
-defaults whatever the game, ``none`` none, and a comma-separated list those suites.
+with an oracle dataset (Connect Four, Chomp, F-Games), and on Hex its labelled states
+(``hex-uniform``, seconds, once the file exists) but not its play against the solver
+(an hour or more of solving on a CPU: ``hex-play`` is run when named, or by
+``launch evaluate``); Othello and Go have only match suites, slow on CPUs, so ``auto``
+runs none there. ``default`` runs the game's defaults whatever the game, ``none`` none,
+and a comma-separated list those suites.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import ray
 import torch
 
 import games
+from evaluation.datasets import committed_file_present
 from evaluation.runner import SuiteRunner, suites_for
 from lifecycle import watched
 
@@ -38,6 +42,8 @@ PLAY_KINDS = ("play", "traces", "engine")  # engine: games against GNU Go or gtp
 def chosen_suites(game: str, eval_suites: str) -> list[str] | None | bool:
     """The suites to pass to ``SuiteRunner`` (None: the game's defaults), or False: none."""
     value = eval_suites.strip()
+    if value == "auto" and game == "hex":
+        return ["hex-uniform"] if committed_file_present("hex-uniform") else False
     if value == "none" or (value == "auto" and game not in AUTO_GAMES):
         return False
     if value in ("auto", "default"):

@@ -697,6 +697,17 @@ class HexSolver:
         return _mid(board, mover, _hash(board, mover, self._zobrist), _INF, _INF, self._neighbours, self._ring_own,
                     self._edges, self._useless, self._zobrist, *self._tt, stats, deadline, self.use_vc)
 
+    def _reply(self, board, mover, m, stats, deadline):
+        """(pn, dn, carrier lo, hi) of the opponent after ``mover`` plays ``m``: dn 0
+        (and no carrier) where the move completes the mover's chain."""
+        board[m] = mover
+        try:
+            if _chain_winner(board, self._neighbours, self._edges) == mover:
+                return _INF, 0, 0, 0
+            return self._root(board, 3 - mover, stats, deadline)
+        finally:
+            board[m] = EMPTY
+
     def _winning_move(self, board, mover, stats, deadline):
         """A winning move of a won position just proved: the child the proof used, read
         from the table (as ``_mid`` keys it, after the root's filling), else the first
@@ -711,11 +722,7 @@ class HexSolver:
                 return int(m)
         for m in _root_order(board, mover, self._neighbours, self._edges):
             m = int(m)
-            board[m] = mover
-            won = _chain_winner(board, self._neighbours, self._edges) == mover
-            dn = 0 if won else self._root(board, 3 - mover, stats, deadline)[1]
-            board[m] = EMPTY
-            if dn == 0:
+            if self._reply(board, mover, m, stats, deadline)[1] == 0:
                 return m
             if stats[3]:  # a limit was reached
                 return None
@@ -733,19 +740,13 @@ class HexSolver:
             return [-1 if v == EMPTY else None for v in board], int(stats[0])
         if pn != 0:
             return values, int(stats[0])
-        opp = 3 - mover
         must = None  # the intersection of the refutations' carriers (cells that might win)
         for m in _root_order(board, mover, self._neighbours, self._edges):
             m = int(m)
             if must is not None and not must[m]:
                 values[m] = -1
                 continue
-            board[m] = mover
-            if _chain_winner(board, self._neighbours, self._edges) == mover:
-                pn, dn = 1, 0
-            else:
-                pn, dn, lo, hi = self._root(board, opp, stats, deadline)
-            board[m] = EMPTY
+            pn, dn, lo, hi = self._reply(board, mover, m, stats, deadline)
             if pn != 0 and dn != 0:  # a limit stopped the search
                 break
             if dn == 0:  # the reply loses

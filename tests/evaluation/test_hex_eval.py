@@ -18,7 +18,7 @@ from evaluation.metrics import state_metrics
 from evaluation.oracles import HexOracle, HexUnsolvedError, Oracle, make_oracle
 from evaluation.play import play_vs_oracle
 from evaluation.runner import SuiteRunner, suites_for
-from launch.evaluator import evaluator_needs_oracle
+from launch.evaluator import chosen_suites, evaluator_needs_oracle
 from learner.learner import Learner
 from learner.networks import NetworkConfig
 from oracle_service.hex_service import hex_preference_order
@@ -143,7 +143,7 @@ def test_builders_balance_the_openings_and_report_what_they_give_up():
     for m, r in zip(moves, records):
         expected = _negamax_record(m, 3)
         assert r.value == expected.value and (r.move in expected.winning if r.value > 0 else r.move == -1), m
-    assert moves == sorted(moves)
+    assert [r.value for r in records] == [1, -1, 1, -1]  # alternately: any first rows are balanced
     with pytest.raises(ValueError, match="only 3 won and 2 lost"):
         balanced_hex_openings(g, oracle, 3, seed=0, log=lambda m: None)
     # A limit too small at first is retried larger; a position unknown at every limit is
@@ -212,6 +212,7 @@ def test_hex_suites_in_the_runner_at_gamma_below_one(tmp_path, monkeypatch):
     # A training run that names Hex's play suite starts the oracle service for it.
     assert evaluator_needs_oracle("hex", "hex-uniform,hex-play")
     assert not evaluator_needs_oracle("hex", "hex-uniform") and not evaluator_needs_oracle("hex", "auto")
+    assert chosen_suites("hex", "auto") is False  # no labelled file: no suite
     # Labelled files of a few late positions (quick to solve), built by the builders' own
     # functions and read where the committed ones are.
     monkeypatch.setattr(datasets, "DATA_DIR", tmp_path)
@@ -223,6 +224,9 @@ def test_hex_suites_in_the_runner_at_gamma_below_one(tmp_path, monkeypatch):
                                datasets.dataset_meta(name, game, 0, "test"))
     names = {s.name: (s.dataset, s.default) for s in suites_for(game)}
     assert names["hex-uniform"][1] and names["hex-play"][1] and names["hex-random"] == ("hex-openings", True)
+    # Training's auto suites: the labelled states (seconds), not play against the solver.
+    assert chosen_suites("hex", "auto") == ["hex-uniform"] and not evaluator_needs_oracle("hex", "auto")
+    assert evaluator_needs_oracle("hex", "default")
     runner = SuiteRunner(game, NET, suites=["hex-uniform", "hex-play"], gamma=0.9, oracle_store=None)
     labels, _ = runner._data["hex-uniform"]
     assert set(np.unique(labels.v_star)) <= {-1.0, 1.0}  # weak labels at gamma 0.9: still +-1

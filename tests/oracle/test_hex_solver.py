@@ -121,16 +121,16 @@ def new_memo(log2=22):
     return np.full(1 << log2, -1, np.int64), np.zeros(1 << log2, np.int8)
 
 
-def random_position(rng, size, stones):
-    """Board int8[N] after ``stones`` random moves, Black first, with nobody connected
-    (retried until so), and the side to move."""
-    n = size * size
+def random_cells(rng, size, stones):
+    """A random move list of ``stones`` cells after which nobody is connected (retried
+    until so), with its board int8[N] and the side to move."""
     while True:
-        board = np.zeros(n, np.int8)
-        for ply, p in enumerate(rng.permutation(n)[:stones]):
+        cells = [int(p) for p in rng.permutation(size * size)[:stones]]
+        board = np.zeros(size * size, np.int8)
+        for ply, p in enumerate(cells):
             board[p] = 1 + ply % 2
         if not ref_connected(board, size, 1) and not ref_connected(board, size, 2):
-            return board, 1 + stones % 2
+            return cells, board, 1 + stones % 2
 
 
 def check_against_reference(solver, board, mover, memo):
@@ -178,7 +178,7 @@ def test_4x4_positions():
         check_against_reference(solver, np.array(board, np.int8), mover, memo)
     rng = np.random.default_rng(4)
     for _ in range(150):
-        board, mover = random_position(rng, 4, int(rng.integers(4, 13)))
+        _, board, mover = random_cells(rng, 4, int(rng.integers(4, 13)))
         check_against_reference(solver, board, mover, memo)
 
 
@@ -188,20 +188,8 @@ def test_random_positions_5x5_6x6(size, stones, count):
     memo = new_memo()
     rng = np.random.default_rng(size)
     for _ in range(count):
-        board, mover = random_position(rng, size, stones + int(rng.integers(0, 3)))
+        _, board, mover = random_cells(rng, size, stones + int(rng.integers(0, 3)))
         check_against_reference(solver, board, mover, memo)
-
-
-def random_cells(rng, size, stones):
-    """A random move list of ``stones`` cells after which nobody is connected (retried
-    until so), with its board int8[N] and the side to move."""
-    while True:
-        cells = [int(p) for p in rng.permutation(size * size)[:stones]]
-        board = np.zeros(size * size, np.int8)
-        for ply, p in enumerate(cells):
-            board[p] = 1 + ply % 2
-        if not ref_connected(board, size, 1) and not ref_connected(board, size, 2):
-            return cells, board, 1 + stones % 2
 
 
 @pytest.mark.parametrize("size,stones,count", [(4, 1, 30), (5, 12, 30), (6, 23, 15)])
@@ -333,7 +321,7 @@ def test_inferior_cells_keep_the_value(size, count):
     filled = np.empty(size * size, np.int64)
     seen_dead = seen_captured = 0
     for _ in range(count):
-        board, mover = random_position(rng, size, int(rng.integers(size * size - 12, size * size - 4)))
+        _, board, mover = random_cells(rng, size, int(rng.integers(size * size - 12, size * size - 4)))
         value = ref_wins(board.copy(), size, mover, memo)
         work = board.copy()
         n, lo, hi = _fill_inferior(work, neighbours, ring_own, useless, filled)
@@ -361,7 +349,7 @@ def test_virtual_connections_hold(size, count):
     rng = np.random.default_rng(size + 50)
     vcs = scs = 0
     for _ in range(count):
-        board, _ = random_position(rng, size, int(rng.integers(size * size - 14, size * size - 4)))
+        _, board, _ = random_cells(rng, size, int(rng.integers(size * size - 14, size * size - 4)))
         for colour in (BLACK, WHITE):
             has_vc, carrier, sc_carriers = hsearch_of(board, colour, size)
             claims = [(carrier, 3 - colour)] if has_vc else [(c, colour) for c in sc_carriers]
@@ -389,7 +377,7 @@ def test_7x7_middle_games_consistent():
     rng = np.random.default_rng(77)
     solver = HexSolver(7)
     for _ in range(2):
-        board, mover = random_position(rng, 7, 26)
+        _, board, mover = random_cells(rng, 7, 26)
         result = solver.solve_board(board.reshape(7, 7), mover)
         assert result.value in (1, -1)
         check = HexSolver(7, tt_log2=16)

@@ -10,13 +10,15 @@ and every move labelled by the weak solver) and are committed, like Connect Four
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
-from evaluation.datasets import DatasetError, build_dataset, dataset_columns, dataset_meta, game_of, names_for_game
+from evaluation.datasets import (DatasetError, build_dataset, dataset_columns, dataset_meta, default_cache_dir, game_of,
+                                 names_for_game)
 from evaluation.exact import sample_random_play_states
 from evaluation.labels import chomp_values, label_states
 from games import Game, random_play, state_keys, take
@@ -182,14 +184,27 @@ def solve_hex_moves(game: Game, oracle, moves: list[list[int]], log=print, chunk
     return records, [m for m, r in zip(moves, records) if r is None]
 
 
-def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=print, chunk: int = 16):
+def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=print, chunk: int = 16,
+                          progress: Path | None = None):
     """(move lists, records, given up, solved count): ``per_outcome`` positions won and as
     many lost for the mover, among the two-ply rotation classes taken in a seeded random
-    order and solved until both are full; won and lost alternately. Value-only (``HexValue``
-    records): the openings are where play starts, and need their outcome, not every
-    winning move (a proof of each move of a two-ply 7x7 position costs minutes)."""
+    order and solved until both are full; won and lost alternately. Value-only
+    (``HexValue`` records): the openings are where play starts, and need their outcome,
+    not every winning move (a proof of each move of a two-ply 7x7 position costs minutes).
+
+    ``progress``: a JSON-lines file of the answers so far (one per position: its moves,
+    value and move, or ``unknown``), read first and appended to as batches are solved, so
+    a stopped build (or one asking for more openings) goes on where it was."""
+    from oracle_service.hex_service import HexValue
+
     pool = hex_rotation_classes(game, 2)
     order = np.random.default_rng(seed).permutation(len(pool))
+    done: dict[tuple, HexValue | None] = {}
+    if progress is not None and Path(progress).is_file():
+        for line in Path(progress).read_text().splitlines():
+            item = json.loads(line)
+            done[tuple(item["moves"])] = None if item.get("unknown") else HexValue(item["value"], item["move"])
+        log(f"openings: {len(done)} answers read from {progress}")
     kept = {1: [], -1: []}
     given_up, solved = [], 0
     start = time.perf_counter()
@@ -197,7 +212,19 @@ def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=p
         if all(len(v) >= per_outcome for v in kept.values()):
             break
         batch = [pool[i] for i in order[lo:lo + chunk]]
-        for m, r in zip(batch, oracle.solve_states(game.from_moves(batch), strict=False, value_only=True)):
+        todo = [m for m in batch if tuple(m) not in done]
+        if todo:
+            answers = oracle.solve_states(game.from_moves(todo), strict=False, value_only=True)
+            for m, r in zip(todo, answers):
+                done[tuple(m)] = r
+            if progress is not None:
+                with open(progress, "a") as f:
+                    for m, r in zip(todo, answers):
+                        item = {"moves": m, "unknown": True} if r is None else {"moves": m, "value": r.value,
+                                                                                  "move": r.move}
+                        f.write(json.dumps(item) + "\n")
+        for m in batch:
+            r = done[tuple(m)]
             solved += 1
             if r is None:
                 given_up.append(m)
@@ -215,7 +242,7 @@ def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=p
 
 
 def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT, retries: int = HEX_RETRIES,
-              replicas: int = 0, log=print, note: str | None = None) -> tuple[dict, dict]:
+              replicas: int = 0, per_outcome: int = 64, log=print, note: str | None = None) -> tuple[dict, dict]:
     """``hex-uniform`` (445 states of uniform random play, AVI paper E.3) and ``hex-openings``
     (64 won and 64 lost two-ply positions), every state and every move labelled by the
     weak solver; ``hex-random-openings``, 128 two-ply positions unlabelled (no solver).
@@ -225,7 +252,10 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
     keeps every exact answer, so a build run again (with other limits) solves only what
     is still unknown; ``note`` (metadata ``labelling_note``) says how the passes went.
     ``replicas`` > 0: that many oracle replicas (on an embedded Ray, or the one this
-    process has) solve each batch in parallel, one core each."""
+    process has) solve each batch in parallel, one core each. ``per_outcome``: the
+    openings won and lost each (the paper's 64); their answers so far are kept in
+    ``hex-openings.progress.jsonl`` in the dataset cache directory, so a build stopped
+    or run again for more goes on where it was."""
     from evaluation.oracles import HexOracle
     from evaluation.runner import _start_oracle_service
 
@@ -239,7 +269,7 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
     client, started = _start_oracle_service(replicas, store) if replicas > 0 else (None, False)
     try:
         oracle = HexOracle(game, store=store, client=client, time_limit=time_limit, retries=retries)
-        return _label_hex(name, game, oracle, time_limit, retries, log, note)
+        return _label_hex(name, game, oracle, time_limit, retries, per_outcome, log, note)
     finally:
         if client is not None:
             client.close()
@@ -249,7 +279,7 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
             ray.shutdown()
 
 
-def _label_hex(name, game, oracle, time_limit, retries, log, note) -> tuple[dict, dict]:
+def _label_hex(name, game, oracle, time_limit, retries, per_outcome, log, note) -> tuple[dict, dict]:
     start = time.perf_counter()
     if name == "hex-uniform":
         moves = random_ply_move_lists(game, 445, seed=0)
@@ -259,8 +289,12 @@ def _label_hex(name, game, oracle, time_limit, retries, log, note) -> tuple[dict
         moves, records = [moves[i] for i in keep], [records[i] for i in keep]
         desc, seed = "445 distinct live states from uniform random play", 0
     elif name == "hex-openings":
-        moves, records, given_up, solved = balanced_hex_openings(game, oracle, 64, seed=0, log=log)
-        desc, seed = ("64 won and 64 lost positions for the mover after 2 plies, one per rotation class, "
+        progress = default_cache_dir() / "hex-openings.progress.jsonl"
+        progress.parent.mkdir(parents=True, exist_ok=True)
+        moves, records, given_up, solved = balanced_hex_openings(game, oracle, per_outcome, seed=0, log=log,
+                                                                 progress=progress)
+        desc, seed = (f"{per_outcome} won and {per_outcome} lost positions for the mover after 2 plies, one per "
+                      "rotation class, "
                       "the first of each outcome in a seeded order, won and lost alternately; the value and one "
                       "winning move"), 0
     else:
@@ -297,20 +331,24 @@ def build_main(argv: list[str] | None = None) -> int:
                        help=f"how often a position left unknown is asked again, each time under a 10 times "
                             f"larger limit (default {HEX_RETRIES})")
     hexes.add_argument("--note", help="the labelling note kept in the file's metadata")
+    hexes.add_argument("--per-outcome", type=int, default=64,
+                       help="hex-openings: positions won and lost each (default 64, the paper's)")
     hexes.add_argument("--replicas", type=int, default=0,
                        help="oracle replicas on Ray solving each batch in parallel (default 0: this process)")
     args = parser.parse_args(argv)
     names = args.name or names_for_game(args.game)
     if not names:
         parser.error(f"no datasets for game {args.game!r}")
-    if args.time_limit <= 0 or args.retries < 0 or args.replicas < 0:
-        parser.error(f"--time-limit must be positive, --retries and --replicas at least 0, got "
-                     f"{args.time_limit:g}, {args.retries} and {args.replicas}")
+    if args.time_limit <= 0 or args.retries < 0 or args.replicas < 0 or args.per_outcome < 1:
+        parser.error(f"--time-limit and --per-outcome must be positive, --retries and --replicas at least 0, "
+                     f"got {args.time_limit:g}, {args.per_outcome}, {args.retries} and {args.replicas}")
     for name in names:
         start = time.perf_counter()
         solver_limits = {"time_limit": args.time_limit, "retries": args.retries, "note": args.note,
                          "replicas": args.replicas}
         kwargs = solver_limits if name in ("hex-uniform", "hex-openings") else {}
+        if name == "hex-openings":
+            kwargs["per_outcome"] = args.per_outcome
         try:
             path = build_dataset(name, out_dir=args.out, **kwargs)
         except DatasetError as e:

@@ -128,6 +128,20 @@ def test_label_columns_and_metrics_on_a_hand_computed_example():
     assert "value_sign_error" not in state_metrics(labels, value=lambda s: values[: len(s.moves)])
 
 
+def test_an_openings_build_goes_on_from_its_progress_file(tmp_path):
+    g = games.make("hex", size=3)
+    progress = tmp_path / "progress.jsonl"
+    first = balanced_hex_openings(g, HexOracle(g), 1, seed=0, log=lambda m: None, progress=progress, chunk=4)
+    lines = progress.read_text().splitlines()
+    assert len(lines) >= 2 and first[3] == len(lines)
+    # Asked again, for more: the answers kept are read, not solved again, and the file grows.
+    oracle = HexOracle(g)
+    more = balanced_hex_openings(g, oracle, 2, seed=0, log=lambda m: None, progress=progress, chunk=4)
+    assert more[0][:2] == first[0] and oracle.worker.stats()["queries"] == len(progress.read_text().splitlines()) \
+        - len(lines)
+    assert more[1] == balanced_hex_openings(g, HexOracle(g), 2, seed=0, log=lambda m: None)[1]
+
+
 def test_builders_balance_the_openings_and_report_what_they_give_up():
     g = games.make("hex", size=3)
     oracle = HexOracle(g)

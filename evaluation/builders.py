@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from evaluation.datasets import (DatasetError, build_dataset, dataset_columns, dataset_meta, default_cache_dir, game_of,
+from evaluation.datasets import (DatasetError, build_dataset, dataset_columns, dataset_meta, dataset_path, game_of,
                                  names_for_game)
 from evaluation.exact import sample_random_play_states
 from evaluation.labels import chomp_values, label_states
@@ -253,9 +253,9 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
     is still unknown; ``note`` (metadata ``labelling_note``) says how the passes went.
     ``replicas`` > 0: that many oracle replicas (on an embedded Ray, or the one this
     process has) solve each batch in parallel, one core each. ``per_outcome``: the
-    openings won and lost each (the paper's 64); their answers so far are kept in
-    ``hex-openings.progress.jsonl`` in the dataset cache directory, so a build stopped
-    or run again for more goes on where it was."""
+    openings won and lost each (the paper's 64); the answers so far are kept in
+    ``hex-openings.progress.jsonl`` beside the dataset (committed with it), so a build
+    stopped, or run again for more, goes on where it was."""
     from evaluation.oracles import HexOracle
     from evaluation.runner import _start_oracle_service
 
@@ -289,7 +289,8 @@ def _label_hex(name, game, oracle, time_limit, retries, per_outcome, log, note) 
         moves, records = [moves[i] for i in keep], [records[i] for i in keep]
         desc, seed = "445 distinct live states from uniform random play", 0
     elif name == "hex-openings":
-        progress = default_cache_dir() / "hex-openings.progress.jsonl"
+        # Beside the committed file: a build on another machine goes on from it too.
+        progress = dataset_path(name).with_suffix(".progress.jsonl")
         progress.parent.mkdir(parents=True, exist_ok=True)
         moves, records, given_up, solved = balanced_hex_openings(game, oracle, per_outcome, seed=0, log=log,
                                                                  progress=progress)

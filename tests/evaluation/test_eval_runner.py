@@ -8,7 +8,7 @@ import pytest
 
 import games
 from evaluation import policies as P
-from evaluation.datasets import DatasetError
+from evaluation.datasets import DatasetError, committed_file_present, load_dataset
 from evaluation.exact import enumerate_and_solve
 from evaluation.metrics import state_metrics
 from evaluation.network import NetworkModel
@@ -144,9 +144,11 @@ def test_play_against_either_oracle_engine_gives_the_same_games(tmp_path, capsys
 def test_evaluator_inside_training_and_match_suites():
     game = games.make("hex", size=7)
     config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16)
-    ev = SuiteRunner(game, config)
+    ev = SuiteRunner(game, config, suites=["hex-random"])
     m = ev.evaluate(Learner(game, config, device="cpu").get_weights())
-    assert m["eval/hex-random/games"] == 256 and -1 <= m["eval/hex-random/score"] <= 1
+    # From the labelled openings, both sides (the unlabelled random ones without them).
+    starts = "hex-openings" if committed_file_present("hex-openings") else "hex-random-openings"
+    assert m["eval/hex-random/games"] == 2 * len(load_dataset(starts)) and -1 <= m["eval/hex-random/score"] <= 1
     with pytest.raises(ValueError, match="needs an opponent"):
         SuiteRunner(game, config, suites=["hex-h2h"])
 

@@ -92,10 +92,13 @@ listed in the file's metadata (``gave_up``), counted in its description, and lef
 once built (``python -m evaluation build --game hex``; until then ``evaluation.runner``
 keeps Hex's oracle suites out of the defaults). ``hex-random-openings`` (the unlabelled
 openings of the match suites while they are missing) is cheap and generated on first use.
-The committed ``hex-uniform`` (2026-12-01) holds 375 of the 445 states: the solver of the
-day left 70 unknown at 20 to 60 s each (0 to 15 plies, every state of 0 to 2 plies among
-them; its metadata's ``gave_up`` and ``labelling_note``), so its value error leans to
-later positions than the paper's. ``hex-openings`` (all of 2 plies) is not built yet.
+The committed ``hex-uniform`` (2026-12-02) holds 415 of the 445 states: the DFPN solver
+left 30 unknown at 30 s each (0 to 9 plies, 17 of them with 0 to 2; its metadata's
+``gave_up`` and ``labelling_note``), so its value error leans a little to later positions
+than the paper's. The committed ``hex-openings`` (2026-12-02) holds 12 won and 12 lost,
+not 64 of each: 400 positions of the seeded order answered (360 won, 12 lost, 28 unknown
+at 60 s), every answer kept in ``hex-openings.progress.jsonl`` beside it, from which a
+build with ``--per-outcome 64`` goes on.
 """
 
 from __future__ import annotations

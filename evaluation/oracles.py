@@ -60,6 +60,7 @@ class Judged(NamedTuple):
     q: np.ndarray  # float32[B], q*(s, a) of the chosen move
     best: np.ndarray  # bool[B], the chosen move is in the oracle-best set
     labelled: np.ndarray  # bool[B], the state has a best move set
+    known: np.ndarray  # bool[B], the oracle settled the state and the move (else the rest means nothing)
 
 
 class Oracle:
@@ -85,7 +86,12 @@ class Oracle:
         move (the weak Hex oracle) does so."""
         a = self.analyze(states)
         i, actions = np.arange(len(actions)), np.asarray(actions, np.int64)
-        return Judged(a.value, a.q[i, actions], a.best[i, actions], a.labelled)
+        return Judged(a.value, a.q[i, actions], a.best[i, actions], a.labelled, np.ones(len(actions), bool))
+
+    def unsettled(self, states) -> np.ndarray:
+        """bool[B]: states this oracle could not settle (its play there is not perfect);
+        an exact oracle settles every one."""
+        return np.zeros(len(self.game.legal(states)), bool)
 
 
 def _best_of(score: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -237,7 +243,7 @@ class HexOracle(Oracle):
 
     def __init__(self, game: Game, *, store=None, client=None, node_limit: int | None = None,
                  time_limit: float | None = 60.0, retries: int = 2, growth: float = 10.0,
-                 cache_size: int = 1_000_000):
+                 cache_size: int = 1_000_000, lenient: bool = False):
         if game.name != "hex":
             raise ValueError(f"HexOracle needs the hex game, got {game!r}")
         if game.params.get("swap"):
@@ -248,6 +254,9 @@ class HexOracle(Oracle):
         self.order = hex_preference_order(self.size)
         self.limits = {"node_limit": node_limit, "time_limit": time_limit}
         self.retries, self.growth = retries, growth
+        # lenient: play goes on past a state left unknown (value 0, a fallback move), and
+        # the games through it are counted apart (play_vs_oracle), instead of raising.
+        self.lenient = lenient
         self.service_queries = 0  # positions sent to the oracle service
         self.unknown_queries = 0  # answers "unknown" (then retried with larger limits)
         self._cache: dict[bytes, HexSolved] = {}  # full records (every winning cell)
@@ -313,15 +322,24 @@ class HexOracle(Oracle):
         return out
 
     def values(self, states) -> np.ndarray:
-        return np.array([a.value for a in self.solve_states(states, value_only=True)], np.float32)
+        """float32[B]: V* for the mover; 0 where the solver left the state unknown
+        (raises instead unless the oracle is ``lenient``)."""
+        answers = self.solve_states(states, value_only=True, strict=not self.lenient)
+        return np.array([0.0 if a is None else a.value for a in answers], np.float32)
 
     def choose(self, states) -> np.ndarray:
         """A winning cell where the mover wins (one proof, not every winning cell), else
-        the first legal cell of the preference order."""
-        answers = self.solve_states(states, value_only=True)
+        the first legal cell of the preference order (also where the state is unknown,
+        for a ``lenient`` oracle: see :meth:`unsettled`)."""
+        answers = self.solve_states(states, value_only=True, strict=not self.lenient)
         legal = self.game.legal(states)
         fallback = _first_best(legal, self.order)
-        return np.array([a.move if a.value > 0 else f for a, f in zip(answers, fallback)], np.int64)
+        return np.array([a.move if a is not None and a.value > 0 else f for a, f in zip(answers, fallback)],
+                        np.int64)
+
+    def unsettled(self, states) -> np.ndarray:
+        keys = [b.tobytes() for b in np.asarray(states.board, np.int8)]
+        return np.array([self._known(k, True) is None and self._known(k, False) is None for k in keys], bool)
 
     def judge(self, states, actions) -> Judged:
         """From two value-only proofs, the state's and the chosen move's child's: a weak
@@ -332,9 +350,13 @@ class HexOracle(Oracle):
         after, reward, done = self.game.step(states, actions)
         q = np.asarray(reward, np.float32).copy()  # a move that completes a chain wins: +1
         live = ~np.asarray(done)
+        known = value != 0
         if live.any():
-            q[live] = -self.values(take(after, np.flatnonzero(live)))
-        return Judged(value, q, (value > 0) & (q > 0), value > 0)
+            rows = np.flatnonzero(live)
+            child = self.values(take(after, rows))
+            q[rows] = -child
+            known[rows] &= child != 0
+        return Judged(value, q, (value > 0) & (q > 0), value > 0, known)
 
     def analyze(self, states) -> Analysis:
         legal = self.game.legal(states)  # [B, A]
@@ -360,7 +382,8 @@ def make_oracle(game: Game, *, store=None, client=None, engine: str = DEFAULT_EN
     if game.name == "fgame":
         return FGameOracle(game)
     if game.name == "hex":
-        # 60 s a position, then once 600 s: an evaluation does not wait hours on one.
-        return HexOracle(game, store=store, client=client, time_limit=60.0, retries=1)
+        # 60 s a position, then once 600 s: an evaluation does not wait hours on one; a game
+        # through a position still unknown is counted apart, not the end of the suite.
+        return HexOracle(game, store=store, client=client, time_limit=60.0, retries=1, lenient=True)
     raise ValueError(f"no exact oracle for {game.name!r} here (oracles: connect4, chomp, fgame, hex); "
                      f"use match-based evaluation (head-to-head) instead")

@@ -84,42 +84,56 @@ def game_record(game: Game, opening: list[int], actions: list[int], agent_first:
 def play_vs_oracle(game: Game, agent, oracle, openings, games_out: list | None = None) -> dict:
     """The agent (player 0) against ``oracle`` from every opening, agent first then oracle
     first. Returns error_rate and blunder_rate with their counts (error_games,
-    blunder_games, out of games), score (mean outcome for the agent), move_match_rate
+    blunder_games, out of games), score (mean outcome for the agent), unsettled_games
+    (games through a position the oracle left unknown, a weak solver's limit: left out
+    of games and of every rate, not the end of the suite), move_match_rate
     (oracle-best moves over labelled agent moves), move_error_rate (moves that give up
     outcome, q* < V*) and agent_moves. ``games_out``, when given, receives one dict per
     game, in play order (games 0..n-1 the agent first from opening 0..n-1, then second):
     ``opening`` (its index), ``agent_first``, ``actions`` (the moves after the opening),
-    ``agent_outcome``, and whether the game counted as an ``error`` and a ``blunder``."""
+    ``agent_outcome``, and whether the game counted as an ``error``, a ``blunder``, or was
+    ``unsettled``."""
     n = len(np.asarray(openings[0]))
     starts = games.concat([openings, openings])
     first = np.repeat([0, 1], n)
     opening_value = oracle.values(openings)  # [n] for the mover at the opening
     theory = np.concatenate([opening_value, -opening_value])  # [2n] for the agent
     blunders = np.zeros(2 * n, np.int64)
+    # Games through a position the oracle could not settle (a weak solver's limit): its
+    # play there, the opening's theory or a move's verdict is not exact, so they are left
+    # out of the rates and counted.
+    unsettled = np.concatenate([oracle.unsettled(openings)] * 2)
     counts = {"moves": 0, "labelled": 0, "matched": 0, "outcome_errors": 0}
 
     def hook(rows, states, movers, actions):
         mine = movers == 0
+        if (~mine).any():  # the oracle's own states, asked when it chose its move
+            unsettled[rows[~mine]] |= oracle.unsettled(take(states, ~mine))
         if not mine.any():
             return
         j = oracle.judge(take(states, mine), actions[mine])
-        np.add.at(blunders, rows[mine], ((j.value > 0) & (j.q < 0)).astype(np.int64))
-        counts["moves"] += int(j.q.size)
-        counts["labelled"] += int(j.labelled.sum())
-        counts["matched"] += int((j.best & j.labelled).sum())
-        counts["outcome_errors"] += int((j.q < j.value).sum())
+        unsettled[rows[mine]] |= ~j.known
+        k = j.known
+        np.add.at(blunders, rows[mine][k], ((j.value[k] > 0) & (j.q[k] < 0)).astype(np.int64))
+        counts["moves"] += int(k.sum())
+        counts["labelled"] += int(j.labelled[k].sum())
+        counts["matched"] += int((j.best & j.labelled)[k].sum())
+        counts["outcome_errors"] += int((j.q[k] < j.value[k]).sum())
 
     result = play(game, starts, (agent, oracle.choose), first, hook=hook, names=("agent", "oracle"))
-    errors = result.outcome < theory
-    blundered = blunders > 0
+    scored = ~unsettled
+    errors = (result.outcome < theory) & scored
+    blundered = (blunders > 0) & scored
     if games_out is not None:
         games_out.extend({"opening": i % n, "agent_first": i < n, "actions": result.actions[i],
                           "agent_outcome": float(result.outcome[i]), "error": bool(errors[i]),
-                          "blunder": bool(blundered[i])} for i in range(2 * n))
+                          "blunder": bool(blundered[i]), "unsettled": bool(unsettled[i])} for i in range(2 * n))
     moves = max(counts["moves"], 1)
-    return {"error_rate": float(errors.mean()), "blunder_rate": float(blundered.mean()),
+    games_scored = max(int(scored.sum()), 1)
+    return {"error_rate": float(errors.sum() / games_scored), "blunder_rate": float(blundered.sum() / games_scored),
             "error_games": int(errors.sum()), "blunder_games": int(blundered.sum()),
-            "score": float(result.outcome.mean()), "games": int(2 * n),
+            "score": float(result.outcome[scored].mean()) if scored.any() else float("nan"),
+            "games": int(scored.sum()), "unsettled_games": int(unsettled.sum()),
             "move_match_rate": counts["matched"] / max(counts["labelled"], 1), "move_error_rate": counts["outcome_errors"] / moves,
             "agent_moves": counts["moves"]}
 

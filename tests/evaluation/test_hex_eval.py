@@ -196,6 +196,32 @@ def test_play_against_the_weak_oracle_from_both_sides():
     assert weak["blunder_games"] >= weak["error_games"]
 
 
+def test_play_counts_apart_the_games_through_a_position_the_solver_left_unknown():
+    """Under a limit too small for some positions, a lenient oracle (the evaluation's)
+    plays on: the games through an unknown position are counted apart, the others scored
+    exactly; a strict one names the position and stops."""
+    g = games.make("hex", size=4)
+    openings = _random_positions(4, 8, 4, 11)
+    openings = [m[:4] for m in openings]
+    starts = g.from_moves(openings)
+    theory = np.array([value_after(m, 4) for m in openings])
+    first_legal = lambda s: g.legal(s).argmax(axis=1)  # noqa: E731
+    tight = HexOracle(g, node_limit=2, time_limit=None, retries=0, lenient=True)
+    played = []
+    m = play_vs_oracle(g, first_legal, tight, starts, games_out=played)
+    assert m["unsettled_games"] > 0 and m["games"] > 0 and m["games"] + m["unsettled_games"] == 16
+    assert m["unsettled_games"] == sum(r["unsettled"] for r in played)
+    for r, t in zip(played, np.concatenate([theory, -theory])):
+        if not r["unsettled"]:
+            assert r["error"] == (r["agent_outcome"] < t) and r["agent_outcome"] <= t
+        else:
+            assert not r["error"] and not r["blunder"]
+    assert m["error_games"] == sum(r["error"] for r in played)
+    with pytest.raises(HexUnsolvedError, match="unknown"):
+        play_vs_oracle(g, first_legal, HexOracle(g, node_limit=2, time_limit=None, retries=0), starts)
+    assert make_oracle(games.make("hex", size=4)).lenient  # the evaluation's is lenient
+
+
 def _late_7x7_positions(count: int, seed: int, before_end: int) -> list[list[int]]:
     """Move lists ``before_end`` plies before the end of uniformly random 7x7 games."""
     g = games.make("hex", size=7)

@@ -257,7 +257,7 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
     ``hex-openings.progress.jsonl`` beside the dataset (committed with it), so a build
     stopped, or run again for more, goes on where it was."""
     from evaluation.oracles import HexOracle
-    from evaluation.runner import _start_oracle_service
+    from evaluation.runner import start_oracle_service
 
     game = game_of(name)
     if name == "hex-random-openings":
@@ -266,7 +266,7 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
         pick = np.random.default_rng(0).choice(len(pool), size=128, replace=False)
         desc = "128 distinct two-ply positions up to rotation, seeded sample, unlabelled"
         return dataset_columns([pool[i] for i in sorted(pick)]), dataset_meta(name, game, 0, desc)
-    client, started = _start_oracle_service(replicas, store) if replicas > 0 else (None, False)
+    client, started = start_oracle_service(replicas, store) if replicas > 0 else (None, False)
     try:
         oracle = HexOracle(game, store=store, client=client, time_limit=time_limit, retries=retries)
         return _label_hex(name, game, oracle, time_limit, retries, per_outcome, log, note)
@@ -343,13 +343,15 @@ def build_main(argv: list[str] | None = None) -> int:
     if args.time_limit <= 0 or args.retries < 0 or args.replicas < 0 or args.per_outcome < 1:
         parser.error(f"--time-limit and --per-outcome must be positive, --retries and --replicas at least 0, "
                      f"got {args.time_limit:g}, {args.per_outcome}, {args.retries} and {args.replicas}")
+    hex_options = {"time_limit": args.time_limit, "retries": args.retries, "note": args.note,
+                   "replicas": args.replicas}
     for name in names:
         start = time.perf_counter()
-        solver_limits = {"time_limit": args.time_limit, "retries": args.retries, "note": args.note,
-                         "replicas": args.replicas}
-        kwargs = solver_limits if name in ("hex-uniform", "hex-openings") else {}
-        if name == "hex-openings":
-            kwargs["per_outcome"] = args.per_outcome
+        kwargs = {}
+        if name == "hex-uniform":
+            kwargs = hex_options
+        elif name == "hex-openings":
+            kwargs = {**hex_options, "per_outcome": args.per_outcome}
         try:
             path = build_dataset(name, out_dir=args.out, **kwargs)
         except DatasetError as e:

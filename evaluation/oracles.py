@@ -339,7 +339,7 @@ class HexOracle(Oracle):
 
     def unsettled(self, states) -> np.ndarray:
         keys = [b.tobytes() for b in np.asarray(states.board, np.int8)]
-        return np.array([self._known(k, True) is None and self._known(k, False) is None for k in keys], bool)
+        return np.array([self._known(k, True) is None for k in keys], bool)  # (a full record answers it too)
 
     def judge(self, states, actions) -> Judged:
         """From two value-only proofs, the state's and the chosen move's child's: a weak

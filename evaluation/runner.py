@@ -416,7 +416,7 @@ def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None
     return metrics
 
 
-def _start_oracle_service(replicas: int, store: str | None, engine: str = DEFAULT_ENGINE):
+def start_oracle_service(replicas: int, store: str | None, engine: str = DEFAULT_ENGINE):
     """(an ``OracleClient`` of ``replicas`` replicas, whether Ray was started here): on
     the Ray this process has, else ``RAY_ADDRESS``'s cluster when set, else an embedded
     one without a dashboard; each replica takes no CPU of its own, since this process
@@ -477,7 +477,7 @@ def evaluate_main(argv: list[str] | None = None) -> int:
     store = None if args.oracle_store == "none" else args.oracle_store
     if args.engine_workers < 1:
         parser.error(f"--engine-workers must be >= 1, got {args.engine_workers}")
-    client, started_ray = _start_oracle_service(args.oracle_replicas, store, args.oracle_engine) if args.oracle_replicas else (None, False)
+    client, started_ray = start_oracle_service(args.oracle_replicas, store, args.oracle_engine) if args.oracle_replicas else (None, False)
     if args.engine_workers > 1 and not ray.is_initialized():  # RAY_ADDRESS's cluster, else an embedded Ray
         ray.init(include_dashboard=False, log_to_driver=False)
         started_ray = True

@@ -192,51 +192,88 @@ def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=p
     (``HexValue`` records): the openings are where play starts, and need their outcome,
     not every winning move (a proof of each move of a two-ply 7x7 position costs minutes).
 
+    Lost positions are rare (a few percent of the classes) and costly, and a position is
+    lost for Black only if Black's first move loses: every White reply to a winning first
+    move leaves Black won. So once the won ones are full, the classes whose first move
+    (or its rotation) already has a proved lost reply, a proof that it loses, are tried
+    first, in the seeded order; positions left unknown come after those never asked.
+
     ``progress``: a JSON-lines file of the answers so far (one per position: its moves,
-    value and move, or ``unknown``), read first and appended to as batches are solved, so
-    a stopped build (or one asking for more openings) goes on where it was."""
+    value and move, or ``unknown`` with the ``time_limit`` it was asked under), read first
+    and appended to as batches are solved, so a stopped build (or one asking for more
+    openings) goes on where it was. A position left unknown is asked again only by a
+    build with a larger time limit than every earlier ask."""
     from oracle_service.hex_service import HexValue
 
     pool = hex_rotation_classes(game, 2)
     order = np.random.default_rng(seed).permutation(len(pool))
+    limit = (getattr(oracle, "limits", None) or {}).get("time_limit") or 0.0
     done: dict[tuple, HexValue | None] = {}
+    asked_under: dict[tuple, float] = {}  # the largest time limit a position was left unknown at
     if progress is not None and Path(progress).is_file():
         for line in Path(progress).read_text().splitlines():
             item = json.loads(line)
-            done[tuple(item["moves"])] = None if item.get("unknown") else HexValue(item["value"], item["move"])
+            key = tuple(item["moves"])
+            if item.get("unknown"):
+                # Lines before the limit was written were all asked at 60 s.
+                asked_under[key] = max(asked_under.get(key, 0.0), item.get("time_limit", 60.0))
+                done.setdefault(key, None)
+            else:
+                done[key] = HexValue(item["value"], item["move"])
         log(f"openings: {len(done)} answers read from {progress}")
+    cells = game.num_actions
+
+    def first_class(m):
+        return min(m[0], cells - 1 - m[0])  # the first move up to the 180-degree rotation
+
+    def retriable(m):
+        return done[tuple(m)] is None and limit > asked_under.get(tuple(m), 0.0)
+
     kept = {1: [], -1: []}
     given_up, solved = [], 0
+    deferred: set[tuple] = set()
+    losing_first: set[int] = set()
+    remaining = [pool[i] for i in order]
     start = time.perf_counter()
-    for lo in range(0, len(pool), chunk):
-        if all(len(v) >= per_outcome for v in kept.values()):
-            break
-        batch = [pool[i] for i in order[lo:lo + chunk]]
-        todo = [m for m in batch if tuple(m) not in done]
+    while remaining and not all(len(v) >= per_outcome for v in kept.values()):
+        if len(kept[1]) >= per_outcome:
+            remaining.sort(key=lambda m: (first_class(m) not in losing_first, tuple(m) in asked_under))
+        seeking_lost = len(kept[1]) >= per_outcome
+        batch, remaining = remaining[:chunk], remaining[chunk:]
+        todo = [m for m in batch if tuple(m) not in done or (seeking_lost and retriable(m))]
         if todo:
             answers = oracle.solve_states(game.from_moves(todo), strict=False, value_only=True)
             for m, r in zip(todo, answers):
                 done[tuple(m)] = r
+                if r is None:
+                    asked_under[tuple(m)] = max(asked_under.get(tuple(m), 0.0), limit)
             if progress is not None:
                 with open(progress, "a") as f:
                     for m, r in zip(todo, answers):
-                        item = {"moves": m, "unknown": True} if r is None else {"moves": m, "value": r.value,
-                                                                                  "move": r.move}
+                        item = ({"moves": m, "unknown": True, "time_limit": limit} if r is None
+                                else {"moves": m, "value": r.value, "move": r.move})
                         f.write(json.dumps(item) + "\n")
         for m in batch:
             r = done[tuple(m)]
+            if r is None and not seeking_lost and retriable(m) and tuple(m) not in deferred:
+                deferred.add(tuple(m))
+                remaining.append(m)  # asked again at this limit once only lost ones are sought
+                continue
             solved += 1
             if r is None:
                 given_up.append(m)
-            elif len(kept[r.value]) < per_outcome:
+                continue
+            if r.value == -1:
+                losing_first.add(first_class(m))
+            if len(kept[r.value]) < per_outcome:
                 kept[r.value].append((m, r))
         log(f"[{time.perf_counter() - start:7.1f} s] openings: {solved}/{len(pool)} solved, "
             f"{len(kept[1])} won, {len(kept[-1])} lost, {len(given_up)} given up")
     if any(len(v) < per_outcome for v in kept.values()):
         raise DatasetError(f"hex-openings: only {len(kept[1])} won and {len(kept[-1])} lost two-ply positions "
                            f"among {len(pool)} ({len(given_up)} left unknown), {per_outcome} of each wanted")
-    # Won and lost alternately, each in the seeded order: any first rows (--max-openings)
-    # are a balanced random sample too.
+    # Won and lost alternately, each in the order found: any first rows (--max-openings)
+    # keep the balance.
     pairs = [pair for both in zip(kept[1], kept[-1]) for pair in both]
     return [m for m, _ in pairs], [r for _, r in pairs], given_up, solved
 

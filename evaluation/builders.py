@@ -196,7 +196,8 @@ def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=p
     lost for Black only if Black's first move loses: every White reply to a winning first
     move leaves Black won. So once the won ones are full, the classes whose first move
     (or its rotation) already has a proved lost reply, a proof that it loses, are tried
-    first, in the seeded order; positions left unknown come after those never asked.
+    first, in the seeded order; positions left unknown come after those never asked, and
+    White's replies nearer the centre before the others.
 
     ``progress``: a JSON-lines file of the answers so far (one per position: its moves,
     value and move, or ``unknown`` with the ``time_limit`` it was asked under), read first
@@ -226,6 +227,15 @@ def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=p
     def first_class(m):
         return min(m[0], cells - 1 - m[0])  # the first move up to the 180-degree rotation
 
+    size = game.size
+
+    def off_centre(p):
+        # White's winning replies to a losing first move are central ones (measured: 16 of
+        # the first 16 lost on 7x7 within two cells of the centre), while its edge replies
+        # leave Black won but cost the solver the most; so the central ones are asked first.
+        dr, dc = p // size - (size - 1) / 2, p % size - (size - 1) / 2
+        return max(abs(dr), abs(dc), abs(dr + dc))  # the hex distance (steps (-1, 0), (-1, 1), ...)
+
     def retriable(m):
         return done[tuple(m)] is None and limit > asked_under.get(tuple(m), 0.0)
 
@@ -237,7 +247,8 @@ def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=p
     start = time.perf_counter()
     while remaining and not all(len(v) >= per_outcome for v in kept.values()):
         if len(kept[1]) >= per_outcome:
-            remaining.sort(key=lambda m: (first_class(m) not in losing_first, tuple(m) in asked_under))
+            remaining.sort(key=lambda m: (first_class(m) not in losing_first, tuple(m) in asked_under,
+                                          off_centre(m[1])))
         seeking_lost = len(kept[1]) >= per_outcome
         batch, remaining = remaining[:chunk], remaining[chunk:]
         todo = [m for m in batch if tuple(m) not in done or (seeking_lost and retriable(m))]

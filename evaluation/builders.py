@@ -242,7 +242,8 @@ def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=p
     kept = {1: [], -1: []}
     given_up, solved = [], 0
     deferred: set[tuple] = set()
-    losing_first: set[int] = set()
+    # every lost answer so far, this build's or read back, proves its first move loses
+    losing_first = {first_class(m) for m, r in done.items() if r is not None and r.value == -1}
     remaining = [pool[i] for i in order]
     start = time.perf_counter()
     while remaining and not all(len(v) >= per_outcome for v in kept.values()):
@@ -343,9 +344,9 @@ def _label_hex(name, game, oracle, time_limit, retries, per_outcome, log, note) 
         moves, records, given_up, solved = balanced_hex_openings(game, oracle, per_outcome, seed=0, log=log,
                                                                  progress=progress)
         desc, seed = (f"{per_outcome} won and {per_outcome} lost positions for the mover after 2 plies, one per "
-                      "rotation class, "
-                      "the first of each outcome in a seeded order, won and lost alternately; the value and one "
-                      "winning move"), 0
+                      "rotation class, the won ones the first in a seeded order, the lost ones the first found "
+                      "among the replies to first moves proved to lose (central replies first), won and lost "
+                      "alternately; the value and one winning move"), 0
     else:
         raise DatasetError(f"no builder for {name!r}")
     if given_up:

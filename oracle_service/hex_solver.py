@@ -48,6 +48,7 @@ import numba
 import numpy as np
 from numba import njit
 
+from oracle_service.hex_templates import edge_templates, no_templates
 from oracle_service.hex_vc import SC_CAP, hsearch, label_groups
 
 EMPTY, BLACK, WHITE, DEAD = 0, 1, 2, 3
@@ -373,7 +374,7 @@ def _tt_store(h, pn, dn, lo, hi, mlo, mhi, work, tt_key, tt_pn, tt_dn, tt_lo, tt
 
 
 @njit(cache=True)
-def _node_facts(board, mover, neighbours, edges, label, flags, stack, moves, use_vc):
+def _node_facts(board, mover, neighbours, edges, label, flags, stack, moves, use_vc, templates):
     """What a (filled) position shows before any move is searched:
     (WIN, LOSS or -1 undecided, carrier lo, hi, mustplay lo, hi).
 
@@ -406,12 +407,12 @@ def _node_facts(board, mover, neighbours, edges, label, flags, stack, moves, use
     if threats < 2 and use_vc:
         vc_out = np.empty((1, 2), np.uint64)
         sc_out = np.empty((SC_CAP, 2), np.uint64)
-        has_vc, nsc = hsearch(board, mover, neighbours, edges, vc_out, sc_out)
+        has_vc, nsc = hsearch(board, mover, neighbours, edges, templates, vc_out, sc_out)
         if has_vc:  # connected even with the opponent to move
             return WIN, vc_out[0, 0], vc_out[0, 1], zero, zero
         if nsc > 0:  # connects by moving
             return WIN, sc_out[0, 0], sc_out[0, 1], zero, zero
-        has_vc, nsc = hsearch(board, opp, neighbours, edges, vc_out, sc_out)
+        has_vc, nsc = hsearch(board, opp, neighbours, edges, templates, vc_out, sc_out)
         if has_vc:
             return LOSS, vc_out[0, 0], vc_out[0, 1], zero, zero
         for i in range(nsc):
@@ -424,7 +425,7 @@ def _node_facts(board, mover, neighbours, edges, label, flags, stack, moves, use
 
 @njit(cache=True)
 def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zobrist, tt_key, tt_pn, tt_dn,
-         tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work, stats, deadline, use_vc):
+         tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work, stats, deadline, use_vc, templates):
     """One visit of depth-first proof-number search (Nagai's MID, with the 1 + epsilon
     threshold of Pawlewicz and Lew) at the position ``board`` (hash ``h``, before any
     filling), for the side to move: returns (pn, dn, carrier lo, hi) once pn >= th_pn
@@ -466,7 +467,8 @@ def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zo
     if found and (mlo != 0 or mhi != 0):  # a visit before this one stored the facts
         res = -1
     else:
-        res, lo, hi, mlo, mhi = _node_facts(board, mover, neighbours, edges, label, flags, stack, moves, use_vc)
+        res, lo, hi, mlo, mhi = _node_facts(board, mover, neighbours, edges, label, flags, stack, moves, use_vc,
+                                            templates)
     if res == WIN:
         pn, dn = np.int64(0), _INF
     elif res == LOSS:
@@ -521,7 +523,7 @@ def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zo
             cpn[best], cdn[best], clo[best], chi[best] = _mid(
                 board, opp, hf ^ zobrist[mover, m] ^ side, child_th_pn, child_th_dn, neighbours, ring_own, edges,
                 useless, zobrist, tt_key, tt_pn, tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work, stats, deadline,
-                use_vc)
+                use_vc, templates)
             board[m] = EMPTY
             if cpn[best] == 0:
                 mlo &= clo[best]
@@ -579,10 +581,12 @@ class HexSolver:
     ``node_limit`` / ``time_limit`` (seconds) bound one call (they can be overridden per
     call); a call that reaches one answers ``value=None``. The transposition table
     (``2**tt_log2`` buckets of two entries, 52 bytes each) is kept across calls.
+    ``use_vc=False`` turns H-search off, ``templates=False`` only the edge templates of
+    ``hex_templates.py`` (what finding them uses).
     """
 
     def __init__(self, size: int, *, node_limit: int | None = None, time_limit: float | None = None,
-                 tt_log2: int = 20, use_vc: bool = True):
+                 tt_log2: int = 20, use_vc: bool = True, templates: bool = True):
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= MAX_SIZE:
             raise HexPositionError(f"hex solver: size must be an integer in 1..{MAX_SIZE}, got {size!r}")
         self.size = int(size)
@@ -591,6 +595,8 @@ class HexSolver:
         self._neighbours, self._ring_own, self._edges = _tables(self.size)
         self._useless = _useless_table()
         self.use_vc = use_vc
+        # the 4th-row edge templates H-search cannot derive (found once per size, by a solver without them)
+        self._templates = (edge_templates(self.size) if use_vc and templates else no_templates()).arrays
         rng = np.random.default_rng(20031)
         self._zobrist = rng.integers(1, 2**63, size=(4, self.cells), dtype=np.int64).astype(np.uint64)
         self._zobrist[0, 0] = np.uint64(rng.integers(1, 2**63))  # the side key (White to move)
@@ -695,7 +701,8 @@ class HexSolver:
         """(pn, dn, carrier lo, hi) of the position: pn 0 won, dn 0 lost, else a limit
         stopped the search."""
         return _mid(board, mover, _hash(board, mover, self._zobrist), _INF, _INF, self._neighbours, self._ring_own,
-                    self._edges, self._useless, self._zobrist, *self._tt, stats, deadline, self.use_vc)
+                    self._edges, self._useless, self._zobrist, *self._tt, stats, deadline, self.use_vc,
+                    self._templates)
 
     def _reply(self, board, mover, m, stats, deadline):
         """(pn, dn, carrier lo, hi) of the opponent after ``mover`` plays ``m``: dn 0

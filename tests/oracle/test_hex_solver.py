@@ -29,6 +29,7 @@ from oracle_service.hex_solver import (
     _tables,
     _useless_table,
 )
+from oracle_service.hex_templates import edge_templates
 from oracle_service.hex_vc import hsearch
 
 # ------------------------------------------------ the independent reference
@@ -229,7 +230,7 @@ def hsearch_of(board, colour, size):
     neighbours, _, edges = _tables(size)
     vc = np.zeros((1, 2), np.uint64)
     sc = np.zeros((16, 2), np.uint64)
-    has_vc, nsc = hsearch(board.copy(), colour, neighbours, edges, vc, sc)
+    has_vc, nsc = hsearch(board.copy(), colour, neighbours, edges, edge_templates(size).arrays, vc, sc)
     return has_vc, cells_of(vc[0]), [cells_of(sc[i]) for i in range(nsc)]
 
 

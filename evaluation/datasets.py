@@ -95,10 +95,11 @@ openings of the match suites while they are missing) is cheap and generated on f
 The committed ``hex-uniform`` (2026-12-02) holds 415 of the 445 states: the DFPN solver
 left 30 unknown at 30 s each (0 to 9 plies, 17 of them with 0 to 2; its metadata's
 ``gave_up`` and ``labelling_note``), so its value error leans a little to later positions
-than the paper's. The committed ``hex-openings`` (2026-12-02) holds 12 won and 12 lost,
-not 64 of each: 400 positions of the seeded order answered (360 won, 12 lost, 28 unknown
-at 60 s), every answer kept in ``hex-openings.progress.jsonl`` beside it, from which a
-build with ``--per-outcome 64`` goes on.
+than the paper's. The committed ``hex-openings`` (2026-12-03) holds the paper's 64 won and
+64 lost. Lost two-ply positions are rare (the first move must lose, and then only White's
+central replies win): every answer of the builds that found them (639, over three runs
+and two solver versions) is kept in ``hex-openings.progress.jsonl`` beside it, from which
+a build goes on instead of solving again.
 """
 
 from __future__ import annotations

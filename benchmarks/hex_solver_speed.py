@@ -2,7 +2,7 @@
 winning move, as the datasets need them), one core.
 
     python -m benchmarks.hex_solver_speed [--sets uniform openings two-ply empty first-moves]
-        [--limit N] [--time-limit S] [--seed 0] [--cold] [--value-only] [--json]
+        [--limit N] [--time-limit S] [--seed 0] [--cold] [--value-only] [--templates on off] [--json]
 
 Sets:
   uniform      the 445 ``hex-uniform`` states (the dataset's moves; generated as its
@@ -21,8 +21,10 @@ reached, default 600 s; their stone counts are listed), and the median, mean and
 per set, its transposition table kept across the set's positions (as labelling does);
 ``--cold`` gives each position a fresh table. ``--value-only`` times ``solve_value`` (the
 value and one winning move: what a perfect opponent and the first-move check need)
-instead of ``solve`` (every winning move: what the labelled datasets need). Compiling is done before timing. The
-process is pinned to one core.
+instead of ``solve`` (every winning move: what the labelled datasets need). ``--templates
+on off`` measures each set with the 4th-row edge templates (``hex_templates.py``, the
+default) and then without them, one after the other in the same run. Compiling is done
+before timing. The process is pinned to one core.
 """
 
 from __future__ import annotations
@@ -106,12 +108,12 @@ def positions(name: str, limit: int | None, seed: int) -> list[list[int]]:
     return out[:limit] if limit else out
 
 
-def measure(name, moves, time_limit, cold, value_only=False) -> dict:
-    solver = HexSolver(SIZE)
+def measure(name, moves, time_limit, cold, value_only=False, templates=True) -> dict:
+    solver = HexSolver(SIZE, templates=templates)
     seconds, nodes, unknown, mismatches, unknown_stones, compared = [], [], 0, [], [], 0
     for i, cells in enumerate(moves):
         if cold:
-            solver = HexSolver(SIZE)
+            solver = HexSolver(SIZE, templates=templates)
         t0 = time.perf_counter()
         result = (solver.solve_value if value_only else solver.solve)(cells, time_limit=time_limit)
         seconds.append(time.perf_counter() - t0)
@@ -130,7 +132,8 @@ def measure(name, moves, time_limit, cold, value_only=False) -> dict:
                     mismatches.append(opening)
         elif (i + 1) % 50 == 0:
             print(f"  {name}: {i + 1}/{len(moves)}", file=sys.stderr, flush=True)
-    row = {"set": name, "mode": "value" if value_only else "every move", "positions": len(moves), "solved": len(moves) - unknown, "unknown": unknown,
+    row = {"set": name, "mode": "value" if value_only else "every move", "templates": "on" if templates else "off",
+           "positions": len(moves), "solved": len(moves) - unknown, "unknown": unknown,
            "unknown_stones": sorted(unknown_stones),
            "total_s": sum(seconds),
            "median_s": statistics.median(seconds), "mean_s": statistics.fmean(seconds), "max_s": max(seconds),
@@ -150,18 +153,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="draws the two-ply sample")
     parser.add_argument("--cold", action="store_true", help="a fresh transposition table per position")
     parser.add_argument("--value-only", action="store_true", help="the value and one winning move, not every one")
+    parser.add_argument("--templates", nargs="+", choices=("on", "off"), default=["on"],
+                        help="with the 4th-row edge templates, without them, or both (in this order)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     HexSolver(SIZE).solve([24, 23], time_limit=1.0)  # compile or load the kernels
-    rows = [measure(name, positions(name, args.limit, args.seed), args.time_limit, args.cold, args.value_only)
-            for name in args.sets]
+    rows = [measure(name, positions(name, args.limit, args.seed), args.time_limit, args.cold, args.value_only,
+                    templates == "on")
+            for name in args.sets for templates in args.templates]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(f"{'set':<12} {'mode':<10} {'n':>4} {'solved':>6} {'total s':>9} {'median s':>9} {'mean s':>8} {'max s':>8} "
+    print(f"{'set':<12} {'mode':<10} {'tpl':<4} {'n':>4} {'solved':>6} {'total s':>9} {'median s':>9} {'mean s':>8} {'max s':>8} "
           f"{'median nodes':>12} {'mean nodes':>10} {'max nodes':>9}")
     for r in rows:
-        print(f"{r['set']:<12} {r['mode']:<10} {r['positions']:>4} {r['solved']:>6} {r['total_s']:>9.1f} {r['median_s']:>9.4f} "
+        print(f"{r['set']:<12} {r['mode']:<10} {r['templates']:<4} {r['positions']:>4} {r['solved']:>6} {r['total_s']:>9.1f} {r['median_s']:>9.4f} "
               f"{r['mean_s']:>8.3f} {r['max_s']:>8.2f} {r['median_nodes']:>12.0f} {r['mean_nodes']:>10.0f} "
               f"{r['max_nodes']:>9}")
         if r["unknown"]:

@@ -14,8 +14,9 @@ two prunings that make Hex solvable:
 - mustplay: when the mover's move m loses to a proof with carrier C, every move outside
   C loses too (the loser's stone lands where the winner did not need anything), so the
   mover only tries moves inside the intersection of the carriers found so far. The
-  opponent's immediate wins and virtual connections (``hex_vc.py``) start that
-  intersection before any move is searched.
+  opponent's immediate wins and virtual connections (``hex_vc.py``, with the edge
+  templates of ``hex_templates.py``) start that intersection before any move is
+  searched.
 - a winning move m whose reply's proof has carrier C wins with carrier C + {m}; a lost
   node's carrier is the union of its refutations' carriers.
 

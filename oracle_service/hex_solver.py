@@ -42,6 +42,7 @@ Cells are bitsets of two uint64 words (``lo`` cells 0..63, ``hi`` 64..127), enou
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
@@ -49,7 +50,7 @@ import numba
 import numpy as np
 from numba import njit
 
-from oracle_service.hex_templates import edge_templates, no_templates
+from oracle_service.hex_templates import EdgeTemplates, find_edge_templates, no_templates
 from oracle_service.hex_vc import SC_CAP, hsearch, label_groups
 
 EMPTY, BLACK, WHITE, DEAD = 0, 1, 2, 3
@@ -716,6 +717,18 @@ class HexSolver:
         finally:
             board[m] = EMPTY
 
+    def black_carrier(self, board) -> frozenset[int] | None:
+        """The cells of Black's winning carrier on a flat board int8[N] (0/1/2) with
+        White to move; None where White does not lose (or already has its chain). What
+        the edge template search proves with."""
+        if _chain_winner(board, self._neighbours, self._edges):
+            return None
+        stats, deadline = self._limits(None, None)
+        pn, dn, lo, hi = self._root(board.copy(), WHITE, stats, deadline)
+        if dn != 0:
+            return None
+        return frozenset(int(p) for p in np.flatnonzero(_carrier_mask(int(lo), int(hi), self.cells)))
+
     def _winning_move(self, board, mover, stats, deadline):
         """A winning move of a won position just proved: the child the proof used, read
         from the table (as ``_mid`` keys it, after the root's filling), else the first
@@ -767,6 +780,13 @@ class HexSolver:
             if board[m] == EMPTY and values[m] is None and must is not None and not must[m]:
                 values[m] = -1
         return values, int(stats[0])
+
+
+@functools.lru_cache(maxsize=None)
+def edge_templates(size: int) -> EdgeTemplates:
+    """The edge templates of a ``size x size`` board (``hex_templates.py``), found once
+    per process by a solver without them."""
+    return find_edge_templates(size, HexSolver(size, tt_log2=14, templates=False).black_carrier)
 
 
 def _carrier_mask(lo: int, hi: int, cells: int) -> np.ndarray:

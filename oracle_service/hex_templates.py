@@ -20,18 +20,20 @@ empty or Black's, whatever stands outside it. The other three edges are the same
 templates under the 180-degree rotation (Black's bottom edge) and the transposition
 (White's edges: it swaps the colours' roles and keeps the hex adjacency).
 
-Sizes up to 9 take about a second each, once per process (``edge_templates`` is
-cached per size).
+Sizes up to 9 take about a second each, once per process
+(``hex_solver.edge_templates`` keeps them per size; ``find_edge_templates`` here takes
+the prover as an argument, so this module does not import the solver that uses it).
 """
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 MAX_ROW = 3  # the stone's row from the edge row (0): 1 = template II, 2 = IIIa, 3 = the 4th row
+EMPTY, BLACK, WHITE = 0, 1, 2  # hex_solver's cell values
 
 
 @dataclass(frozen=True)
@@ -70,15 +72,19 @@ def no_templates(size: int = 0) -> EdgeTemplates:
     return EdgeTemplates(size, empty, empty, empty, np.zeros(0, np.uint64), np.zeros(0, np.uint64))
 
 
-@functools.lru_cache(maxsize=None)
-def edge_templates(size: int) -> EdgeTemplates:
+# A prover: the cells of Black's winning carrier on a flat board int8[N] with White to
+# move, or None where White is not lost (or already has its chain).
+Prover = Callable[[np.ndarray], "frozenset[int] | None"]
+
+
+def find_edge_templates(size: int, black_carrier: Prover) -> EdgeTemplates:
     """Every edge template of a ``size x size`` board with its stone on rows 2-4 from
     the edge (one or two minimal carriers per stone and edge), for both colours and
-    all four edges."""
+    all four edges, proved by ``black_carrier`` (a solver without templates)."""
     top = []  # (cell, carrier cells) of Black's top edge
     for row in range(1, min(MAX_ROW, size - 1) + 1):
         for col in range(size):
-            for carrier in _minimal_carriers(size, row, col):
+            for carrier in _minimal_carriers(size, row, col, black_carrier):
                 top.append((row * size + col, carrier))
     n = size * size
 
@@ -101,13 +107,10 @@ def edge_templates(size: int) -> EdgeTemplates:
                          np.array(lo, np.uint64), np.array(hi, np.uint64))
 
 
-def _minimal_carriers(size: int, row: int, col: int) -> list[frozenset[int]]:
+def _minimal_carriers(size: int, row: int, col: int, black_carrier: Prover) -> list[frozenset[int]]:
     """The minimal carriers found for Black's stone at (row, col) to the top edge: the
     proof's carrier shrunk cell by cell, once from the left and once from the right
     (which finds a template and its mirror image where they differ); [] if none."""
-    from oracle_service.hex_solver import BLACK, EMPTY, WHITE, HexSolver, _carrier_mask, _chain_winner
-
-    solver = HexSolver(size, tt_log2=14, templates=False)
     n = size * size
     base = np.zeros(n, np.int8)
     for r in range(row + 1, size):
@@ -115,17 +118,7 @@ def _minimal_carriers(size: int, row: int, col: int) -> list[frozenset[int]]:
             base[r * size + c] = BLACK if c == col else WHITE
     base[row * size + col] = BLACK
 
-    def carrier_if_connected(board):
-        """The carrier of Black's connection with White to move, None if there is none."""
-        if _chain_winner(board, solver._neighbours, solver._edges):
-            return None  # White's chain closed by the cells given to it
-        stats, deadline = solver._limits(None, None)
-        pn, dn, lo, hi = solver._root(board.copy(), WHITE, stats, deadline)
-        if dn != 0:
-            return None
-        return frozenset(int(p) for p in np.flatnonzero(_carrier_mask(int(lo), int(hi), n)))
-
-    first = carrier_if_connected(base)
+    first = black_carrier(base)
     if first is None:
         return []
     found = []
@@ -138,7 +131,7 @@ def _minimal_carriers(size: int, row: int, col: int) -> list[frozenset[int]]:
                 board = base.copy()
                 keep = carrier - {x}
                 board[[p for p in range(n) if board[p] == EMPTY and p not in keep]] = WHITE
-                smaller = carrier_if_connected(board)
+                smaller = black_carrier(board)
                 if smaller is not None:
                     carrier = smaller & keep
                     shrinking = True

@@ -28,8 +28,9 @@ from oracle_service.hex_solver import (
     _fill_inferior,
     _tables,
     _useless_table,
+    edge_templates,
 )
-from oracle_service.hex_templates import edge_templates, no_templates
+from oracle_service.hex_templates import no_templates
 from oracle_service.hex_vc import hsearch
 
 # ------------------------------------------------ the independent reference

@@ -244,88 +244,88 @@ def hsearch(board, colour, neighbours, edges, templates, out_vc, out_sc):
             y = node_of[q]
             tail = _push_vc(x, y, zero, zero, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
     won = vcn[0, 1] > 0
-    # Two rounds: first from adjacency alone; then, if that gives no edge-to-edge VC,
-    # with the edge templates too (a cell of the colour, or empty, whose carrier holds no
-    # stone of the opponent's nor a dead cell; the colour's own stones leave the
-    # carrier). The first VC found ends the search, and the templates' carriers are
-    # large: in the first round, the smaller VCs built from bridges come first.
-    for round_ in range(2):
-        if round_ == 1:
-            if won:
+    # The edge templates join only once the closure of the adjacencies is done without an
+    # edge-to-edge VC: the first VC found ends the search, and the templates' carriers
+    # are large, so the smaller VCs built from bridges come first.
+    templates_added = False
+    while not won:
+        if head == tail:
+            if templates_added:
                 break
             tail = _push_templates(board, colour, templates, node_of, group_flags, vc, vcn, sc, scn, node_cell, adj,
                                    adjn, qx, qy, qlo, qhi, tail)
-        while head < tail and not won:
-            x, y, clo, chi = qx[head], qy[head], qlo[head], qhi[head]
-            head += 1
-            for turn in range(2):  # y as the midpoint, then x
-                if turn == 1:
-                    x, y = y, x
-                if y < 2:
-                    continue  # an edge is no midpoint
-                z = y
-                zcell = node_cell[z]
-                for j in range(adjn[z]):
-                    w = adj[z, j]
-                    if w == x:
+            templates_added = True
+            continue
+        x, y, clo, chi = qx[head], qy[head], qlo[head], qhi[head]
+        head += 1
+        for turn in range(2):  # y as the midpoint, then x
+            if turn == 1:
+                x, y = y, x
+            if y < 2:
+                continue  # an edge is no midpoint
+            z = y
+            zcell = node_cell[z]
+            for j in range(adjn[z]):
+                w = adj[z, j]
+                if w == x:
+                    continue
+                for i in range(vcn[z, w]):
+                    dlo, dhi = vc[z, w, i, 0], vc[z, w, i, 1]
+                    if dlo & clo or dhi & chi:
                         continue
-                    for i in range(vcn[z, w]):
-                        dlo, dhi = vc[z, w, i, 0], vc[z, w, i, 1]
-                        if dlo & clo or dhi & chi:
+                    if _cell_in(node_cell[x], dlo, dhi) or _cell_in(node_cell[w], clo, chi):
+                        continue
+                    ulo, uhi = clo | dlo, chi | dhi
+                    if zcell < 0:  # a group: the AND gives a VC
+                        tail = _push_vc(x, w, ulo, uhi, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
+                        continue
+                    if zcell < 64:
+                        ulo |= np.uint64(1) << np.uint64(zcell)
+                    else:
+                        uhi |= np.uint64(1) << np.uint64(zcell - 64)
+                    # an SC (x, w); first the OR with the SCs already kept
+                    a, b = x, w
+                    if _cell_in(node_cell[a], ulo, uhi) or _cell_in(node_cell[b], ulo, uhi):
+                        continue
+                    if _dominated(a, b, ulo, uhi, vc, vcn) or _dominated(a, b, ulo, uhi, sc, scn):
+                        continue  # a kept VC or SC needs no more than this one
+                    m = scn[a, b]
+                    found = False
+                    flo, fhi = zero, zero
+                    for i1 in range(m):
+                        l1, h1 = ulo & sc[a, b, i1, 0], uhi & sc[a, b, i1, 1]
+                        if l1 == ulo and h1 == uhi:
                             continue
-                        if _cell_in(node_cell[x], dlo, dhi) or _cell_in(node_cell[w], clo, chi):
-                            continue
-                        ulo, uhi = clo | dlo, chi | dhi
-                        if zcell < 0:  # a group: the AND gives a VC
-                            tail = _push_vc(x, w, ulo, uhi, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
-                            continue
-                        if zcell < 64:
-                            ulo |= np.uint64(1) << np.uint64(zcell)
-                        else:
-                            uhi |= np.uint64(1) << np.uint64(zcell - 64)
-                        # an SC (x, w); first the OR with the SCs already kept
-                        a, b = x, w
-                        if _cell_in(node_cell[a], ulo, uhi) or _cell_in(node_cell[b], ulo, uhi):
-                            continue
-                        if _dominated(a, b, ulo, uhi, vc, vcn) or _dominated(a, b, ulo, uhi, sc, scn):
-                            continue  # a kept VC or SC needs no more than this one
-                        m = scn[a, b]
-                        found = False
-                        flo, fhi = zero, zero
-                        for i1 in range(m):
-                            l1, h1 = ulo & sc[a, b, i1, 0], uhi & sc[a, b, i1, 1]
-                            if l1 == ulo and h1 == uhi:
+                        if l1 == 0 and h1 == 0:
+                            found, flo, fhi = True, ulo | sc[a, b, i1, 0], uhi | sc[a, b, i1, 1]
+                            break
+                        for i2 in range(i1 + 1, m):
+                            l2, h2 = l1 & sc[a, b, i2, 0], h1 & sc[a, b, i2, 1]
+                            if l2 == l1 and h2 == h1:
                                 continue
-                            if l1 == 0 and h1 == 0:
-                                found, flo, fhi = True, ulo | sc[a, b, i1, 0], uhi | sc[a, b, i1, 1]
+                            if l2 == 0 and h2 == 0:
+                                found = True
+                                flo = ulo | sc[a, b, i1, 0] | sc[a, b, i2, 0]
+                                fhi = uhi | sc[a, b, i1, 1] | sc[a, b, i2, 1]
                                 break
-                            for i2 in range(i1 + 1, m):
-                                l2, h2 = l1 & sc[a, b, i2, 0], h1 & sc[a, b, i2, 1]
-                                if l2 == l1 and h2 == h1:
-                                    continue
-                                if l2 == 0 and h2 == 0:
+                            for i3 in range(i2 + 1, m):
+                                l3, h3 = l2 & sc[a, b, i3, 0], h2 & sc[a, b, i3, 1]
+                                if l3 == 0 and h3 == 0:
                                     found = True
-                                    flo = ulo | sc[a, b, i1, 0] | sc[a, b, i2, 0]
-                                    fhi = uhi | sc[a, b, i1, 1] | sc[a, b, i2, 1]
-                                    break
-                                for i3 in range(i2 + 1, m):
-                                    l3, h3 = l2 & sc[a, b, i3, 0], h2 & sc[a, b, i3, 1]
-                                    if l3 == 0 and h3 == 0:
-                                        found = True
-                                        flo = ulo | sc[a, b, i1, 0] | sc[a, b, i2, 0] | sc[a, b, i3, 0]
-                                        fhi = uhi | sc[a, b, i1, 1] | sc[a, b, i2, 1] | sc[a, b, i3, 1]
-                                        break
-                                if found:
+                                    flo = ulo | sc[a, b, i1, 0] | sc[a, b, i2, 0] | sc[a, b, i3, 0]
+                                    fhi = uhi | sc[a, b, i1, 1] | sc[a, b, i2, 1] | sc[a, b, i3, 1]
                                     break
                             if found:
                                 break
                         if found:
-                            tail = _push_vc(a, b, flo, fhi, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
-                        else:
-                            _add(a, b, ulo, uhi, sc, scn, SC_CAP, node_cell, vc, vcn, VC_CAP)
-                if vcn[0, 1] > 0:
-                    won = True
-                    break
+                            break
+                    if found:
+                        tail = _push_vc(a, b, flo, fhi, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
+                    else:
+                        _add(a, b, ulo, uhi, sc, scn, SC_CAP, node_cell, vc, vcn, VC_CAP)
+            if vcn[0, 1] > 0:
+                won = True
+                break
     if vcn[0, 1] > 0:
         best, best_size = 0, 1 << 30
         for i in range(vcn[0, 1]):

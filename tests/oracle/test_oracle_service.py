@@ -5,6 +5,7 @@ the Ray pool, its summed statistics, and a replica killed while a batch is in fl
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -64,6 +65,19 @@ def wait_until_busy(replica, timeout: float = 60.0) -> None:
     while ray.wait([replica.ping.remote()], timeout=2.0)[0]:
         if time.monotonic() > deadline:
             raise TimeoutError(f"the replica answered pings for {timeout:.0f} s: no call reached it")
+
+
+def wait_until_gone(pid: int, timeout: float = 60.0) -> None:
+    """Block until no process has ``pid`` (the replicas run on this machine)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"process {pid} still runs {timeout:.0f} s after its actor was killed")
+        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
@@ -280,15 +294,19 @@ def test_client_over_replicas_survives_a_killed_replica(ray_session, tmp_path, p
 
         # Kill a replica while a batch is in flight: Ray restarts it and retries the call.
         # The test holds the store's write lock, so no replica can finish its chunk (an
-        # analysis ends by writing to the store) until the kill has landed.
+        # analysis ends by writing to the store) until the kill has landed: ray.kill only
+        # asks for it, so the lock is kept until the replica's process is gone (a replica
+        # let go a moment early answered its chunk before dying, and nothing was retried).
         batch = easy_positions(60, plies=16, seed=1)
         result = {}
         other_before = client.stats()[1]["queries"]
+        pid = ray.get(client.replicas[0].__ray_call__.remote(lambda replica: os.getpid()))
         with held_write_lock(store):
             thread = threading.Thread(target=lambda: result.update(a=client.connect4_analyze(batch)))
             thread.start()
             wait_until_busy(client.replicas[0])
             ray.kill(client.replicas[0], no_restart=False)
+            wait_until_gone(pid)
         thread.join(60)
         assert not thread.is_alive()
         assert [a.value for a in result["a"]] == [solver.analyze(p) for p in batch]

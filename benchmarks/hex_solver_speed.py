@@ -2,7 +2,8 @@
 winning move, as the datasets need them), one core.
 
     python -m benchmarks.hex_solver_speed [--sets uniform openings two-ply empty first-moves]
-        [--limit N] [--time-limit S] [--seed 0] [--cold] [--value-only] [--templates on off] [--json]
+        [--limit N] [--time-limit S] [--seed 0] [--cold] [--value-only] [--templates on off]
+        [--prune on off] [--json]
 
 Sets:
   uniform      the 445 ``hex-uniform`` states (the dataset's moves; generated as its
@@ -23,8 +24,10 @@ per set, its transposition table kept across the set's positions (as labelling d
 value and one winning move: what a perfect opponent and the first-move check need)
 instead of ``solve`` (every winning move: what the labelled datasets need). ``--templates
 on off`` measures each set with the 4th-row edge templates (``hex_templates.py``, the
-default) and then without them, one after the other in the same run. Compiling is done
-before timing. The process is pinned to one core.
+default) and then without them, one after the other in the same run; ``--prune on off``
+likewise with and without dropping vulnerable moves (``_drop_vulnerable``), every
+combination asked for. Compiling is done before timing. The process is pinned to one
+core.
 """
 
 from __future__ import annotations
@@ -108,12 +111,12 @@ def positions(name: str, limit: int | None, seed: int) -> list[list[int]]:
     return out[:limit] if limit else out
 
 
-def measure(name, moves, time_limit, cold, value_only=False, templates=True) -> dict:
-    solver = HexSolver(SIZE, templates=templates)
+def measure(name, moves, time_limit, cold, value_only=False, templates=True, prune=True) -> dict:
+    solver = HexSolver(SIZE, templates=templates, prune=prune)
     seconds, nodes, unknown, mismatches, unknown_stones, compared = [], [], 0, [], [], 0
     for i, cells in enumerate(moves):
         if cold:
-            solver = HexSolver(SIZE, templates=templates)
+            solver = HexSolver(SIZE, templates=templates, prune=prune)
         t0 = time.perf_counter()
         result = (solver.solve_value if value_only else solver.solve)(cells, time_limit=time_limit)
         seconds.append(time.perf_counter() - t0)
@@ -133,6 +136,7 @@ def measure(name, moves, time_limit, cold, value_only=False, templates=True) -> 
         elif (i + 1) % 50 == 0:
             print(f"  {name}: {i + 1}/{len(moves)}", file=sys.stderr, flush=True)
     row = {"set": name, "mode": "value" if value_only else "every move", "templates": "on" if templates else "off",
+           "prune": "on" if prune else "off",
            "positions": len(moves), "solved": len(moves) - unknown, "unknown": unknown,
            "unknown_stones": sorted(unknown_stones),
            "total_s": sum(seconds),
@@ -155,19 +159,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--value-only", action="store_true", help="the value and one winning move, not every one")
     parser.add_argument("--templates", nargs="+", choices=("on", "off"), default=["on"],
                         help="with the 4th-row edge templates, without them, or both (in this order)")
+    parser.add_argument("--prune", nargs="+", choices=("on", "off"), default=["on"],
+                        help="dropping vulnerable moves, or not, or both (in this order)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     HexSolver(SIZE).solve([24, 23], time_limit=1.0)  # compile or load the kernels
     rows = [measure(name, positions(name, args.limit, args.seed), args.time_limit, args.cold, args.value_only,
-                    templates == "on")
-            for name in args.sets for templates in args.templates]
+                    templates == "on", prune == "on")
+            for name in args.sets for templates in args.templates for prune in args.prune]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(f"{'set':<12} {'mode':<10} {'tpl':<4} {'n':>4} {'solved':>6} {'total s':>9} {'median s':>9} {'mean s':>8} {'max s':>8} "
+    print(f"{'set':<12} {'mode':<10} {'tpl':<4} {'prune':<5} {'n':>4} {'solved':>6} {'total s':>9} {'median s':>9} {'mean s':>8} {'max s':>8} "
           f"{'median nodes':>12} {'mean nodes':>10} {'max nodes':>9}")
     for r in rows:
-        print(f"{r['set']:<12} {r['mode']:<10} {r['templates']:<4} {r['positions']:>4} {r['solved']:>6} {r['total_s']:>9.1f} {r['median_s']:>9.4f} "
+        print(f"{r['set']:<12} {r['mode']:<10} {r['templates']:<4} {r['prune']:<5} {r['positions']:>4} {r['solved']:>6} {r['total_s']:>9.1f} {r['median_s']:>9.4f} "
               f"{r['mean_s']:>8.3f} {r['max_s']:>8.2f} {r['median_nodes']:>12.0f} {r['mean_nodes']:>10.0f} "
               f"{r['max_nodes']:>9}")
         if r["unknown"]:

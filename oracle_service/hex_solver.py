@@ -31,6 +31,10 @@ neighbours it could join are already joined around it by that colour's stones or
 A cell useless to one colour is dead: on a full board exactly one player has a chain, so
 if a Black stone there never makes Black's chain, a White one never makes White's.
 
+Moves the opponent could kill at once are not searched (``_drop_vulnerable``): when an
+opponent's stone on q would make the mover's cell p dead, the mover's p is never better
+than its q.
+
 The transposition table (``_TT``) maps a Zobrist hash of the filled position and the
 side to move to the proven value and its carrier; two entries per bucket, one kept by
 subtree size and one always replaced, so memory is bounded. It lives as long as the
@@ -234,6 +238,40 @@ def _fill_inferior(board, neighbours, ring_own, useless, filled):
 
 
 @njit(cache=True)
+def _drop_vulnerable(board, mover, neighbours, ring_own, useless, moves, count):
+    """Drop from moves[:count] the mover's moves the opponent could kill at once: p is
+    *vulnerable* to an empty neighbour q when an opponent's stone at q would make p dead.
+    The mover's move at p is then never better than its move at q (Bjornsson, Hayward,
+    Johanson and van Rijswijck 2006: after p, the opponent's q would leave a dead stone
+    and an opponent's stone), so only q needs searching. A move is dropped only for a
+    killer not dropped itself, so no two moves drop each other; a killer outside the
+    mustplay loses, and so does what it dominates. Returns the new count.
+
+    Carriers stay valid: giving the winner (the opponent, when this node is lost) more
+    cells keeps a dead cell dead, and a killer the winner then owns leaves p dead already
+    (a dead move is a pass, no better than a losing move)."""
+    opp = 3 - mover
+    dropped = np.zeros(board.shape[0], np.bool_)
+    kept = 0
+    for i in range(count):
+        p = moves[i]
+        for k in range(6):
+            q = neighbours[p, k]
+            if q < 0 or board[q] != EMPTY or dropped[q]:
+                continue
+            board[q] = opp
+            killed = _dead(board, p, neighbours, ring_own, useless)
+            board[q] = EMPTY
+            if killed:
+                dropped[p] = True
+                break
+        if not dropped[p]:
+            moves[kept] = p
+            kept += 1
+    return kept
+
+
+@njit(cache=True)
 def _group_flags(board, colour, neighbours, edges, label, flags, stack):
     """Label the groups of ``colour`` (label[p] = group index, -1 elsewhere) and their
     edge bits (flags[g]); returns whether one group touches both edges."""
@@ -427,7 +465,7 @@ def _node_facts(board, mover, neighbours, edges, label, flags, stack, moves, use
 
 @njit(cache=True)
 def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zobrist, tt_key, tt_pn, tt_dn,
-         tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work, stats, deadline, use_vc, templates):
+         tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work, stats, deadline, use_vc, templates, prune):
     """One visit of depth-first proof-number search (Nagai's MID, with the 1 + epsilon
     threshold of Pawlewicz and Lew) at the position ``board`` (hash ``h``, before any
     filling), for the side to move: returns (pn, dn, carrier lo, hi) once pn >= th_pn
@@ -481,6 +519,8 @@ def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zo
             if board[p] == EMPTY and _has(mlo, mhi, p):
                 moves[count] = p
                 count += 1
+        if prune and count > 1:
+            count = _drop_vulnerable(board, mover, neighbours, ring_own, useless, moves, count)
         if count > 1:
             _order_moves(board, mover, neighbours, edges, moves, count, label, stack)
         cpn = np.empty(count, np.int64)
@@ -525,7 +565,7 @@ def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zo
             cpn[best], cdn[best], clo[best], chi[best] = _mid(
                 board, opp, hf ^ zobrist[mover, m] ^ side, child_th_pn, child_th_dn, neighbours, ring_own, edges,
                 useless, zobrist, tt_key, tt_pn, tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work, stats, deadline,
-                use_vc, templates)
+                use_vc, templates, prune)
             board[m] = EMPTY
             if cpn[best] == 0:
                 mlo &= clo[best]
@@ -584,11 +624,12 @@ class HexSolver:
     call); a call that reaches one answers ``value=None``. The transposition table
     (``2**tt_log2`` buckets of two entries, 52 bytes each) is kept across calls.
     ``use_vc=False`` turns H-search off, ``templates=False`` only the edge templates of
-    ``hex_templates.py`` (what finding them uses).
+    ``hex_templates.py`` (what finding them uses), ``prune=False`` the dropping of
+    vulnerable moves (``_drop_vulnerable``).
     """
 
     def __init__(self, size: int, *, node_limit: int | None = None, time_limit: float | None = None,
-                 tt_log2: int = 20, use_vc: bool = True, templates: bool = True):
+                 tt_log2: int = 20, use_vc: bool = True, templates: bool = True, prune: bool = True):
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= MAX_SIZE:
             raise HexPositionError(f"hex solver: size must be an integer in 1..{MAX_SIZE}, got {size!r}")
         self.size = int(size)
@@ -596,7 +637,7 @@ class HexSolver:
         self.node_limit, self.time_limit = node_limit, time_limit
         self._neighbours, self._ring_own, self._edges = _tables(self.size)
         self._useless = _useless_table()
-        self.use_vc = use_vc
+        self.use_vc, self.prune = use_vc, prune
         # the 4th-row edge templates H-search cannot derive (found once per size, by a solver without them)
         self._templates = (edge_templates(self.size) if use_vc and templates else no_templates()).arrays
         rng = np.random.default_rng(20031)
@@ -704,7 +745,7 @@ class HexSolver:
         stopped the search."""
         return _mid(board, mover, _hash(board, mover, self._zobrist), _INF, _INF, self._neighbours, self._ring_own,
                     self._edges, self._useless, self._zobrist, *self._tt, stats, deadline, self.use_vc,
-                    self._templates)
+                    self._templates, self.prune)
 
     def _reply(self, board, mover, m, stats, deadline):
         """(pn, dn, carrier lo, hi) of the opponent after ``mover`` plays ``m``: dn 0

@@ -25,6 +25,7 @@ from oracle_service.hex_solver import (
     HexResult,
     HexSolver,
     _dead,
+    _drop_vulnerable,
     _fill_inferior,
     _tables,
     _useless_table,
@@ -391,6 +392,77 @@ def test_captured_pair():
     work = board.copy()
     count, lo, hi = _fill_inferior(work, neighbours, ring_own, useless, filled)
     assert 1 not in cells_of(np.array([lo, hi], np.uint64))
+
+
+def test_vulnerable_move_is_dropped_for_its_killer():
+    neighbours, ring_own, _ = _tables(4)
+    useless = _useless_table()
+    # White to move. Cell (1,1) = 5 has Black on three ring neighbours in a row, (0,1)
+    # (0,2) (1,2); a Black stone on (2,1) = 9 or on (1,0) = 4 makes four in a row, and
+    # White's stone on 5 would be dead: White's 5 is vulnerable, dominated by 9 and by 4.
+    # White's 4 is vulnerable too (Black's 5 leaves it between Black's 1 and 5 and
+    # White's own edge), so it goes first, for 5; then 5 goes for 9, not for 4, which is
+    # dropped already: no two moves drop each other.
+    board = flat([".xx.", "..x.", "....", "o..o"])
+    moves = np.flatnonzero(board == 0).astype(np.int64)
+    kept = moves[:_drop_vulnerable(board, WHITE, neighbours, ring_own, useless, moves, len(moves))]
+    assert 4 not in kept and 5 not in kept and 9 in kept
+    assert (board == flat([".xx.", "..x.", "....", "o..o"])).all()  # the board is left as it was
+    # On the empty board only the two acute corners go, for either colour: the opponent's
+    # stone next to a1 along the mover's edge leaves a1 touching nothing but that edge and
+    # one cell that touches it too.
+    empty = np.zeros(16, np.int8)
+    for colour in (BLACK, WHITE):
+        moves = np.arange(16, dtype=np.int64)
+        kept = moves[:_drop_vulnerable(empty, colour, neighbours, ring_own, useless, moves, 16)]
+        assert set(range(16)) - set(kept.tolist()) == {0, 15}
+
+
+@pytest.mark.parametrize("size,count", [(4, 300), (5, 120)])
+def test_vulnerable_moves_are_dominated(size, count):
+    """On random positions, against the reference: wherever an opponent's stone on q
+    would make the mover's cell p dead, the mover's p wins only if its q wins; and the
+    moves _drop_vulnerable keeps win whenever some move wins."""
+    neighbours, ring_own, _ = _tables(size)
+    useless = _useless_table()
+    memo = new_memo()
+    rng = np.random.default_rng(size + 70)
+    pairs = dropped_total = 0
+    for _ in range(count):
+        _, board, mover = random_cells(rng, size, int(rng.integers(2, size * size - 6)))
+        if size * size - np.count_nonzero(board) > 14:  # beyond what the reference does quickly
+            continue
+        winning = set(ref_winning(board.copy(), size, mover, memo).tolist())
+        for p in np.flatnonzero(board == 0):
+            for q in neighbours[p]:
+                if q < 0 or board[q] != 0:
+                    continue
+                board[q] = 3 - mover
+                killed = _dead(board, p, neighbours, ring_own, useless)
+                board[q] = 0
+                if killed:
+                    pairs += 1
+                    assert p not in winning or q in winning, (board.reshape(size, size), mover, p, q)
+        moves = np.flatnonzero(board == 0).astype(np.int64)
+        kept = moves[:_drop_vulnerable(board, mover, neighbours, ring_own, useless, moves, len(moves))]
+        dropped_total += len(moves) - len(kept)
+        assert bool(winning) == bool(winning & set(kept.tolist())), (board.reshape(size, size), mover)
+    assert pairs > 50 and dropped_total > 50  # the rule is exercised
+
+
+def test_dropping_vulnerable_moves_keeps_the_value():
+    """The solver with and without the dropping agrees on the value and every winning
+    move of random 7x7 middle games, and the dropping saves nodes."""
+    rng = np.random.default_rng(5)
+    pruned, full = HexSolver(7, tt_log2=18), HexSolver(7, tt_log2=18, prune=False)
+    nodes = [0, 0]
+    for stones in (11, 12, 12, 13, 14, 14):
+        _, board, mover = random_cells(rng, 7, stones)
+        a = pruned.solve_board(board.reshape(7, 7), mover)
+        b = full.solve_board(board.reshape(7, 7), mover)
+        assert a.value is not None and (a.value, a.winning) == (b.value, b.winning), board.reshape(7, 7)
+        nodes[0], nodes[1] = nodes[0] + a.nodes, nodes[1] + b.nodes
+    assert nodes[0] < nodes[1]
 
 
 @pytest.mark.parametrize("size,count", [(4, 400), (5, 150)])

@@ -343,20 +343,23 @@ def test_fourth_row_templates_7x7():
     assert not hsearch_of(board, BLACK, 7)[0]
 
 
-def test_templates_keep_the_value():
-    """The solver with the templates and without them (H-search's own VCs only) agrees on
-    the value and every winning move of random 7x7 middle games."""
-    rng = np.random.default_rng(4)
-    rng.permutation(49)  # (the first draw of this seed is an 8-stone position neither solves in 30 s)
-    with_templates, without = HexSolver(7, tt_log2=18), HexSolver(7, tt_log2=18, templates=False)
+@pytest.mark.parametrize("option,seed,skipped", [("templates", 4, 1), ("prune", 5, 0)])
+def test_an_option_keeps_the_value_and_saves_nodes(option, seed, skipped):
+    """The solver with and without the edge templates (H-search's own VCs only), and with
+    and without dropping vulnerable moves, agrees on the value and every winning move of
+    random 7x7 middle games; the option was used, and it pays in nodes."""
+    rng = np.random.default_rng(seed)
+    for _ in range(skipped):  # (the first draw of seed 4 is an 8-stone position neither solves in 30 s)
+        rng.permutation(49)
+    with_it, without = HexSolver(7, tt_log2=18), HexSolver(7, tt_log2=18, **{option: False})
     nodes = [0, 0]
     for stones in (11, 12, 12, 13, 14, 14):
         _, board, mover = random_cells(rng, 7, stones)
-        a = with_templates.solve_board(board.reshape(7, 7), mover)
+        a = with_it.solve_board(board.reshape(7, 7), mover)
         b = without.solve_board(board.reshape(7, 7), mover)
         assert a.value is not None and (a.value, a.winning) == (b.value, b.winning), board.reshape(7, 7)
         nodes[0], nodes[1] = nodes[0] + a.nodes, nodes[1] + b.nodes
-    assert nodes[0] < nodes[1]  # the templates were used, and they pay
+    assert nodes[0] < nodes[1]
 
 
 def test_dead_cell():
@@ -448,21 +451,6 @@ def test_vulnerable_moves_are_dominated(size, count):
         dropped_total += len(moves) - len(kept)
         assert bool(winning) == bool(winning & set(kept.tolist())), (board.reshape(size, size), mover)
     assert pairs > 50 and dropped_total > 50  # the rule is exercised
-
-
-def test_dropping_vulnerable_moves_keeps_the_value():
-    """The solver with and without the dropping agrees on the value and every winning
-    move of random 7x7 middle games, and the dropping saves nodes."""
-    rng = np.random.default_rng(5)
-    pruned, full = HexSolver(7, tt_log2=18), HexSolver(7, tt_log2=18, prune=False)
-    nodes = [0, 0]
-    for stones in (11, 12, 12, 13, 14, 14):
-        _, board, mover = random_cells(rng, 7, stones)
-        a = pruned.solve_board(board.reshape(7, 7), mover)
-        b = full.solve_board(board.reshape(7, 7), mover)
-        assert a.value is not None and (a.value, a.winning) == (b.value, b.winning), board.reshape(7, 7)
-        nodes[0], nodes[1] = nodes[0] + a.nodes, nodes[1] + b.nodes
-    assert nodes[0] < nodes[1]
 
 
 @pytest.mark.parametrize("size,count", [(4, 400), (5, 150)])

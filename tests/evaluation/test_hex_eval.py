@@ -203,8 +203,9 @@ def test_play_counts_apart_the_games_through_a_position_the_solver_left_unknown(
     plays on: the games through an unknown position are counted apart, the others scored
     exactly; a strict one names the position and stops."""
     g = games.make("hex", size=4)
-    openings = _random_positions(4, 8, 4, 11)
-    openings = [m[:4] for m in openings]
+    # 6-stone openings: from 4 stones, the reference negamax took about a minute
+    openings = _random_positions(4, 8, 6, 11)
+    openings = [m[:6] for m in openings]
     starts = g.from_moves(openings)
     theory = np.array([value_after(m, 4) for m in openings])
     first_legal = lambda s: g.legal(s).argmax(axis=1)  # noqa: E731

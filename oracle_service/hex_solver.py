@@ -186,6 +186,15 @@ def _dead(board, p, neighbours, ring_own, useless):
     return useless[ob | ub << 6] or useless[ow | uw << 6]
 
 
+@njit(cache=True, inline="always")
+def _killed_by(board, p, q, colour, neighbours, ring_own, useless):
+    """Whether a stone of ``colour`` on the empty cell q would make the empty cell p dead."""
+    board[q] = colour
+    killed = _dead(board, p, neighbours, ring_own, useless)
+    board[q] = EMPTY
+    return killed
+
+
 @njit(cache=True)
 def _fill_inferior(board, neighbours, ring_own, useless, filled):
     """Fill dead cells (DEAD) and captured pairs (their owner) until none is left.
@@ -210,15 +219,8 @@ def _fill_inferior(board, neighbours, ring_own, useless, filled):
                 if q <= p or board[q] != EMPTY:
                     continue
                 for colour in (BLACK, WHITE):
-                    board[q] = colour
-                    first = _dead(board, p, neighbours, ring_own, useless)
-                    board[q] = EMPTY
-                    if not first:
-                        continue
-                    board[p] = colour
-                    second = _dead(board, q, neighbours, ring_own, useless)
-                    board[p] = EMPTY
-                    if second:
+                    if (_killed_by(board, p, q, colour, neighbours, ring_own, useless)
+                            and _killed_by(board, q, p, colour, neighbours, ring_own, useless)):
                         board[p] = colour
                         board[q] = colour
                         filled[count] = p
@@ -259,10 +261,7 @@ def _drop_vulnerable(board, mover, neighbours, ring_own, useless, moves, count):
             q = neighbours[p, k]
             if q < 0 or board[q] != EMPTY or dropped[q]:
                 continue
-            board[q] = opp
-            killed = _dead(board, p, neighbours, ring_own, useless)
-            board[q] = EMPTY
-            if killed:
+            if _killed_by(board, p, q, opp, neighbours, ring_own, useless):
                 dropped[p] = True
                 break
         if not dropped[p]:

@@ -111,12 +111,13 @@ def positions(name: str, limit: int | None, seed: int) -> list[list[int]]:
     return out[:limit] if limit else out
 
 
-def measure(name, moves, time_limit, cold, value_only=False, templates=True, prune=True) -> dict:
-    solver = HexSolver(SIZE, templates=templates, prune=prune)
+def measure(name, moves, time_limit, cold, value_only=False, **options) -> dict:
+    """One row: ``options`` are the HexSolver's search options (templates, prune, ordering, widen)."""
+    solver = HexSolver(SIZE, **options)
     seconds, nodes, unknown, mismatches, unknown_stones, compared = [], [], 0, [], [], 0
     for i, cells in enumerate(moves):
         if cold:
-            solver = HexSolver(SIZE, templates=templates, prune=prune)
+            solver = HexSolver(SIZE, **options)
         t0 = time.perf_counter()
         result = (solver.solve_value if value_only else solver.solve)(cells, time_limit=time_limit)
         seconds.append(time.perf_counter() - t0)
@@ -135,8 +136,10 @@ def measure(name, moves, time_limit, cold, value_only=False, templates=True, pru
                     mismatches.append(opening)
         elif (i + 1) % 50 == 0:
             print(f"  {name}: {i + 1}/{len(moves)}", file=sys.stderr, flush=True)
-    row = {"set": name, "mode": "value" if value_only else "every move", "templates": "on" if templates else "off",
-           "prune": "on" if prune else "off",
+    row = {"set": name, "mode": "value" if value_only else "every move",
+           "templates": "on" if options.get("templates", True) else "off",
+           "prune": "on" if options.get("prune", True) else "off",
+           "ordering": options.get("ordering", "paths"), "widen": options.get("widen", 0),
            "positions": len(moves), "solved": len(moves) - unknown, "unknown": unknown,
            "unknown_stones": sorted(unknown_stones),
            "total_s": sum(seconds),
@@ -161,19 +164,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="with the 4th-row edge templates, without them, or both (in this order)")
     parser.add_argument("--prune", nargs="+", choices=("on", "off"), default=["on"],
                         help="dropping vulnerable moves, or not, or both (in this order)")
+    parser.add_argument("--ordering", nargs="+", choices=("paths", "resistance"), default=["paths"],
+                        help="the move ordering: shortest paths, the resistance currents, or both")
+    parser.add_argument("--widen", nargs="+", type=int, default=[0],
+                        help="percent of the live moves a node's proof number looks at (0: all), one or more")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     HexSolver(SIZE).solve([24, 23], time_limit=1.0)  # compile or load the kernels
     rows = [measure(name, positions(name, args.limit, args.seed), args.time_limit, args.cold, args.value_only,
-                    templates == "on", prune == "on")
-            for name in args.sets for templates in args.templates for prune in args.prune]
+                    templates=templates == "on", prune=prune == "on", ordering=ordering, widen=widen)
+            for name in args.sets for templates in args.templates for prune in args.prune
+            for ordering in args.ordering for widen in args.widen]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(f"{'set':<12} {'mode':<10} {'tpl':<4} {'prune':<5} {'n':>4} {'solved':>6} {'total s':>9} {'median s':>9} {'mean s':>8} {'max s':>8} "
+    print(f"{'set':<12} {'mode':<10} {'tpl':<4} {'prune':<5} {'order':<10} {'widen':>5} {'n':>4} {'solved':>6} {'total s':>9} {'median s':>9} {'mean s':>8} {'max s':>8} "
           f"{'median nodes':>12} {'mean nodes':>10} {'max nodes':>9}")
     for r in rows:
-        print(f"{r['set']:<12} {r['mode']:<10} {r['templates']:<4} {r['prune']:<5} {r['positions']:>4} {r['solved']:>6} {r['total_s']:>9.1f} {r['median_s']:>9.4f} "
+        print(f"{r['set']:<12} {r['mode']:<10} {r['templates']:<4} {r['prune']:<5} {r['ordering']:<10} {r['widen']:>5} {r['positions']:>4} {r['solved']:>6} {r['total_s']:>9.1f} {r['median_s']:>9.4f} "
               f"{r['mean_s']:>8.3f} {r['max_s']:>8.2f} {r['median_nodes']:>12.0f} {r['mean_nodes']:>10.0f} "
               f"{r['max_nodes']:>9}")
         if r["unknown"]:

@@ -54,6 +54,7 @@ import numba
 import numpy as np
 from numba import njit
 
+from oracle_service.hex_resistance import add_flows
 from oracle_service.hex_templates import EdgeTemplates, find_edge_templates, no_templates
 from oracle_service.hex_vc import SC_CAP, hsearch, label_groups
 
@@ -64,6 +65,8 @@ _RING_STEPS = ((-1, 0), (-1, 1), (0, 1), (1, 0), (1, -1), (0, -1))
 WIN, LOSS = 1, 0  # what a position's facts decide for its side to move
 _INF = np.int64(1 << 30)  # a proof or disproof number that no search reaches: proved
 _PROVEN_WORK = np.int64(2**31 - 1)  # the subtree size a proof is stored with (kept first)
+ORDER_PATHS, ORDER_RESISTANCE = 0, 1  # the move orderings of _order_moves
+_ORDERINGS = {"paths": ORDER_PATHS, "resistance": ORDER_RESISTANCE}
 
 
 class HexPositionError(ValueError):
@@ -347,20 +350,28 @@ def _distances(board, colour, side, neighbours, edges, dist, queue):
 
 
 @njit(cache=True)
-def _order_moves(board, mover, neighbours, edges, moves, count, scratch, queue):
-    """Sort moves[:count] best first: the cells on both players' shortest paths
-    (the least sum of each player's edge-to-edge distance through the cell)."""
+def _order_moves(board, mover, neighbours, edges, moves, count, scratch, queue, ordering):
+    """Sort moves[:count] best first. ``ordering`` ORDER_PATHS: the cells on both
+    players' shortest paths first (the least sum of each player's edge-to-edge distance
+    through the cell); ORDER_RESISTANCE: the cells carrying the most of both players'
+    currents first (``hex_resistance.py``)."""
     n = board.shape[0]
-    score = np.zeros(n, np.int64)
-    for colour in (mover, 3 - mover):
-        for side in (1, 2):
-            _distances(board, colour, side, neighbours, edges, scratch, queue)
-            for i in range(count):
-                p = moves[i]
-                d = scratch[p]
-                if d > 1000:
-                    d = 1000
-                score[p] += d * (3 if colour == mover else 2)
+    if ordering == ORDER_RESISTANCE:
+        flow = np.zeros(n)
+        add_flows(board, mover, neighbours, edges, flow)
+        add_flows(board, 3 - mover, neighbours, edges, flow)
+        score = -flow
+    else:
+        score = np.zeros(n)
+        for colour in (mover, 3 - mover):
+            for side in (1, 2):
+                _distances(board, colour, side, neighbours, edges, scratch, queue)
+                for i in range(count):
+                    p = moves[i]
+                    d = scratch[p]
+                    if d > 1000:
+                        d = 1000
+                    score[p] += d * (3 if colour == mover else 2)
     for i in range(1, count):  # insertion sort, lists are short
         x = moves[i]
         j = i - 1
@@ -464,7 +475,7 @@ def _node_facts(board, mover, neighbours, edges, label, flags, stack, moves, use
 
 @njit(cache=True)
 def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zobrist, tt_key, tt_pn, tt_dn,
-         tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work, stats, deadline, use_vc, templates, prune):
+         tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work, stats, deadline, use_vc, templates, prune, ordering, widen):
     """One visit of depth-first proof-number search (Nagai's MID, with the 1 + epsilon
     threshold of Pawlewicz and Lew) at the position ``board`` (hash ``h``, before any
     filling), for the side to move: returns (pn, dn, carrier lo, hi) once pn >= th_pn
@@ -521,7 +532,7 @@ def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zo
         if prune and count > 1:
             count = _drop_vulnerable(board, mover, neighbours, ring_own, useless, moves, count)
         if count > 1:
-            _order_moves(board, mover, neighbours, edges, moves, count, label, stack)
+            _order_moves(board, mover, neighbours, edges, moves, count, label, stack, ordering)
         cpn = np.empty(count, np.int64)
         cdn = np.empty(count, np.int64)
         clo = np.empty(count, np.uint64)
@@ -539,6 +550,15 @@ def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zo
         while True:
             pn, dn = _INF, np.int64(0)
             best, best_dn, second_dn = -1, _INF, _INF
+            window = count  # widening: how many of the live moves (best ordered first) pn looks at
+            if widen > 0:
+                live = 0
+                for i in range(count):
+                    if _has(mlo, mhi, moves[i]) and cpn[i] != 0:
+                        live += 1
+                if live > 1:
+                    window = 1 + (live * widen + 99) // 100
+            seen = 0
             for i in range(count):
                 if not _has(mlo, mhi, moves[i]) or cpn[i] == 0:
                     continue
@@ -548,6 +568,9 @@ def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zo
                     best = -1
                     break
                 dn = min(dn + cpn[i], _INF)
+                seen += 1
+                if seen > window:
+                    continue
                 if cdn[i] < best_dn:
                     best, best_dn, second_dn = i, cdn[i], best_dn
                 elif cdn[i] < second_dn:
@@ -564,7 +587,7 @@ def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zo
             cpn[best], cdn[best], clo[best], chi[best] = _mid(
                 board, opp, hf ^ zobrist[mover, m] ^ side, child_th_pn, child_th_dn, neighbours, ring_own, edges,
                 useless, zobrist, tt_key, tt_pn, tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work, stats, deadline,
-                use_vc, templates, prune)
+                use_vc, templates, prune, ordering, widen)
             board[m] = EMPTY
             if cpn[best] == 0:
                 mlo &= clo[best]
@@ -598,7 +621,7 @@ def _chain_winner(board, neighbours, edges):
 
 
 @njit(cache=True)
-def _root_order(board, mover, neighbours, edges):
+def _root_order(board, mover, neighbours, edges, ordering):
     n = board.shape[0]
     moves = np.empty(n, np.int64)
     count = 0
@@ -609,7 +632,7 @@ def _root_order(board, mover, neighbours, edges):
     scratch = np.empty(n, np.int64)
     queue = np.empty(2 * n + 2, np.int64)
     if count > 1:
-        _order_moves(board, mover, neighbours, edges, moves, count, scratch, queue)
+        _order_moves(board, mover, neighbours, edges, moves, count, scratch, queue, ordering)
     return moves[:count]
 
 
@@ -628,7 +651,8 @@ class HexSolver:
     """
 
     def __init__(self, size: int, *, node_limit: int | None = None, time_limit: float | None = None,
-                 tt_log2: int = 20, use_vc: bool = True, templates: bool = True, prune: bool = True):
+                 tt_log2: int = 20, use_vc: bool = True, templates: bool = True, prune: bool = True,
+                 ordering: str = "resistance", widen: int = 50):
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= MAX_SIZE:
             raise HexPositionError(f"hex solver: size must be an integer in 1..{MAX_SIZE}, got {size!r}")
         self.size = int(size)
@@ -637,6 +661,12 @@ class HexSolver:
         self._neighbours, self._ring_own, self._edges = _tables(self.size)
         self._useless = _useless_table()
         self.use_vc, self.prune = use_vc, prune
+        if ordering not in _ORDERINGS:
+            raise ValueError(f"hex solver: ordering must be one of {sorted(_ORDERINGS)}, got {ordering!r}")
+        self.ordering = _ORDERINGS[ordering]
+        if isinstance(widen, bool) or not isinstance(widen, (int, np.integer)) or not 0 <= widen <= 100:
+            raise ValueError(f"hex solver: widen must be a percentage 0..100 (0: off), got {widen!r}")
+        self.widen = int(widen)
         # the 4th-row edge templates H-search cannot derive (found once per size, by a solver without them)
         self._templates = (edge_templates(self.size) if use_vc and templates else no_templates()).arrays
         rng = np.random.default_rng(20031)
@@ -744,7 +774,7 @@ class HexSolver:
         stopped the search."""
         return _mid(board, mover, _hash(board, mover, self._zobrist), _INF, _INF, self._neighbours, self._ring_own,
                     self._edges, self._useless, self._zobrist, *self._tt, stats, deadline, self.use_vc,
-                    self._templates, self.prune)
+                    self._templates, self.prune, self.ordering, self.widen)
 
     def _reply(self, board, mover, m, stats, deadline):
         """(pn, dn, carrier lo, hi) of the opponent after ``mover`` plays ``m``: dn 0
@@ -778,10 +808,10 @@ class HexSolver:
         filled = board.copy()
         _fill_inferior(filled, self._neighbours, self._ring_own, self._useless, np.empty(self.cells, np.int64))
         key = _hash(filled, mover, self._zobrist) ^ self._zobrist[0, 0]
-        for m in _root_order(filled, mover, self._neighbours, self._edges):
+        for m in _root_order(filled, mover, self._neighbours, self._edges, self.ordering):
             if _tt_probe(key ^ self._zobrist[mover, m], *self._tt)[2] == 0:
                 return int(m)
-        for m in _root_order(board, mover, self._neighbours, self._edges):
+        for m in _root_order(board, mover, self._neighbours, self._edges, self.ordering):
             m = int(m)
             if self._reply(board, mover, m, stats, deadline)[1] == 0:
                 return m
@@ -802,7 +832,7 @@ class HexSolver:
         if pn != 0:
             return values, int(stats[0])
         must = None  # the intersection of the refutations' carriers (cells that might win)
-        for m in _root_order(board, mover, self._neighbours, self._edges):
+        for m in _root_order(board, mover, self._neighbours, self._edges, self.ordering):
             m = int(m)
             if must is not None and not must[m]:
                 values[m] = -1

@@ -287,6 +287,9 @@ def hsearch(board, colour, neighbours, edges, templates, out_vc, out_sc):
                     a, b = x, w
                     if _cell_in(node_cell[a], ulo, uhi) or _cell_in(node_cell[b], ulo, uhi):
                         continue
+                    if (node_cell[a] >= 0 and node_cell[b] >= 0
+                            and _popcount(ulo) + _popcount(uhi) > EMPTY_PAIR_CAP):
+                        continue  # neither kept nor part of a kept VC (an OR only grows it)
                     if _dominated(a, b, ulo, uhi, vc, vcn) or _dominated(a, b, ulo, uhi, sc, scn):
                         continue  # a kept VC or SC needs no more than this one
                     m = scn[a, b]

@@ -343,15 +343,17 @@ def test_fourth_row_templates_7x7():
     assert not hsearch_of(board, BLACK, 7)[0]
 
 
-@pytest.mark.parametrize("option,seed,skipped", [("templates", 4, 1), ("prune", 5, 0)])
-def test_an_option_keeps_the_value_and_saves_nodes(option, seed, skipped):
-    """The solver with and without the edge templates (H-search's own VCs only), and with
-    and without dropping vulnerable moves, agrees on the value and every winning move of
-    random 7x7 middle games; the option was used, and it pays in nodes."""
+@pytest.mark.parametrize("without_it,seed,skipped", [({"templates": False}, 4, 1), ({"prune": False}, 5, 0),
+                                                      ({"ordering": "paths", "widen": 0}, 6, 0)])
+def test_an_option_keeps_the_value_and_saves_nodes(without_it, seed, skipped):
+    """The solver with and without the edge templates (H-search's own VCs only), with
+    and without dropping vulnerable moves, and with the resistance ordering and widening
+    or the shortest-path ordering of every move, agrees on the value and every winning
+    move of random 7x7 middle games; the option was used, and it pays in nodes."""
     rng = np.random.default_rng(seed)
     for _ in range(skipped):  # (the first draw of seed 4 is an 8-stone position neither solves in 30 s)
         rng.permutation(49)
-    with_it, without = HexSolver(7, tt_log2=18), HexSolver(7, tt_log2=18, **{option: False})
+    with_it, without = HexSolver(7, tt_log2=18), HexSolver(7, tt_log2=18, **without_it)
     nodes = [0, 0]
     for stones in (11, 12, 12, 13, 14, 14):
         _, board, mover = random_cells(rng, 7, stones)
@@ -575,6 +577,11 @@ def test_errors():
     for size in (0, 10, 2.5, True):
         with pytest.raises(HexPositionError, match="size"):
             HexSolver(size)
+    with pytest.raises(ValueError, match="ordering must be one of"):
+        HexSolver(3, ordering="random")
+    for widen in (-1, 101, 2.5, True):
+        with pytest.raises(ValueError, match="widen must be a percentage"):
+            HexSolver(3, widen=widen)
     with pytest.raises(HexPositionError, match="already won"):
         solver.solve_board(np.array([[2, 2, 2], [0, 1, 0], [1, 0, 0]]), 1)
     with pytest.raises(HexPositionError, match="to_move"):

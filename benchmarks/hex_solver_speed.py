@@ -3,7 +3,7 @@ winning move, as the datasets need them), one core.
 
     python -m benchmarks.hex_solver_speed [--sets uniform openings two-ply empty first-moves]
         [--limit N] [--time-limit S] [--seed 0] [--cold] [--value-only] [--templates on off]
-        [--prune on off] [--json]
+        [--prune on off] [--ordering resistance paths] [--widen 50 0] [--json]
 
 Sets:
   uniform      the 445 ``hex-uniform`` states (the dataset's moves; generated as its
@@ -25,7 +25,8 @@ value and one winning move: what a perfect opponent and the first-move check nee
 instead of ``solve`` (every winning move: what the labelled datasets need). ``--templates
 on off`` measures each set with the 4th-row edge templates (``hex_templates.py``, the
 default) and then without them, one after the other in the same run; ``--prune on off``
-likewise with and without dropping vulnerable moves (``_drop_vulnerable``), every
+likewise with and without dropping vulnerable moves (``_drop_vulnerable``); ``--ordering``
+and ``--widen`` the move ordering and the DFPN widening (``HexSolver``'s options), every
 combination asked for. Compiling is done before timing. The process is pinned to one
 core.
 """
@@ -139,7 +140,7 @@ def measure(name, moves, time_limit, cold, value_only=False, **options) -> dict:
     row = {"set": name, "mode": "value" if value_only else "every move",
            "templates": "on" if options.get("templates", True) else "off",
            "prune": "on" if options.get("prune", True) else "off",
-           "ordering": options.get("ordering", "paths"), "widen": options.get("widen", 0),
+           "ordering": options.get("ordering", "resistance"), "widen": options.get("widen", 50),
            "positions": len(moves), "solved": len(moves) - unknown, "unknown": unknown,
            "unknown_stones": sorted(unknown_stones),
            "total_s": sum(seconds),
@@ -164,9 +165,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="with the 4th-row edge templates, without them, or both (in this order)")
     parser.add_argument("--prune", nargs="+", choices=("on", "off"), default=["on"],
                         help="dropping vulnerable moves, or not, or both (in this order)")
-    parser.add_argument("--ordering", nargs="+", choices=("paths", "resistance"), default=["paths"],
+    parser.add_argument("--ordering", nargs="+", choices=("resistance", "paths"), default=["resistance"],
                         help="the move ordering: shortest paths, the resistance currents, or both")
-    parser.add_argument("--widen", nargs="+", type=int, default=[0],
+    parser.add_argument("--widen", nargs="+", type=int, default=[50],
                         help="percent of the live moves a node's proof number looks at (0: all), one or more")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)

@@ -35,6 +35,13 @@ Moves the opponent could kill at once are not searched (``_drop_vulnerable``): w
 opponent's stone on q would make the mover's cell p dead, the mover's p is never better
 than its q.
 
+Moves are searched best first by the resistance evaluation (``hex_resistance.py``: the
+cells carrying most of both players' edge-to-edge currents), and a node's proof number
+looks only at the first half of its live moves in that order (DFPN widening, as in
+MoHex's solver): the search proves a win with the likely moves before it spreads over
+the rest. Its disproof number still counts every live move, and a move proved losing
+leaves the window, so every move is searched before a node is declared lost.
+
 The transposition table (``_TT``) maps a Zobrist hash of the filled position and the
 side to move to the proven value and its carrier; two entries per bucket, one kept by
 subtree size and one always replaced, so memory is bounded. It lives as long as the
@@ -647,7 +654,9 @@ class HexSolver:
     (``2**tt_log2`` buckets of two entries, 52 bytes each) is kept across calls.
     ``use_vc=False`` turns H-search off, ``templates=False`` only the edge templates of
     ``hex_templates.py`` (what finding them uses), ``prune=False`` the dropping of
-    vulnerable moves (``_drop_vulnerable``).
+    vulnerable moves (``_drop_vulnerable``). ``ordering`` "resistance" (the default) or
+    "paths" (the players' shortest-path distances, cheaper and weaker) orders the moves;
+    ``widen`` is the percentage of a node's live moves its proof number looks at (0: all).
     """
 
     def __init__(self, size: int, *, node_limit: int | None = None, time_limit: float | None = None,

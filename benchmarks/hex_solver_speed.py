@@ -113,7 +113,8 @@ def positions(name: str, limit: int | None, seed: int) -> list[list[int]]:
 
 
 def measure(name, moves, time_limit, cold, value_only=False, **options) -> dict:
-    """One row: ``options`` are the HexSolver's search options (templates, prune, ordering, widen)."""
+    """One row: ``options`` are the HexSolver's search options, all four given (templates, prune, ordering,
+    widen)."""
     solver = HexSolver(SIZE, **options)
     seconds, nodes, unknown, mismatches, unknown_stones, compared = [], [], 0, [], [], 0
     for i, cells in enumerate(moves):
@@ -138,9 +139,8 @@ def measure(name, moves, time_limit, cold, value_only=False, **options) -> dict:
         elif (i + 1) % 50 == 0:
             print(f"  {name}: {i + 1}/{len(moves)}", file=sys.stderr, flush=True)
     row = {"set": name, "mode": "value" if value_only else "every move",
-           "templates": "on" if options.get("templates", True) else "off",
-           "prune": "on" if options.get("prune", True) else "off",
-           "ordering": options.get("ordering", "resistance"), "widen": options.get("widen", 50),
+           "templates": "on" if options["templates"] else "off", "prune": "on" if options["prune"] else "off",
+           "ordering": options["ordering"], "widen": options["widen"],
            "positions": len(moves), "solved": len(moves) - unknown, "unknown": unknown,
            "unknown_stones": sorted(unknown_stones),
            "total_s": sum(seconds),

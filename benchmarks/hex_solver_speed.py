@@ -4,6 +4,7 @@ winning move, as the datasets need them), one core.
     python -m benchmarks.hex_solver_speed [--sets uniform openings two-ply empty first-moves]
         [--limit N] [--time-limit S] [--seed 0] [--cold] [--value-only] [--templates on off]
         [--prune on off] [--ordering resistance paths] [--widen 50 0] [--json]
+    python -m benchmarks.hex_solver_speed --hsearch 300
 
 Sets:
   uniform      the 445 ``hex-uniform`` states (the dataset's moves; generated as its
@@ -29,6 +30,10 @@ likewise with and without dropping vulnerable moves (``_drop_vulnerable``); ``--
 and ``--widen`` the move ordering and the DFPN widening (``HexSolver``'s options), every
 combination asked for. Compiling is done before timing. The process is pinned to one
 core.
+
+``--hsearch N`` times H-search alone (``hex_vc.hsearch``, the solver's cost per new
+position), for both colours on N random 7x7 boards of 4-15 stones with no chain yet: the
+median of 3 passes, in microseconds a call.
 """
 
 from __future__ import annotations
@@ -45,7 +50,8 @@ if hasattr(os, "sched_setaffinity"):
 
 import numpy as np
 
-from oracle_service.hex_solver import HexSolver
+from oracle_service.hex_solver import HexPositionError, HexSolver
+from oracle_service.hex_vc import SC_CAP, hsearch
 
 SIZE = 7
 SETS = ("uniform", "openings", "two-ply", "empty", "first-moves")
@@ -152,6 +158,27 @@ def measure(name, moves, time_limit, cold, value_only=False, **options) -> dict:
     return row
 
 
+def hsearch_speed(boards: int, seed: int) -> dict:
+    """Microseconds per H-search call on ``boards`` random boards (both colours, median of 3 passes)."""
+    solver = HexSolver(SIZE)
+    rng = np.random.default_rng(seed)
+    flat = []
+    while len(flat) < boards:
+        cells = rng.permutation(SIZE * SIZE)[:rng.integers(4, 16)].tolist()
+        try:
+            flat.append(solver.board_of(cells)[0])
+        except HexPositionError:  # a chain already made
+            continue
+    tables = (solver._neighbours, solver._edges, solver._templates)
+    out_vc, out_sc = np.empty((1, 2), np.uint64), np.empty((SC_CAP, 2), np.uint64)
+    passes, found = [], 0
+    for _ in range(3):
+        t0 = time.perf_counter()
+        found = sum(bool(hsearch(b, colour, *tables, out_vc, out_sc)[0]) for b in flat for colour in (1, 2))
+        passes.append((time.perf_counter() - t0) / (2 * len(flat)) * 1e6)
+    return {"boards": boards, "us_per_call": statistics.median(passes), "edge_to_edge_vcs": found}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.hex_solver_speed", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -169,8 +196,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="the move ordering: shortest paths, the resistance currents, or both")
     parser.add_argument("--widen", nargs="+", type=int, default=[50],
                         help="percent of the live moves a node's proof number looks at (0: all), one or more")
+    parser.add_argument("--hsearch", type=int, metavar="N", help="time H-search alone on N random boards, then stop")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.hsearch:
+        row = hsearch_speed(args.hsearch, args.seed)
+        print(json.dumps(row) if args.json else f"H-search: {row['us_per_call']:.0f} us a call on {row['boards']} "
+              f"random boards, both colours ({row['edge_to_edge_vcs']} edge-to-edge connections found)")
+        return 0
     HexSolver(SIZE).solve([24, 23], time_limit=1.0)  # compile or load the kernels
     rows = [measure(name, positions(name, args.limit, args.seed), args.time_limit, args.cold, args.value_only,
                     templates=templates == "on", prune=prune == "on", ordering=ordering, widen=widen)

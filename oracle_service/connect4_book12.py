@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit, uint64
 
 from games.connect4 import COLUMN_BITS, HEIGHT, WIDTH
+from oracle_service.jit import refcount_free
 
 BOOK_PLY = 12
 _STONES_EACH = BOOK_PLY // 2
@@ -138,7 +139,7 @@ def _code(cur, mask, mirrored):
     return np.int64(code) - (np.int64(1) << 32) if code >= (uint64(1) << uint64(31)) else np.int64(code)
 
 
-@njit(cache=True)
+@refcount_free
 def book_score(codes, scores, cur, mask):
     """Our exact score of a 12-stone position with the first player to move, or
     NOT_IN_BOOK if the table does not hold it."""

@@ -41,6 +41,7 @@ from numba import int8, int32, int64, njit, uint64
 from games.connect4 import CENTRE_FIRST, COLUMN_BITS, HEIGHT, WIDTH, moves_from_digits
 from oracle_service.connect4_book5 import BOOK5_PLY, NOT_IN_BOOK5, Book5, book5_score, empty_book5, load_book5
 from oracle_service.connect4_book12 import BOOK_PLY, NOT_IN_BOOK, Book12, book_score, empty_book, load_book
+from oracle_service.jit import NO_REFCOUNT, refcount_free
 
 CELLS = WIDTH * HEIGHT
 MIN_SCORE = -(CELLS // 2) + 3  # -18: lose to the opponent's 4th stone
@@ -104,7 +105,7 @@ def _tt_index(key, shift):
     return int64((key * _HASH_MUL) >> shift)
 
 
-@njit(cache=True)
+@refcount_free
 def _tt_store(tt, shift, key, lower, upper):
     """Merge a lower and/or an upper bound (code 0 = none) into the entry of ``key``."""
     i = _tt_index(key, shift)
@@ -120,7 +121,7 @@ def _tt_store(tt, shift, key, lower, upper):
 
 
 @njit(int64(uint64, uint64, int64, int64, int64, uint64[:], uint64, uint64[:, :], int64[:],
-            int32[:], int8[:]), cache=True)
+            int32[:], int8[:]), **NO_REFCOUNT)  # one call a node: no atomic counting of its 5 arrays
 def _negamax(cur, mask, moves, alpha, beta, tt, shift, buf, stats, book_codes, book_scores):
     """Score of a position where the side to move cannot win at once, or a bound:
     <= alpha means score <= result; >= beta means score >= result; else exact.

@@ -31,17 +31,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from oracle_service.jit import refcount_free
+
 EMPTY = 0
 VC_CAP = 4  # carriers kept per pair of nodes
 SC_CAP = 8
 _OR_DEPTH = 4  # SCs combined at most by one OR
 EMPTY_PAIR_CAP = 4  # the largest carrier kept between two empty cells
-
-# The small kernels of the inner loops (here and in hex_solver.py) allocate nothing and
-# are compiled without numba's reference counting: otherwise every call increments and
-# decrements each array argument with an atomic instruction, and that took half of
-# H-search's time (perf, 2026-12-03: 494 -> 283 us a call on 300 random 7x7 boards).
-refcount_free = njit(cache=True, _nrt=False)
 
 
 @njit(cache=True, inline="always")

@@ -6,6 +6,7 @@ built, and the oracle command line (``python -m oracle_service solve``) with eac
     python -m benchmarks.connect4_solver_speed [--sets DIR] [--reference PATH] [--random N]
         [--names Test_L3_R1 ...] [--limit N] [--budget S] [--engines ...] [--tt-log2 23]
     python -m benchmarks.connect4_solver_speed --early N [--no-book] [--cold] [--analyze] [--cli]
+    python -m benchmarks.connect4_solver_speed --rate N
 
 ``DIR`` holds Pons' six published sets (``Test_L3_R1`` ... ``Test_L1_R3``, lines
 ``<moves> <score>``; they are not in this repository). ``PATH`` is his ``c4solver``
@@ -32,6 +33,11 @@ book: the median and the mean per position, and the book leaves per position.
 empties the transposition table before each of these positions (untimed); ``--analyze``
 times the score of every column instead; ``--cli`` times the oracle command line (a
 subprocess, with ``--analyze`` if given) instead of the solver in this process.
+
+``--rate N`` measures the search alone: our solver without either book solves N random
+positions of plies 12-16 (seeded) from an emptied table, 5 times; it prints the median
+nodes per second, the nodes of one pass and a digest of the scores (equal across builds
+that search the same tree).
 """
 
 from __future__ import annotations
@@ -148,6 +154,23 @@ def measure_early(n: int, solver: Connect4Solver | None, cold: bool, call) -> li
     return rows
 
 
+def search_rate(n: int, tt_log2: int) -> dict:
+    """Nodes per second of our search without books on ``n`` random positions of plies 12-16."""
+    positions = random_live_positions(n, 12, 16, seed=3)
+    solver = Connect4Solver(tt_log2_size=tt_log2, use_book=False, use_book5=False)
+    solver.solve(positions[0])  # compile (or load the cache) before timing
+    rates, nodes, scores = [], 0, []
+    for _ in range(5):
+        solver.reset()
+        start = solver.nodes
+        t0 = time.perf_counter()
+        scores = [solver.solve(m) for m in positions]
+        rates.append((solver.nodes - start) / (time.perf_counter() - t0))
+        nodes = solver.nodes - start
+    digest = sum((i + 1) * (s + 100) for i, s in enumerate(scores))
+    return {"positions": n, "nodes_per_s": statistics.median(rates), "nodes": nodes, "scores_digest": digest}
+
+
 def measure(solve, positions: list[tuple[str, int]], budget: float) -> dict:
     """Per-position times of ``solve`` over ``positions`` (moves, expected score), until
     ``budget`` seconds are spent."""
@@ -181,11 +204,18 @@ def main(argv=None):
     p.add_argument("--cold", action="store_true", help="--early: an empty table for each position")
     p.add_argument("--analyze", action="store_true", help="--early: time the score of every column")
     p.add_argument("--cli", action="store_true", help="--early: time the oracle command line")
+    p.add_argument("--rate", type=int, default=0, help="nodes per second of the search without books on N positions")
     p.add_argument("--tt-log2", type=int, default=23)
     p.add_argument("--json", action="store_true", help="one JSON object per row")
     args = p.parse_args(argv)
+    if args.rate:
+        row = search_rate(args.rate, args.tt_log2)
+        print(json.dumps(row) if args.json else f"search without books, {row['positions']} positions of plies 12-16: "
+              f"{row['nodes_per_s'] / 1e6:.2f}M nodes/s (median of 5), {row['nodes']} nodes a pass, "
+              f"scores digest {row['scores_digest']}")
+        return
     if not (args.sets or args.early or args.random):
-        p.error("give --sets DIR, --random N or --early N")
+        p.error("give --sets DIR, --random N, --early N or --rate N")
 
     if args.early:
         if args.cli:

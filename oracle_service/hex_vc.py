@@ -21,9 +21,9 @@ to move, and the carriers of the opponent's SCs bound the mover's useful moves (
 mustplay).
 
 The work-list version: each new VC is combined once, as an AND operand, with the VCs
-that meet it; lists are capped (``VC_CAP`` / ``SC_CAP`` carriers per pair, supersets
-of a kept carrier dropped), so H-search is incomplete but every connection it reports
-is sound.
+that meet it (read from one flat row per midpoint, every VC there in the order found);
+lists are capped (``VC_CAP`` / ``SC_CAP`` carriers per pair, supersets of a kept
+carrier dropped), so H-search is incomplete but every connection it reports is sound.
 """
 
 from __future__ import annotations
@@ -113,16 +113,17 @@ def _dominated(x, y, lo, hi, lists, counts):
 
 
 @refcount_free
-def _push_vc(x, y, lo, hi, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail):
+def _push_vc(x, y, lo, hi, vc, vcn, sc, scn, node_cell, links, linkn, qx, qy, qlo, qhi, tail):
     """Add a VC (x, y) and queue it for the AND rule; returns the new queue length."""
-    first = vcn[x, y] == 0
     if not _add(x, y, lo, hi, vc, vcn, VC_CAP, node_cell, sc, scn, 0):
         return tail
-    if first:
-        adj[x, adjn[x]] = y
-        adjn[x] += 1
-        adj[y, adjn[y]] = x
-        adjn[y] += 1
+    # the AND rule's operands at each midpoint (an edge is none); a full row drops it,
+    # which loses connections but no soundness
+    for a, b in ((x, y), (y, x)):
+        if a >= 2 and linkn[a] < links.shape[1]:
+            k = linkn[a]
+            links[a, k, 0], links[a, k, 1], links[a, k, 2] = np.uint64(b), lo, hi
+            linkn[a] = k + 1
     if tail < qx.shape[0]:
         qx[tail], qy[tail], qlo[tail], qhi[tail] = x, y, lo, hi
         tail += 1
@@ -158,7 +159,7 @@ def label_groups(board, colour, neighbours, edges, label, flags, stack, first):
 
 
 @refcount_free
-def _push_templates(board, colour, templates, node_of, group_flags, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy,
+def _push_templates(board, colour, templates, node_of, group_flags, vc, vcn, sc, scn, node_cell, links, linkn, qx, qy,
                     qlo, qhi, tail):
     """Add the edge templates of ``colour`` that fit the board as VCs (cell node, edge);
     returns the new queue length."""
@@ -186,7 +187,7 @@ def _push_templates(board, colour, templates, node_of, group_flags, vc, vcn, sc,
         x = node_of[p]
         if board[p] == colour and group_flags[x] & (1 << tpl_side[t]):
             continue  # the group touches that edge already
-        tail = _push_vc(x, tpl_side[t], tpl_lo[t] & elo, tpl_hi[t] & ehi, vc, vcn, sc, scn, node_cell, adj, adjn,
+        tail = _push_vc(x, tpl_side[t], tpl_lo[t] & elo, tpl_hi[t] & ehi, vc, vcn, sc, scn, node_cell, links, linkn,
                         qx, qy, qlo, qhi, tail)
     return tail
 
@@ -218,9 +219,15 @@ def hsearch(board, colour, neighbours, edges, templates, out_vc, out_sc):
     vcn = np.zeros((nodes, nodes), np.int64)
     sc = np.empty((nodes, nodes, SC_CAP, 2), np.uint64)
     scn = np.zeros((nodes, nodes), np.int64)
-    adj = np.empty((nodes, nodes), np.int64)  # adj[z, :adjn[z]]: the nodes with a VC to z
-    adjn = np.zeros(nodes, np.int64)
-    qcap = 8 * nodes * nodes
+    # links[z, :linkn[z]]: (w, carrier lo, hi) of each VC (z, w) in the order added, the
+    # supersets dropped later from vc too (they stay sound, and skipping them costs less
+    # than removing them). One flat row per midpoint: the AND loop's work is a scan of it
+    # (20% faster H-search than a loop over the neighbour nodes, then over their lists).
+    # Rows of 4 x nodes and a queue of 2 x nodes^2: 1,000 random 7x7 boards of 0-15
+    # stones used at most 1.5 x nodes and 0.44 x nodes^2.
+    links = np.empty((nodes, 4 * nodes, 3), np.uint64)
+    linkn = np.zeros(nodes, np.int64)
+    qcap = 2 * nodes * nodes
     qx = np.empty(qcap, np.int64)
     qy = np.empty(qcap, np.int64)
     qlo = np.empty(qcap, np.uint64)
@@ -231,20 +238,20 @@ def hsearch(board, colour, neighbours, edges, templates, out_vc, out_sc):
     for g in range(2, groups_end):
         for side in range(2):
             if group_flags[g] & (1 << side):
-                tail = _push_vc(g, side, zero, zero, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
+                tail = _push_vc(g, side, zero, zero, vc, vcn, sc, scn, node_cell, links, linkn, qx, qy, qlo, qhi, tail)
     for p in range(n):
         if board[p] != EMPTY:
             continue
         x = node_of[p]
         for side in range(2):
             if edges[colour, p] & (1 << side):
-                tail = _push_vc(x, side, zero, zero, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
+                tail = _push_vc(x, side, zero, zero, vc, vcn, sc, scn, node_cell, links, linkn, qx, qy, qlo, qhi, tail)
         for k in range(6):
             q = neighbours[p, k]
             if q < 0 or (board[q] != EMPTY and board[q] != colour) or (board[q] == EMPTY and q < p):
                 continue
             y = node_of[q]
-            tail = _push_vc(x, y, zero, zero, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
+            tail = _push_vc(x, y, zero, zero, vc, vcn, sc, scn, node_cell, links, linkn, qx, qy, qlo, qhi, tail)
     won = vcn[0, 1] > 0
     # The edge templates join only once the closure of the adjacencies is done without an
     # edge-to-edge VC: the first VC found ends the search, and the templates' carriers
@@ -254,8 +261,8 @@ def hsearch(board, colour, neighbours, edges, templates, out_vc, out_sc):
         if head == tail:
             if templates_added:
                 break
-            tail = _push_templates(board, colour, templates, node_of, group_flags, vc, vcn, sc, scn, node_cell, adj,
-                                   adjn, qx, qy, qlo, qhi, tail)
+            tail = _push_templates(board, colour, templates, node_of, group_flags, vc, vcn, sc, scn, node_cell, links,
+                                   linkn, qx, qy, qlo, qhi, tail)
             templates_added = True
             continue
         x, y, clo, chi = qx[head], qy[head], qlo[head], qhi[head]
@@ -267,67 +274,66 @@ def hsearch(board, colour, neighbours, edges, templates, out_vc, out_sc):
                 continue  # an edge is no midpoint
             z = y
             zcell = node_cell[z]
-            for j in range(adjn[z]):
-                w = adj[z, j]
+            for j in range(linkn[z]):
+                dlo, dhi = links[z, j, 1], links[z, j, 2]
+                if dlo & clo or dhi & chi:
+                    continue
+                w = np.int64(links[z, j, 0])
                 if w == x:
                     continue
-                for i in range(vcn[z, w]):
-                    dlo, dhi = vc[z, w, i, 0], vc[z, w, i, 1]
-                    if dlo & clo or dhi & chi:
+                if _cell_in(node_cell[x], dlo, dhi) or _cell_in(node_cell[w], clo, chi):
+                    continue
+                ulo, uhi = clo | dlo, chi | dhi
+                if zcell < 0:  # a group: the AND gives a VC
+                    tail = _push_vc(x, w, ulo, uhi, vc, vcn, sc, scn, node_cell, links, linkn, qx, qy, qlo, qhi, tail)
+                    continue
+                if zcell < 64:
+                    ulo |= np.uint64(1) << np.uint64(zcell)
+                else:
+                    uhi |= np.uint64(1) << np.uint64(zcell - 64)
+                # an SC (x, w); first the OR with the SCs already kept
+                a, b = x, w
+                if _cell_in(node_cell[a], ulo, uhi) or _cell_in(node_cell[b], ulo, uhi):
+                    continue
+                if (node_cell[a] >= 0 and node_cell[b] >= 0
+                        and _popcount(ulo) + _popcount(uhi) > EMPTY_PAIR_CAP):
+                    continue  # neither kept nor part of a kept VC (an OR only grows it)
+                if _dominated(a, b, ulo, uhi, vc, vcn) or _dominated(a, b, ulo, uhi, sc, scn):
+                    continue  # a kept VC or SC needs no more than this one
+                m = scn[a, b]
+                found = False
+                flo, fhi = zero, zero
+                for i1 in range(m):
+                    l1, h1 = ulo & sc[a, b, i1, 0], uhi & sc[a, b, i1, 1]
+                    if l1 == ulo and h1 == uhi:
                         continue
-                    if _cell_in(node_cell[x], dlo, dhi) or _cell_in(node_cell[w], clo, chi):
-                        continue
-                    ulo, uhi = clo | dlo, chi | dhi
-                    if zcell < 0:  # a group: the AND gives a VC
-                        tail = _push_vc(x, w, ulo, uhi, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
-                        continue
-                    if zcell < 64:
-                        ulo |= np.uint64(1) << np.uint64(zcell)
-                    else:
-                        uhi |= np.uint64(1) << np.uint64(zcell - 64)
-                    # an SC (x, w); first the OR with the SCs already kept
-                    a, b = x, w
-                    if _cell_in(node_cell[a], ulo, uhi) or _cell_in(node_cell[b], ulo, uhi):
-                        continue
-                    if (node_cell[a] >= 0 and node_cell[b] >= 0
-                            and _popcount(ulo) + _popcount(uhi) > EMPTY_PAIR_CAP):
-                        continue  # neither kept nor part of a kept VC (an OR only grows it)
-                    if _dominated(a, b, ulo, uhi, vc, vcn) or _dominated(a, b, ulo, uhi, sc, scn):
-                        continue  # a kept VC or SC needs no more than this one
-                    m = scn[a, b]
-                    found = False
-                    flo, fhi = zero, zero
-                    for i1 in range(m):
-                        l1, h1 = ulo & sc[a, b, i1, 0], uhi & sc[a, b, i1, 1]
-                        if l1 == ulo and h1 == uhi:
+                    if l1 == 0 and h1 == 0:
+                        found, flo, fhi = True, ulo | sc[a, b, i1, 0], uhi | sc[a, b, i1, 1]
+                        break
+                    for i2 in range(i1 + 1, m):
+                        l2, h2 = l1 & sc[a, b, i2, 0], h1 & sc[a, b, i2, 1]
+                        if l2 == l1 and h2 == h1:
                             continue
-                        if l1 == 0 and h1 == 0:
-                            found, flo, fhi = True, ulo | sc[a, b, i1, 0], uhi | sc[a, b, i1, 1]
+                        if l2 == 0 and h2 == 0:
+                            found = True
+                            flo = ulo | sc[a, b, i1, 0] | sc[a, b, i2, 0]
+                            fhi = uhi | sc[a, b, i1, 1] | sc[a, b, i2, 1]
                             break
-                        for i2 in range(i1 + 1, m):
-                            l2, h2 = l1 & sc[a, b, i2, 0], h1 & sc[a, b, i2, 1]
-                            if l2 == l1 and h2 == h1:
-                                continue
-                            if l2 == 0 and h2 == 0:
+                        for i3 in range(i2 + 1, m):
+                            l3, h3 = l2 & sc[a, b, i3, 0], h2 & sc[a, b, i3, 1]
+                            if l3 == 0 and h3 == 0:
                                 found = True
-                                flo = ulo | sc[a, b, i1, 0] | sc[a, b, i2, 0]
-                                fhi = uhi | sc[a, b, i1, 1] | sc[a, b, i2, 1]
-                                break
-                            for i3 in range(i2 + 1, m):
-                                l3, h3 = l2 & sc[a, b, i3, 0], h2 & sc[a, b, i3, 1]
-                                if l3 == 0 and h3 == 0:
-                                    found = True
-                                    flo = ulo | sc[a, b, i1, 0] | sc[a, b, i2, 0] | sc[a, b, i3, 0]
-                                    fhi = uhi | sc[a, b, i1, 1] | sc[a, b, i2, 1] | sc[a, b, i3, 1]
-                                    break
-                            if found:
+                                flo = ulo | sc[a, b, i1, 0] | sc[a, b, i2, 0] | sc[a, b, i3, 0]
+                                fhi = uhi | sc[a, b, i1, 1] | sc[a, b, i2, 1] | sc[a, b, i3, 1]
                                 break
                         if found:
                             break
                     if found:
-                        tail = _push_vc(a, b, flo, fhi, vc, vcn, sc, scn, node_cell, adj, adjn, qx, qy, qlo, qhi, tail)
-                    else:
-                        _add(a, b, ulo, uhi, sc, scn, SC_CAP, node_cell, vc, vcn, VC_CAP)
+                        break
+                if found:
+                    tail = _push_vc(a, b, flo, fhi, vc, vcn, sc, scn, node_cell, links, linkn, qx, qy, qlo, qhi, tail)
+                else:
+                    _add(a, b, ulo, uhi, sc, scn, SC_CAP, node_cell, vc, vcn, VC_CAP)
             if vcn[0, 1] > 0:
                 won = True
                 break

@@ -849,7 +849,9 @@ class HexSolver:
         """([+1 / -1 / None per cell], nodes). The position is proved first: where the
         mover loses, that one proof refutes every move. Otherwise each move is proved,
         unless a refutation already shows it loses (a move outside the carrier of a
-        refuted move's proof)."""
+        refuted move's proof), or the position is its own 180-degree rotation (the empty
+        board) and the move's image was proved already: the two moves lead to rotations
+        of one position, so they have one value."""
         stats, deadline = self._limits(node_limit, time_limit)
         values: list[int | None] = [None] * self.cells
         pn, dn = self._root(board, mover, stats, deadline)[:2]
@@ -857,11 +859,16 @@ class HexSolver:
             return [-1 if v == EMPTY else None for v in board], int(stats[0])
         if pn != 0:
             return values, int(stats[0])
+        last = self.cells - 1  # the rotation maps cell p to last - p, and keeps both colours' edges
+        symmetric = bool(np.array_equal(board, board[::-1]))
         must = None  # the intersection of the refutations' carriers (cells that might win)
         for m in _root_order(board, mover, self._neighbours, self._edges, self.ordering):
             m = int(m)
             if must is not None and not must[m]:
                 values[m] = -1
+                continue
+            if symmetric and values[last - m] is not None:
+                values[m] = values[last - m]
                 continue
             pn, dn, lo, hi = self._reply(board, mover, m, stats, deadline)
             if pn != 0 and dn != 0:  # a limit stopped the search

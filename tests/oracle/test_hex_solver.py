@@ -220,6 +220,43 @@ def test_small_boards_empty():
     assert HexSolver(4, tt_log2=12).solve([]).winning == (3, 6, 9, 12)
 
 
+def test_symmetric_positions_search_one_move_of_each_rotation_pair(monkeypatch):
+    """A position that is its own 180-degree rotation (the empty board, or stones in
+    pairs p, N-1-p of one colour) gives a move and its image one value, so ``solve``
+    searches only one of them; the answer still equals the reference's (5x5, 12 stones
+    in 6 pairs, Black to move; and the empty 4x4 board)."""
+    searched = []
+
+    def counting(solver):
+        reply = solver._reply
+
+        def search(board, mover, m, stats, deadline):
+            searched.append(m)
+            return reply(board, mover, m, stats, deadline)
+
+        monkeypatch.setattr(solver, "_reply", search)
+        return solver
+
+    def one_of_each_pair(last):
+        return not any(last - m in searched[:i] for i, m in enumerate(searched))
+
+    solver = counting(HexSolver(4, tt_log2=12))
+    assert solver.solve([]).winning == (3, 6, 9, 12)
+    assert searched and one_of_each_pair(15)
+    solver, memo, rng, checked = counting(HexSolver(5)), new_memo(), np.random.default_rng(55), 0
+    while checked < 12:
+        pairs = rng.permutation(12)[:6]
+        board = np.zeros(25, np.int8)
+        for k, p in enumerate(pairs):
+            board[p] = board[24 - p] = 1 + k % 2
+        if ref_connected(board, 5, 1) or ref_connected(board, 5, 2):
+            continue
+        searched.clear()
+        check_against_reference(solver, board, 1, memo)
+        assert one_of_each_pair(24), (board.reshape(5, 5), searched)
+        checked += 1
+
+
 # ------------------------------------------------------- the techniques
 
 

@@ -14,7 +14,8 @@ Sets:
                seeded sample of the distinct two-ply positions)
   two-ply      the distinct two-ply positions up to the 180-degree rotation (``--limit``
                of them, drawn with ``--seed``)
-  empty        the empty board
+  empty        the empty board (without --value-only: every first move, compared with the
+               published results as for first-moves)
   first-moves  the 49 one-stone positions (White to move); each answer is compared with
                the results of Hayward et al. (2003) for the openings their page lists
 
@@ -142,6 +143,14 @@ def measure(name, moves, time_limit, cold, value_only=False, **options) -> dict:
                 compared += 1
                 if black != PUBLISHED[opening]:
                     mismatches.append(opening)
+        elif name == "empty" and not value_only and result.value is not None:
+            for p in range(SIZE * SIZE):
+                if cell_name(p) in PUBLISHED:
+                    compared += 1
+                    if (p in result.winning) != (PUBLISHED[cell_name(p)] == 1):
+                        mismatches.append(cell_name(p))
+            print(f"  empty board: Black's winning first moves "
+                  f"{' '.join(cell_name(p) for p in result.winning)}", file=sys.stderr, flush=True)
         elif (i + 1) % 50 == 0:
             print(f"  {name}: {i + 1}/{len(moves)}", file=sys.stderr, flush=True)
     row = {"set": name, "mode": "value" if value_only else "every move",
@@ -152,7 +161,7 @@ def measure(name, moves, time_limit, cold, value_only=False, **options) -> dict:
            "total_s": sum(seconds),
            "median_s": statistics.median(seconds), "mean_s": statistics.fmean(seconds), "max_s": max(seconds),
            "median_nodes": statistics.median(nodes), "mean_nodes": statistics.fmean(nodes), "max_nodes": max(nodes)}
-    if name == "first-moves":
+    if name == "first-moves" or (name == "empty" and not value_only):
         row["published_mismatches"] = mismatches
         row["published_compared"] = compared
     return row

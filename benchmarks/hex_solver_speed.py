@@ -123,7 +123,8 @@ def measure(name, moves, time_limit, cold, value_only=False, **options) -> dict:
     """One row: ``options`` are the HexSolver's search options, all four given (templates, prune, ordering,
     widen)."""
     solver = HexSolver(SIZE, **options)
-    seconds, nodes, unknown, mismatches, unknown_stones, compared = [], [], 0, [], [], 0
+    seconds, nodes, unknown, unknown_stones = [], [], 0, []
+    black_results: dict[str, int] = {}  # first move (cell name) -> Black's proved result, +1 wins / -1 loses
     for i, cells in enumerate(moves):
         if cold:
             solver = HexSolver(SIZE, **options)
@@ -139,16 +140,10 @@ def measure(name, moves, time_limit, cold, value_only=False, **options) -> dict:
             black = None if result.value is None else -result.value  # White is to move
             print(f"  {opening}: Black {'wins' if black == 1 else 'loses' if black == -1 else 'unknown'}"
                   f" ({seconds[-1]:.1f} s, {nodes[-1]} nodes)", file=sys.stderr, flush=True)
-            if opening in PUBLISHED and black is not None:
-                compared += 1
-                if black != PUBLISHED[opening]:
-                    mismatches.append(opening)
+            if black is not None:
+                black_results[opening] = black
         elif name == "empty" and not value_only and result.value is not None:
-            for p in range(SIZE * SIZE):
-                if cell_name(p) in PUBLISHED:
-                    compared += 1
-                    if (p in result.winning) != (PUBLISHED[cell_name(p)] == 1):
-                        mismatches.append(cell_name(p))
+            black_results.update({cell_name(p): 1 if p in result.winning else -1 for p in range(SIZE * SIZE)})
             print(f"  empty board: Black's winning first moves "
                   f"{' '.join(cell_name(p) for p in result.winning)}", file=sys.stderr, flush=True)
         elif (i + 1) % 50 == 0:
@@ -162,8 +157,9 @@ def measure(name, moves, time_limit, cold, value_only=False, **options) -> dict:
            "median_s": statistics.median(seconds), "mean_s": statistics.fmean(seconds), "max_s": max(seconds),
            "median_nodes": statistics.median(nodes), "mean_nodes": statistics.fmean(nodes), "max_nodes": max(nodes)}
     if name == "first-moves" or (name == "empty" and not value_only):
-        row["published_mismatches"] = mismatches
-        row["published_compared"] = compared
+        compared = [opening for opening in black_results if opening in PUBLISHED]
+        row["published_mismatches"] = [opening for opening in compared if black_results[opening] != PUBLISHED[opening]]
+        row["published_compared"] = len(compared)
     return row
 
 

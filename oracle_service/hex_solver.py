@@ -693,6 +693,9 @@ class HexSolver:
         if isinstance(widen, bool) or not isinstance(widen, (int, np.integer)) or not 0 <= widen <= 100:
             raise ValueError(f"hex solver: widen must be a percentage 0..100 (0: off), got {widen!r}")
         self.widen = int(widen)
+        if isinstance(tt_log2, bool) or not isinstance(tt_log2, (int, np.integer)) or not 1 <= tt_log2 <= 30:
+            raise ValueError(f"hex solver: tt_log2 must be an integer in 1..30 (2**tt_log2 buckets of 104 bytes), "
+                             f"got {tt_log2!r}")
         # the 4th-row edge templates H-search cannot derive (found once per size, by a solver without them)
         self._templates = (edge_templates(self.size) if use_vc and templates else no_templates()).arrays
         rng = np.random.default_rng(20031)

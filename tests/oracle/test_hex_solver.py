@@ -628,6 +628,9 @@ def test_errors():
     for widen in (-1, 101, 2.5, True):
         with pytest.raises(ValueError, match="widen must be a percentage"):
             HexSolver(3, widen=widen)
+    for tt_log2 in (0, 31, 2.5, True):  # 31 would ask for 220 GB before any search
+        with pytest.raises(ValueError, match="tt_log2 must be an integer in 1..30"):
+            HexSolver(3, tt_log2=tt_log2)
     with pytest.raises(HexPositionError, match="already won"):
         solver.solve_board(np.array([[2, 2, 2], [0, 1, 0], [1, 0, 0]]), 1)
     with pytest.raises(HexPositionError, match="to_move"):

@@ -92,10 +92,10 @@ listed in the file's metadata (``gave_up``), counted in its description, and lef
 once built (``python -m evaluation build --game hex``; until then ``evaluation.runner``
 keeps Hex's oracle suites out of the defaults). ``hex-random-openings`` (the unlabelled
 openings of the match suites while they are missing) is cheap and generated on first use.
-The committed ``hex-uniform`` (2026-12-02) holds 415 of the 445 states: the DFPN solver
-left 30 unknown at 30 s each (0 to 9 plies, 17 of them with 0 to 2; its metadata's
-``gave_up`` and ``labelling_note``), so its value error leans a little to later positions
-than the paper's. The committed ``hex-openings`` (2026-12-03) holds the paper's 64 won and
+The committed ``hex-uniform`` (2026-12-04) holds all 445 states. Its first labelling
+(2026-12-02) held 415: the solver then left 30 unknown at 30 s each, 0 to 9 plies. The
+states added since got 600 s, and the last, (6, 3), 1,200 s; its metadata's
+``labelling_note`` says how. The committed ``hex-openings`` (2026-12-03) holds the paper's 64 won and
 64 lost. Lost two-ply positions are rare (the first move must lose, and then only White's
 central replies win): every answer of the builds that found them (639, over three runs
 and two solver versions) is kept in ``hex-openings.progress.jsonl`` beside it, from which

@@ -663,6 +663,11 @@ def _root_order(board, mover, neighbours, edges, ordering):
 # ------------------------------------------------------------------- solver
 
 
+def _int_in(value, lo: int, hi: int) -> bool:
+    """Whether ``value`` is an integer (not a bool) in lo..hi: the solver's options."""
+    return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and lo <= value <= hi
+
+
 class HexSolver:
     """Win/loss and every winning move of Hex positions on a ``size x size`` board.
 
@@ -679,7 +684,7 @@ class HexSolver:
     def __init__(self, size: int, *, node_limit: int | None = None, time_limit: float | None = None,
                  tt_log2: int = 20, use_vc: bool = True, templates: bool = True, prune: bool = True,
                  ordering: str = "resistance", widen: int = 50):
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= MAX_SIZE:
+        if not _int_in(size, 1, MAX_SIZE):
             raise HexPositionError(f"hex solver: size must be an integer in 1..{MAX_SIZE}, got {size!r}")
         self.size = int(size)
         self.cells = self.size * self.size
@@ -690,10 +695,10 @@ class HexSolver:
         if ordering not in _ORDERINGS:
             raise ValueError(f"hex solver: ordering must be one of {sorted(_ORDERINGS)}, got {ordering!r}")
         self.ordering = _ORDERINGS[ordering]
-        if isinstance(widen, bool) or not isinstance(widen, (int, np.integer)) or not 0 <= widen <= 100:
+        if not _int_in(widen, 0, 100):
             raise ValueError(f"hex solver: widen must be a percentage 0..100 (0: off), got {widen!r}")
         self.widen = int(widen)
-        if isinstance(tt_log2, bool) or not isinstance(tt_log2, (int, np.integer)) or not 1 <= tt_log2 <= 30:
+        if not _int_in(tt_log2, 1, 30):
             raise ValueError(f"hex solver: tt_log2 must be an integer in 1..30 (2**tt_log2 buckets of 104 bytes), "
                              f"got {tt_log2!r}")
         # the 4th-row edge templates H-search cannot derive (found once per size, by a solver without them)

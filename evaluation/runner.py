@@ -446,9 +446,9 @@ def evaluate_main(argv: list[str] | None = None) -> int:
                         help="with --policy mcts: the checkpoint whose policy head gives the search's prior, "
                              "while --checkpoint gives the leaf values (cross-inference, AVI paper 4.3)")
     parser.add_argument("--oracle-store", default="default",
-                        help="solved-position store for Connect Four play (path or redis:// URL; 'none')")
+                        help="solved-position store of the Connect Four and Hex oracles (path or redis:// URL; 'none')")
     parser.add_argument("--oracle-replicas", type=int, default=0,
-                        help="answer Connect Four oracle queries with an oracle service of N replicas on Ray "
+                        help="answer Connect Four and Hex oracle queries with an oracle service of N replicas on Ray "
                              "(the cluster of RAY_ADDRESS, else an embedded one), sharing --oracle-store; "
                              "0 (default): a solver in this process")
     parser.add_argument("--oracle-engine", default=DEFAULT_ENGINE, choices=ENGINES,

@@ -438,19 +438,34 @@ def _inference_label(exp: Experiment, curve: dict, arm: str) -> str:
     return f"{exp.labels[prior]} prior, {exp.labels[arm]} values"
 
 
+def inference_layout(keys) -> tuple[list, dict]:
+    """The inference figure's columns, one per (group, entry) in the order met, and each
+    (group, entry, metric) key's row: its entry's metrics from the top, in
+    INFERENCE_KINDS' order."""
+    columns = list(dict.fromkeys(key[:2] for key in keys))
+    row_of = {}
+    for column in columns:
+        mine = sorted((key for key in keys if key[:2] == column),
+                      key=lambda key: INFERENCE_KINDS.index(key[2].rsplit("/", 1)[-1]))
+        row_of.update({key: row for row, key in enumerate(mine)})
+    return columns, row_of
+
+
 def _draw_inference(exp: Experiment, out_dir: Path, plt) -> Path:
-    """A column per group and entry, a row per metric: the metric against the search's
+    """A column per group and entry, its metrics from the top in INFERENCE_KINDS' order
+    (entries on a play suite and on a states suite have different metrics: a shared row
+    per metric would leave each column half empty): the metric against the search's
     budget, a curve per arm whose values the search used, the mean and a 95% band over
     seeds."""
     curves = _inference_curves(exp)
-    columns = list(dict.fromkeys(key[:2] for key in curves))
-    rows = list(dict.fromkeys(key[2].rsplit("/", 1)[-1] for key in curves))
-    fig, axes = plt.subplots(len(rows), len(columns), figsize=(4.2 * len(columns), 3.2 * len(rows)), squeeze=False)
+    columns, row_of = inference_layout(curves)
+    rows = 1 + max(row_of.values(), default=0)
+    fig, axes = plt.subplots(rows, len(columns), figsize=(4.2 * len(columns), 3.2 * rows), squeeze=False)
     for ax in axes.flat:
         ax.set_visible(False)
     colours = {arm: f"C{i}" for i, arm in enumerate(exp.arms)}
     for (group, entry, metric), curve in curves.items():
-        ax = axes[rows.index(metric.rsplit("/", 1)[-1])][columns.index((group, entry))]
+        ax = axes[row_of[(group, entry, metric)]][columns.index((group, entry))]
         ax.set_visible(True)
         for arm, by_budget in curve["arms"].items():
             budgets = sorted(by_budget)
@@ -469,7 +484,7 @@ def _draw_inference(exp: Experiment, out_dir: Path, plt) -> Path:
         ax.set_title(f"{group}: {entry}, {curve['metric'].removeprefix('eval/')}", fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6)
-    path = _save(fig, out_dir / "figure_inference.png", len(rows), len(columns))
+    path = _save(fig, out_dir / "figure_inference.png", rows, len(columns))
     plt.close(fig)
     return path
 

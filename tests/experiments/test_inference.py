@@ -16,7 +16,7 @@ import pytest
 import games
 from evaluation.network import NetworkModel
 from evaluation.policies import cross_evaluator
-from evaluation.report import write_experiment_report
+from evaluation.report import inference_layout, write_experiment_report
 from evaluation.runner import evaluate_checkpoint, evaluate_main, read_checkpoint
 from launch.experiments.inference import inference_path, run_inference
 from launch.experiments.spec import SpecError
@@ -137,3 +137,14 @@ def test_a_bad_inference_entry_is_refused_naming_it(tmp_path, entry, message):
     with pytest.raises(SpecError, match=message) as err:
         prepare(str(spec), tmp_path / "exp", size="small", updates=None, resume=False, embedded=True)
     assert "inference[0]" in str(err.value)
+
+
+def test_the_inference_figure_stacks_each_entrys_metrics_from_the_top():
+    # A play entry and a states entry (AVI paper Figure 2 on Hex: error rate in play and
+    # regret on the labelled states) share no metric; each column starts at the top row.
+    keys = [("hex", "regret", "eval/hex-uniform/optimal_move_rate"), ("hex", "regret", "eval/hex-uniform/policy_regret"),
+            ("hex", "play", "eval/hex-play/move_match_rate"), ("hex", "play", "eval/hex-play/error_rate"),
+            ("hex", "play", "eval/hex-play/move_error_rate")]
+    columns, row_of = inference_layout(keys)
+    assert columns == [("hex", "regret"), ("hex", "play")]
+    assert [row_of[k] for k in keys] == [1, 0, 2, 0, 1]

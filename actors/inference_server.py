@@ -204,7 +204,9 @@ class InferenceWorker:
         held = self.held.get(int(version))
         if held is None:
             return None
-        values, (evaluated, forward) = await held.server.evaluate_counted(np.asarray(obs, np.float32))
+        # uint8 (as clients send it) goes to the network as is: converted on its device.
+        obs = obs if obs.dtype == np.uint8 else np.asarray(obs, np.float32)
+        values, (evaluated, forward) = await held.server.evaluate_counted(obs)
         return values, int(evaluated), int(forward)
 
     def stats(self) -> dict:

@@ -70,6 +70,10 @@ class TrainConfig:
     replay_capacity: int = 1_000_000  # rows over all shards
     replay_shards: int = 2  # ring-buffer actors
     prefetch: int = 4  # sample requests in flight ahead of the learner
+    # Batches per sample request (ReplaySampler.next_block): a GPU learner takes thousands of
+    # batches a second, which one round trip to the shards each would not feed. 1 keeps
+    # the draws of runs and checkpoints made before blocks existed.
+    batches_per_request: int = 1
 
     # Schedule: "sync" is the paper's (collect, then train, with frozen weights while
     # collecting); "async" lets actors collect continuously while the learner is held
@@ -98,7 +102,7 @@ class TrainConfig:
     # within a phase) and off for AlphaZero and AZAL (the gain is not yet shown there).
     # Only evaluations actually run count in the compute proxy.
     eval_cache: str = "auto"
-    learner_precision: str = "fp32"  # the learner's forward and backward passes: fp32 or bf16 (autocast)
+    learner_precision: str = "fp32"  # the learner's forward and backward passes: fp32, tf32 (CUDA) or bf16 (autocast)
     # Shared batched inference actors (actors/inference_server.py; README, Inference server).
     # 0: every self-play actor evaluates with its own copy of the network. N > 0: N servers,
     # actor i asks server i % N, so that the actors of a node share one large batch (on a GPU,
@@ -209,6 +213,33 @@ def for_algo(config: TrainConfig, algo: str) -> TrainConfig:
     return replace(config, network=replace(config.network, policy_head=True), **changes)
 
 
+# The roles' sizes on one GPU node (issue 36): the learner and two inference servers share
+# the GPU (launch/placement.py), every other CPU steps games; the papers' hyperparameters
+# (batch, replay ratio, epsilon, replay capacity) do not change.
+NODE_ENVS_PER_ACTOR = 1024  # an actor's environments: one request of ~6k children per step
+NODE_RESERVED_CPUS = 4  # for the driver, the learner's loop, the inference servers and the evaluator
+
+
+def for_node(config: TrainConfig, cpus: float, gpus: float) -> TrainConfig:
+    """``config`` sized for a node with ``cpus`` CPUs and ``gpus`` GPUs, as Ray reports them.
+
+    With a GPU: one self-play actor per CPU left beside NODE_RESERVED_CPUS, NODE_ENVS_PER_ACTOR
+    environments each, two inference servers on the GPU (no evaluation cache: the GPU
+    evaluates a repeat faster than a hash finds it), and the asynchronous schedule at the
+    config's replay ratio (``samples_per_insert`` = epochs per iteration), so that the learner
+    trains while the actors play; the learner draws 64 batches per request. Evaluations and
+    checkpoints come every 200 learner chunks instead of every one (the run ends with both).
+    Without a GPU the config is returned unchanged: the CPU presets are already sized."""
+    if gpus < 1:
+        return config
+    actors = max(1, int(cpus) - NODE_RESERVED_CPUS)
+    return replace(config, num_actors=actors, num_envs=actors * NODE_ENVS_PER_ACTOR, collect_steps=32,
+                   inference_servers=min(2, actors), inference_device="cuda", eval_cache="off",
+                   schedule="async", samples_per_insert=config.epochs_per_iteration,
+                   replay_shards=max(config.replay_shards, 4), batches_per_request=64, device="cuda",
+                   eval_every=200, checkpoint_every=200)
+
+
 def preset_names(game: str) -> list[str]:
     return sorted(name for g, name in PRESETS if g == game)
 
@@ -307,7 +338,7 @@ def validate(config: TrainConfig) -> None:
     except (TypeError, ValueError) as err:
         raise ConfigError(f"game_params {config.game_params}: {err}") from None
     positive = ["num_envs", "collect_steps", "num_actors", "actor_threads", "batch_size", "replay_capacity",
-                "replay_shards", "prefetch", "checkpoint_every", "keep_checkpoints", "eval_every", "eval_play_every"]
+                "replay_shards", "prefetch", "batches_per_request", "checkpoint_every", "keep_checkpoints", "eval_every", "eval_play_every"]
     for name in positive:
         if getattr(config, name) < 1:
             raise ConfigError(f"{name} must be >= 1, got {getattr(config, name)}")

@@ -10,7 +10,8 @@ The rule:
 - **Embedded Ray** (no ``--address``), or a cluster that declares none of a role's
   resources: plain placement. A self-play actor or an oracle replica takes ``cpus``
   CPUs, a replay shard none (it holds memory and copies rows, no compute), the
-  learner one GPU (``device="cuda"``) or one CPU. Ray puts them wherever those fit.
+  learner its GPU share (``device="cuda"``) or one CPU, an inference server on a GPU
+  its GPU share. Ray puts them wherever those fit.
 - **A cluster** (``--address``) whose nodes declare the custom resources of
   ``deploy/`` confines each role to the nodes that declare its resource, on top of
   its CPUs and GPUs:
@@ -20,9 +21,9 @@ The rule:
   =========  ==========================================  ==============================
   actor      ``{"actor": 0.001}``                         CPU workers
   replay     ``{"replay": 0.001}``                        the head
-  learner    ``{"learner": 1}`` (+ ``num_gpus=1``, cuda)  GPU workers
+  learner    ``{"learner": 1}`` (+ its GPU share, cuda)   GPU workers
   oracle     ``{"oracle": 0.001}``, else ``actor``'s      oracle or CPU workers
-  inference  ``actor``'s; on a GPU ``num_gpus=1`` only     CPU workers, or GPU workers
+  inference  ``actor``'s; on a GPU its GPU share only      CPU workers, or GPU workers
   =========  ==========================================  ==============================
 
   ``actor``, ``replay`` and ``oracle`` are markers: the request is a sliver
@@ -41,10 +42,17 @@ The resources a cluster declares are those of its live nodes
 zero still places by resources, the names in ``$SELFPLAY_PLACEMENT_RESOURCES``
 (comma-separated; the ``deploy/`` configs set it on every node): see
 :func:`offered_resources`.
+
+GPU shares (:func:`gpu_shares`): where the cluster has a whole GPU for the learner and
+one for each inference server (the ``deploy/`` clusters), each takes a whole GPU
+(``num_gpus=1``). Where it has fewer, say one GPU node, they share: the learner asks
+:data:`LEARNER_GPU_SHARE` of a GPU and the servers split the rest, so inference runs on
+the GPU rather than falling back to the CPU.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping
 
@@ -53,6 +61,12 @@ MARKER = 0.001  # the share of a marker resource one actor requests (Ray's unit 
 PLACEMENT_ENV = "SELFPLAY_PLACEMENT_RESOURCES"
 _BUILTIN = ("CPU", "GPU", "memory", "object_store_memory")  # Ray's own, never custom
 _BUILTIN_PREFIXES = ("node:", "accelerator_type:")
+UNITS_PER_GPU = 10_000  # Ray counts a fractional resource in units of 1e-4: a share is a whole number of them
+# The learner's share of a GPU it shares with the inference servers. Its update loop and
+# the servers' forward passes interleave on the one device, so neither owns it; half is
+# a scheduling token that lets Ray place them all on one GPU, not a memory limit (Ray
+# does not enforce GPU memory: each process takes what it allocates).
+LEARNER_GPU_SHARE = 0.5
 
 # Per role: the custom resources it may be confined to, in order of preference.
 # An inference server on a GPU asks for the GPU alone: ``learner`` counts learner slots.
@@ -85,14 +99,40 @@ def learner_device(device: str, gpus: float) -> str:
 
 def inference_device(device: str, servers: int, gpus: float, learner: str) -> str:
     """The device of ``servers`` inference servers (config ``inference_device``: auto,
-    cpu, cuda): a GPU each where the cluster's ``gpus`` hold them beside the learner's
-    (``learner``: its device), else the CPU (a missing GPU under ``cuda`` is the run's error)."""
-    spare = gpus - (1 if learner == "cuda" else 0)
-    return "cuda" if servers and device != "cpu" and spare >= servers else "cpu"
+    cpu, cuda): under auto or cuda, cuda wherever the cluster's ``gpus`` hold one GPU,
+    the servers sharing the learner's (``learner``: its device) when there are not a
+    whole one each (:func:`gpu_shares` says how much each takes); else, and under cpu,
+    the CPU (a missing GPU under ``cuda`` is the run's error)."""
+    return "cuda" if servers and device != "cpu" and gpus >= 1 else "cpu"
+
+
+def gpu_shares(learner: str, inference: str, servers: int, gpus: float) -> tuple[float, float]:
+    """The GPU shares ``(learner's, each inference server's)`` (the ``num_gpus`` of
+    their options; 0 for a role not on a GPU) of a learner on ``learner`` and ``servers``
+    inference servers on ``inference`` (devices: cpu, cuda) on a cluster of ``gpus`` GPUs.
+
+    A whole GPU each where the cluster has one for each, or where no server is on a
+    GPU: the options of the ``deploy/`` clusters, unchanged. Otherwise they share one
+    GPU: the learner takes :data:`LEARNER_GPU_SHARE` and the servers split the rest
+    (all of it without a learner on the GPU). A server's share is rounded down to Ray's
+    unit (1e-4, :data:`UNITS_PER_GPU`), so the shares sum to at most one GPU: a
+    fractional request must fit on one device.
+    """
+    learner_whole = 1 if learner == "cuda" else 0
+    servers_on_gpu = servers if inference == "cuda" else 0
+    if not servers_on_gpu or gpus >= learner_whole + servers_on_gpu:
+        return learner_whole, (1 if servers_on_gpu else 0)
+    learner_share = LEARNER_GPU_SHARE if learner == "cuda" else 0
+    # Rounded down to whole units (the epsilon keeps a product such as 999.9999999 at 1000).
+    units = math.floor((1 - learner_share) / servers_on_gpu * UNITS_PER_GPU + 1e-9)
+    if units < 1:
+        raise ValueError(f"placement: {servers} inference servers cannot share a GPU: "
+                         f"each would get less than Ray's unit, 1/{UNITS_PER_GPU} GPU")
+    return learner_share, units / UNITS_PER_GPU
 
 
 def role_options(role: str, *, embedded: bool, offered: Iterable[str], device: str = "cpu",
-                 cpus: float = 1) -> dict:
+                 cpus: float = 1, gpu_share: float = 1) -> dict:
     """The Ray actor options (``num_cpus``, ``num_gpus``, ``resources``) placing one
     actor of ``role`` (one of :data:`ROLES`), by the rule of the module doc.
 
@@ -100,8 +140,10 @@ def role_options(role: str, *, embedded: bool, offered: Iterable[str], device: s
     ``offered``: the custom resources the cluster declares (:func:`offered_resources`,
     or the keys of ``ray.cluster_resources()``). ``device``: the learner's or the
     inference server's, ``"cpu"`` or ``"cuda"`` (other roles ignore it). ``cpus``: CPUs
-    of one self-play actor, oracle replica or CPU inference server. Merge the result
-    into the role's other options (name, restarts).
+    of one self-play actor, oracle replica or CPU inference server. ``gpu_share``: the
+    ``num_gpus`` of the learner or inference server on cuda (:func:`gpu_shares`), a
+    fraction in (0, 1] or a whole number of GPUs. Merge the result into the role's other
+    options (name, restarts).
     """
     if role not in ROLE_RESOURCES:
         raise ValueError(f"placement: unknown role {role!r}; the roles are {', '.join(ROLES)}")
@@ -109,10 +151,15 @@ def role_options(role: str, *, embedded: bool, offered: Iterable[str], device: s
         raise ValueError(f"placement: learner device {device!r} is neither 'cpu' nor 'cuda'")
     if cpus < 0:
         raise ValueError(f"placement: cpus={cpus} is negative")
+    on_gpu = role in ("learner", "inference") and device == "cuda"
+    if on_gpu and not (0 < gpu_share <= 1 or (gpu_share > 1 and float(gpu_share).is_integer())):
+        # Ray places a fraction on one GPU and a larger request on whole GPUs only.
+        raise ValueError(f"placement: gpu_share={gpu_share} of the {role} is neither in (0, 1] "
+                         f"nor a whole number of GPUs")
     if role == "learner":
-        options = {"num_cpus": 0, "num_gpus": 1} if device == "cuda" else {"num_cpus": 1, "num_gpus": 0}
-    elif role == "inference" and device == "cuda":
-        return {"num_cpus": 0, "num_gpus": 1}  # the GPU places it: no marker (see ROLE_RESOURCES)
+        options = {"num_cpus": 0, "num_gpus": gpu_share} if on_gpu else {"num_cpus": 1, "num_gpus": 0}
+    elif on_gpu:
+        return {"num_cpus": 0, "num_gpus": gpu_share}  # the GPU places it: no marker (see ROLE_RESOURCES)
     else:
         options = {"num_cpus": 0 if role == "replay" else cpus, "num_gpus": 0}
     if embedded:
@@ -126,10 +173,12 @@ def role_options(role: str, *, embedded: bool, offered: Iterable[str], device: s
 
 
 def run_options(*, embedded: bool, offered: Iterable[str], device: str = "cpu", actor_cpus: float = 1,
-                inference_device: str = "cpu") -> dict:
+                inference_device: str = "cpu", learner_gpus: float = 1, inference_gpus: float = 1) -> dict:
     """``{role: role_options(role, ...)}`` for every role of a run (``device``: the
-    learner's, ``inference_device``: the inference servers')."""
+    learner's, ``inference_device``: the inference servers'; ``learner_gpus`` and
+    ``inference_gpus``: their GPU shares on cuda, :func:`gpu_shares`)."""
     offered = frozenset(offered)
     return {role: role_options(role, embedded=embedded, offered=offered,
-                               device=inference_device if role == "inference" else device, cpus=actor_cpus)
+                               device=inference_device if role == "inference" else device, cpus=actor_cpus,
+                               gpu_share=inference_gpus if role == "inference" else learner_gpus)
             for role in ROLES}

@@ -47,7 +47,7 @@ from launch.config import ConfigError, TrainConfig, validate
 from launch.evaluator import EvaluatorActor, chosen_suites, evaluator_needs_oracle
 from launch.faults import FaultLedger
 from launch.metrics import MetricsLogger
-from launch.placement import inference_device, learner_device, offered_resources, role_options, run_options
+from launch.placement import gpu_shares, inference_device, learner_device, offered_resources, role_options, run_options
 from launch.progress import Progress
 from launch.records import RunCounters, inference_record, replay_record
 from launch.restarts import LearnerLink, replay_call
@@ -91,6 +91,11 @@ class Run:
         use_gpu = self._check_resources(fixed_cluster)
         device = "cuda" if use_gpu else "cpu"
         self.inference_device = self._inference_device(use_gpu)
+        # The learner's and each inference server's GPU share: a whole GPU each where the
+        # cluster has them, else one GPU shared (launch/placement.py). Recorded as the
+        # num_gpus of their self.placement options.
+        learner_gpus, inference_gpus = gpu_shares(device, self.inference_device, config.inference_servers,
+                                                  ray.cluster_resources().get("GPU", 0))
         self.logger = MetricsLogger(self.run_dir, asdict(config), wandb_mode=wandb_mode)
         # Actor names carry the run's name: runs sharing a cluster do not collide, and
         # operators (and the fault-tolerance tests) can find an actor by name.
@@ -101,7 +106,8 @@ class Run:
         # confined to the nodes declaring its resource (launch/placement.py, deploy/).
         offered = () if fixed_cluster else offered_resources()
         self.placement = run_options(embedded=fixed_cluster, offered=offered, device=device,
-                                     inference_device=self.inference_device)
+                                     inference_device=self.inference_device, learner_gpus=learner_gpus,
+                                     inference_gpus=inference_gpus)
         if fixed_cluster and self.inference_device == "cpu":
             # A CPU inference server on the embedded Ray takes no CPU of its own: the actors
             # waiting for its answers leave theirs to it (as for oracle replicas, below).
@@ -127,6 +133,7 @@ class Run:
         learner = LearnerActor.options(name=f"{name}-learner", **self.placement["learner"]).remote(
             game=config.game, game_params=config.game_params, network=config.network, lr=config.lr,
             batch_size=config.batch_size, replay=self.replay, prefetch=config.prefetch, seed=config.seed,
+            batches_per_request=config.batches_per_request,
             device=device, augment=config.augment_symmetries, loss=config.algo, precision=config.learner_precision,
             aux_weight=config.aux_weight, checkpoint_dir=str(self.run_dir / "checkpoints"), log_dir=log_dir)
         self.faults = FaultLedger([r["incarnation"] for r in self.replay.recoveries()])
@@ -179,15 +186,15 @@ class Run:
         return use_gpu
 
     def _inference_device(self, use_gpu: bool) -> str:
-        """The inference servers' device: a GPU each where the cluster has them beside the
-        learner's (``auto``), a named error where ``cuda`` is asked and they are missing."""
+        """The inference servers' device: the GPU wherever the cluster has one (``auto``: a
+        whole one each, or a share of the learner's, ``gpu_shares``), a named error where
+        ``cuda`` is asked and the cluster has no GPU."""
         cfg = self.config
         gpus = ray.cluster_resources().get("GPU", 0)
         device = inference_device(cfg.inference_device, cfg.inference_servers, gpus, "cuda" if use_gpu else "cpu")
         if cfg.inference_servers and cfg.inference_device == "cuda" and device != "cuda":
-            spare = gpus - (1 if use_gpu else 0)
-            raise ConfigError(f"inference_device=cuda: {cfg.inference_servers} inference servers need "
-                              f"{cfg.inference_servers} GPUs beside the learner's; the Ray cluster has {spare:g}")
+            raise ConfigError(f"inference_device=cuda: {cfg.inference_servers} inference servers need a GPU "
+                              f"(shared with the learner if need be); the Ray cluster has {gpus:g}")
         return device
 
     def _start_evaluator(self, name: str, log_dir: str):

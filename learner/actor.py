@@ -71,9 +71,13 @@ class LearnerStatus(NamedTuple):
 class LearnerWorker:
     def __init__(self, *, game: str, game_params: dict, network, lr: float, batch_size: int, replay,
                  prefetch: int, seed: int, device: str, augment: bool, loss: str = "avi",
-                 aux_weight: float = 1.0, checkpoint_dir: str | None = None, precision: str = "fp32"):
-        """``precision``: of the forward and backward passes (``Learner``); ``checkpoint_dir``: where the run writes its checkpoints (``RunCheckpoint.learner``
-        holds :meth:`state_dict`); a restarted learner reloads the newest good one."""
+                 aux_weight: float = 1.0, checkpoint_dir: str | None = None, precision: str = "fp32",
+                 batches_per_request: int = 1):
+        """``precision``: of the forward and backward passes (``Learner``); ``checkpoint_dir``:
+        where the run writes its checkpoints (``RunCheckpoint.learner`` holds :meth:`state_dict`);
+        a restarted learner reloads the newest good one. ``batches_per_request``: batches the
+        sampler draws per request to the shards (``ReplaySampler.next_block``), moved to the
+        device together."""
         import torch
 
         if device == "cpu":
@@ -81,7 +85,8 @@ class LearnerWorker:
         self.game = games.make(game, **game_params)
         self.learner = Learner(self.game, network, lr=lr, device=device, seed=seed, augment=augment, loss=loss,
                                aux_weight=aux_weight, precision=precision)
-        self.sampler = ReplaySampler(replay, batch_size, prefetch=prefetch, seed=seed)
+        self.sampler = ReplaySampler(replay, batch_size, prefetch=prefetch, seed=seed,
+                                     batches_per_request=batches_per_request)
         self.incarnation = uuid.uuid4().hex
         self.restarted = was_restarted()
         self.restored_from = None
@@ -100,24 +105,34 @@ class LearnerWorker:
     def train(self, updates: int, version: int, deadline: float | None = None) -> TrainReply:
         """``updates`` gradient steps, fewer when the run's time budget ends at ``deadline``
         (a ``time.time()``); ``version`` is that of the newest published weights, to
-        measure the age of sampled rows (versions between a row's weights and them)."""
-        sums: dict[str, float] = {}
+        measure the age of sampled rows (versions between a row's weights and them).
+
+        The metrics stay on the device, summed, and are read once at the end: the updates
+        of a call never wait for the device (on a GPU the host queues them ahead)."""
+        learner, size = self.learner, self.sampler.batch_size
+        sums = None  # of the metrics vectors, on the device
         age = 0.0
         wait_before = self.sampler.wait_seconds
         start = time.perf_counter()
         self.sampler.expect(updates)
         done = 0
         while done < updates and (done == 0 or deadline is None or time.time() < deadline):
-            done += 1
-            batch = self.sampler.next()
-            age += float(version - batch["version"].mean())
-            for key, value in self.learner.train_step(batch).items():
-                sums[key] = sums.get(key, 0.0) + value
+            block, batches = self.sampler.next_block()
+            rows = learner.to_device(block)  # the block's batches in one transfer
+            versions = block["version"]
+            for i in range(batches):
+                if done and deadline is not None and time.time() >= deadline:
+                    break
+                stats = learner.step(rows.rows(i * size, (i + 1) * size))
+                sums = stats if sums is None else sums + stats
+                age += float(version - versions[i * size:(i + 1) * size].mean())
+                done += 1
+        means = (sums / done).tolist()  # the call's one wait for the device
         seconds = time.perf_counter() - start
         return TrainReply(counters=self._counters(), incarnation=self.incarnation,
-                          losses={k: v / done for k, v in sums.items() if k != "updates"}, sample_age=age / done,
+                          losses=dict(zip(learner.metric_names, means)), sample_age=age / done,
                           wait_fraction=(self.sampler.wait_seconds - wait_before) / max(seconds, 1e-9),
-                          device=str(self.learner.device))
+                          device=str(learner.device))
 
     def status(self) -> LearnerStatus:
         return LearnerStatus(incarnation=self.incarnation, restarted=self.restarted,

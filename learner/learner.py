@@ -16,8 +16,10 @@ Ray object store shares between the actors of a node without copies; see
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -37,7 +39,11 @@ from replay.rows import AUX_POLICY, POLICY, POLICY_COLUMNS
 # The training algorithms, each named by its loss: the one list that the command line,
 # the config, the actors and the learner check against.
 ALGOS = tuple(POLICY_COLUMNS)
-PRECISIONS = ("fp32", "bf16")  # of the learner's forward and backward passes (Learner.precision)
+# Of the learner's forward and backward passes (Learner.precision). tf32: fp32 tensors whose
+# CUDA matmuls and convolutions round their inputs to TF32 (10-bit mantissa); the same as
+# fp32 on a CPU.
+PRECISIONS = ("fp32", "tf32", "bf16")
+GRAPHS = ("auto", "on", "off")  # Learner.graphs: auto is on for CUDA, off elsewhere
 
 
 def compute_proxy(forward_samples: int, backward_samples: int) -> int:
@@ -87,14 +93,43 @@ def _cpu_clone(obj):
     return obj
 
 
-def _check_obs(obs: np.ndarray, obs_shape: tuple, dtype, where: str) -> int:
+def _check_obs(obs: np.ndarray, obs_shape: tuple, dtypes: tuple, where: str) -> int:
     if not isinstance(obs, np.ndarray):
         raise TypeError(f"{where}: obs must be a numpy array, got {type(obs).__name__}")
-    if obs.dtype != dtype:
-        raise TypeError(f"{where}: obs must be {np.dtype(dtype).name}, got {obs.dtype}")
+    if obs.dtype not in dtypes:
+        raise TypeError(f"{where}: obs must be {' or '.join(np.dtype(d).name for d in dtypes)}, got {obs.dtype}")
     if obs.ndim != 1 + len(obs_shape) or obs.shape[1:] != tuple(obs_shape):
         raise ValueError(f"{where}: obs must have shape [N, {', '.join(map(str, obs_shape))}], got {obs.shape}")
     return obs.shape[0]
+
+
+class DeviceBatch(NamedTuple):
+    """Replayed rows on the learner's device: ``obs`` uint8[N, *obs_shape] (converted to
+    float on the device: a quarter of the bytes cross), ``target`` float32[N] and the
+    action distributions of the loss's ``POLICY_COLUMNS``, each float32[N, A]."""
+
+    obs: torch.Tensor
+    target: torch.Tensor
+    policies: tuple[torch.Tensor, ...]
+
+    def __len__(self) -> int:
+        return self.obs.shape[0]
+
+    def rows(self, start: int, stop: int) -> "DeviceBatch":
+        """Rows ``start:stop``: views, no copy."""
+        return DeviceBatch(self.obs[start:stop], self.target[start:stop], tuple(p[start:stop] for p in self.policies))
+
+
+@contextlib.contextmanager
+def _tf32(enabled: bool):
+    """CUDA matmuls and convolutions in TF32 inside the block (a process-wide switch of
+    torch's, restored on exit, so that other networks of the process keep fp32)."""
+    matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
 
 
 class Learner:
@@ -106,12 +141,25 @@ class Learner:
     autocast, on the CPU and on CUDA, the weights and Adam's state staying fp32. State (weights, optimizer, counters, RNGs) round-trips through
     :meth:`state_dict` / :meth:`load_state_dict` so that a resumed run continues
     bitwise as if it had never stopped.
+
+    An update never waits for the device: :meth:`step` takes rows already on it
+    (:meth:`to_device`) and answers its metrics as a device tensor, which a caller sums
+    over many updates and reads once (``LearnerWorker.train``). ``graphs`` (``auto``: on
+    for CUDA) records the whole update (forward, backward, gradient norm, Adam) as one
+    CUDA graph at the fourth update and replays it afterwards: a small network's update is
+    some 200 kernel launches, which the graph turns into one. The first three updates run
+    eagerly on a side stream, as CUDA graph capture requires; every update is a real one.
     """
 
+    WARMUP_UPDATES = 3  # eager updates before the graph is captured
+
     def __init__(self, game: Game, net_config: NetworkConfig, lr: float = 3e-4, device=None, seed: int = 0,
-                 loss: str = "avi", *, augment: bool = False, aux_weight: float = 1.0, precision: str = "fp32"):
+                 loss: str = "avi", *, augment: bool = False, aux_weight: float = 1.0, precision: str = "fp32",
+                 graphs: str = "auto"):
         if precision not in PRECISIONS:
             raise ValueError(f"Learner: precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        if graphs not in GRAPHS:
+            raise ValueError(f"Learner: graphs must be one of {', '.join(GRAPHS)}, got {graphs!r}")
         if loss not in ALGOS:
             raise ValueError(f"Learner: loss {loss!r} is not implemented; available: {', '.join(ALGOS)}")
         if loss != "avi" and not net_config.policy_head:
@@ -126,10 +174,20 @@ class Learner:
         torch.manual_seed(seed)
         self._rng = np.random.default_rng(seed)  # symmetry draws of `augment`
         self.net = build_network(game, net_config).to(self.device)
-        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=lr)
+        self.graphs = graphs == "on" or (graphs == "auto" and self.device.type == "cuda")
+        if self.graphs and self.device.type != "cuda":
+            raise ValueError(f"Learner: graphs='on' needs a CUDA device, the learner's is {self.device}")
+        # capturable: Adam keeps its step count on the device and never reads it on the
+        # host, which graph capture needs (and which spares a sync per update anyway).
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=lr, capturable=self.graphs)
+        self._graph: torch.cuda.CUDAGraph | None = None
+        self._static: tuple | None = None  # the graph's inputs (x, y, pis) and its metrics output
+        self._side_stream = torch.cuda.Stream(self.device) if self.graphs else None
         self._symmetries = torch_symmetries(game) if self.augment else []
         if self.augment and len(self._symmetries) < 2:
             raise ValueError(f"Learner: augment=True but {game!r} has no symmetry besides the identity")
+        # Where each action's probability comes from under each symmetry, kept on the device.
+        self._inverse_actions = [torch.argsort(sym.action).to(self.device) for sym in self._symmetries]
         self._cost = forward_cost(self.net)
         self.updates = 0
         self.samples_forward = 0  # samples through the network, forward (x images)
@@ -143,17 +201,19 @@ class Learner:
     def _augmented(self, x: torch.Tensor, policies: list[torch.Tensor]) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """Each row of ``x`` [N, *obs_shape] through a random symmetry; the action
         distributions ``policies`` (each [N, A]) move with it: the image of action ``a``
-        gets ``a``'s probability."""
+        gets ``a``'s probability. Every symmetry maps the whole batch and a mask keeps each
+        row's own image: shapes that do not depend on the draw, so no wait for the device."""
         choice = self._rng.integers(len(self._symmetries), size=x.shape[0])
-        out = torch.empty_like(x)
-        moved = [torch.empty_like(p) for p in policies]
-        for k, sym in enumerate(self._symmetries):
-            rows = torch.from_numpy(np.flatnonzero(choice == k)).to(self.device)
-            if rows.numel():
-                out[rows] = sym.obs(x[rows])
-                perm = sym.action.to(self.device)
-                for src, dst in zip(policies, moved):
-                    dst[rows.unsqueeze(1), perm.unsqueeze(0)] = src[rows]
+        chosen = _read_only_tensor(choice)
+        chosen = (chosen.pin_memory().to(self.device, non_blocking=True) if self.device.type == "cuda"
+                  else chosen.to(self.device))  # [N]
+        out, moved = x, list(policies)
+        for k, sym in enumerate(self._symmetries[1:], start=1):  # the identity (k = 0) is the start
+            mask = chosen == k  # [N]
+            out = torch.where(mask.view(-1, *([1] * (x.dim() - 1))), sym.obs(x), out)
+            # dst[:, perm[a]] = src[:, a], i.e. dst = src[:, inverse(perm)]
+            inverse = self._inverse_actions[k]
+            moved = [torch.where(mask[:, None], src[:, inverse], dst) for src, dst in zip(policies, moved)]
         return out, moved
 
     def _check_policy(self, batch: dict, key: str, n: int) -> np.ndarray:
@@ -164,59 +224,127 @@ class Learner:
                              f"{getattr(p, 'dtype', type(p).__name__)}{list(getattr(p, 'shape', []))}")
         return p
 
-    def train_step(self, batch: dict) -> dict:
-        """One Adam update on ``batch = {"obs": uint8[N, *obs_shape], "target": float32[N]}``,
-        plus the action distributions of ``replay.rows.POLICY_COLUMNS``: ``"policy": float32[N, A]``
-        (AlphaZero, AZAL) and ``"aux_policy": float32[N, A]`` (AZAL: the smoothed oracle
-        target, all zeros on unlabelled rows)."""
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        """The names of the entries of :meth:`step`'s metrics vector, in order."""
+        extra = {"avi": (), "alphazero": ("value_loss", "policy_loss"),
+                 "azal": ("value_loss", "policy_loss", "aux_loss", "aux_labelled_fraction")}[self.loss]
+        return ("loss", "value_mean", "value_std", "target_mean", "target_std", "grad_norm", *extra)
+
+    def to_device(self, batch: dict) -> DeviceBatch:
+        """``batch`` (numpy rows, as :meth:`train_step` takes them; any number of rows, e.g.
+        several batches sampled at once) checked and moved to the device in one transfer
+        per column, from pinned memory without waiting on a GPU."""
         obs, target = batch["obs"], batch["target"]
-        n = _check_obs(obs, self.game.obs_shape, np.uint8, "Learner.train_step")
+        n = _check_obs(obs, self.game.obs_shape, (np.uint8,), "Learner.train_step")
         if not isinstance(target, np.ndarray) or target.dtype != np.float32 or target.shape != (n,):
             raise ValueError(f"Learner.train_step: target must be float32[{n}], got "
                              f"{getattr(target, 'dtype', type(target).__name__)}{getattr(target, 'shape', '')}")
         policies = [self._check_policy(batch, key, n) for key in POLICY_COLUMNS[self.loss]]
-        # uint8 crosses to the device (4x fewer bytes than float32) and is converted there.
-        x = _read_only_tensor(obs).to(self.device, non_blocking=True).float()  # [N, *obs_shape]
-        y = _read_only_tensor(target).to(self.device, non_blocking=True)  # [N]
-        pis = [_read_only_tensor(p).to(self.device, non_blocking=True) for p in policies]  # each [N, A]
+        pinned = self.device.type == "cuda"
+
+        def move(array: np.ndarray) -> torch.Tensor:
+            tensor = _read_only_tensor(np.ascontiguousarray(array))
+            return tensor.pin_memory().to(self.device, non_blocking=True) if pinned else tensor.to(self.device)
+
+        return DeviceBatch(move(obs), move(target), tuple(move(p) for p in policies))
+
+    def train_step(self, batch: dict) -> dict:
+        """One Adam update on ``batch = {"obs": uint8[N, *obs_shape], "target": float32[N]}``,
+        plus the action distributions of ``replay.rows.POLICY_COLUMNS``: ``"policy": float32[N, A]``
+        (AlphaZero, AZAL) and ``"aux_policy": float32[N, A]`` (AZAL: the smoothed oracle
+        target, all zeros on unlabelled rows). Its metrics are read at once, which waits
+        for the device: a training loop sums :meth:`step`'s answers instead."""
+        stats = self.step(self.to_device(batch)).tolist()
+        return {**dict(zip(self.metric_names, stats)), "updates": self.updates}
+
+    def step(self, batch: DeviceBatch) -> torch.Tensor:
+        """One Adam update on rows already on the device; returns the metrics vector
+        (:attr:`metric_names`) float32[M] on the device, without waiting for it."""
+        n = len(batch)
+        # uint8 crossed to the device (4x fewer bytes than float32) and is converted there.
+        x, pis = batch.obs.float(), list(batch.policies)  # [N, *obs_shape], each [N, A]
         if self.augment:
             x, pis = self._augmented(x, pis)
-        pi = dict(zip(POLICY_COLUMNS[self.loss], pis))  # column name -> [N, A]
-
         self.net.train()
+        if not self.graphs:
+            stats = self._update(x, batch.target, pis)
+        elif self._graph is not None and self._static[0].shape[0] == n:
+            static_x, static_y, static_pis, static_stats = self._static
+            static_x.copy_(x)
+            static_y.copy_(batch.target)
+            for dst, src in zip(static_pis, pis):
+                dst.copy_(src)
+            self._graph.replay()
+            stats = static_stats.clone()  # the next replay overwrites the graph's output
+        elif self.updates < self.WARMUP_UPDATES or self._graph is not None:
+            # Warm-up (and a batch of another size than the graph's): eager, on the side
+            # stream that capture needs warmed up.
+            self._side_stream.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(self._side_stream):
+                stats = self._update(x, batch.target, pis)
+            torch.cuda.current_stream(self.device).wait_stream(self._side_stream)
+        else:
+            stats = self._capture(x, batch.target, pis)
+        self.updates += 1
+        self.samples_forward += n * self._cost
+        self.samples_backward += n * self._cost
+        return stats
+
+    def _capture(self, x: torch.Tensor, y: torch.Tensor, pis: list[torch.Tensor]) -> torch.Tensor:
+        """Record one update on copies of these rows as a CUDA graph, then replay it: the
+        recording runs nothing, the replay is this update."""
+        static_x, static_y, static_pis = x.clone(), y.clone(), [p.clone() for p in pis]
+        graph = torch.cuda.CUDAGraph()
+        self.optimizer.zero_grad(set_to_none=True)  # backward allocates the gradients in the graph's pool
+        try:
+            with torch.cuda.graph(graph):
+                static_stats = self._update(static_x, static_y, static_pis)
+        except RuntimeError as err:
+            # A network or torch version that cannot be captured trains eagerly, slower,
+            # rather than not at all; the update was not applied (capture runs nothing).
+            warnings.warn(f"Learner: CUDA graph capture failed, training without graphs: {err}")
+            self.graphs = False
+            torch.cuda.synchronize(self.device)
+            return self._update(x, y, pis)
+        self._graph, self._static = graph, (static_x, static_y, static_pis, static_stats)
+        graph.replay()
+        return static_stats.clone()
+
+    def _update(self, x: torch.Tensor, y: torch.Tensor, pis: list[torch.Tensor]) -> torch.Tensor:
+        """The update itself (eager or being captured): losses, backward, Adam; the
+        metrics as one float32[M] tensor."""
+        pi = dict(zip(POLICY_COLUMNS[self.loss], pis))  # column name -> [N, A]
         # bf16: autocast runs the matmuls and convs in bfloat16 (fp32 master weights, fp32
-        # optimizer state); the outputs come back to fp32 before the losses.
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
+        # optimizer state); the outputs come back to fp32 before the losses. Autocast's
+        # cache of cast weights cannot outlive a graph capture: off under graphs.
+        with _tf32(self.precision == "tf32"), torch.autocast(self.device.type, dtype=torch.bfloat16,
+                                                             enabled=self.precision == "bf16",
+                                                             cache_enabled=not self.graphs):
             out = self.net(x)
         value = out.value.float()  # [N]
         logits = out.logits.float() if out.logits is not None else None  # [N, A]
         value_loss = F.mse_loss(value, y)  # eq. (5); eq. (11)'s value term
-        loss, extra = value_loss, {}
+        loss, extra = value_loss, []
         if POLICY in pi:
             log_p = F.log_softmax(logits, dim=1)  # [N, A]
             policy_loss = -(pi[POLICY] * log_p).sum(1).mean()  # eq. (11)'s policy term
             loss = loss + policy_loss
-            extra.update(value_loss=value_loss.detach(), policy_loss=policy_loss.detach())
+            extra += [value_loss.detach(), policy_loss.detach()]
         if AUX_POLICY in pi:
             labelled = (pi[AUX_POLICY].sum(1) > 0).float()  # [N]; unlabelled rows are all zeros
             per_row = -(pi[AUX_POLICY] * log_p).sum(1)  # [N]
             aux_loss = (per_row * labelled).sum() / labelled.sum().clamp(min=1.0)  # over labelled rows only
             loss = loss + self.aux_weight * aux_loss
-            extra.update(aux_loss=aux_loss.detach(), aux_labelled_fraction=labelled.mean())
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+            extra += [aux_loss.detach(), labelled.mean()]
+        self.optimizer.zero_grad(set_to_none=not self.graphs)  # under graphs: zeroed in place, same pool
+        with _tf32(self.precision == "tf32"):
+            loss.backward()
         grad_norm = torch.nn.utils.get_total_norm([p.grad for p in self.net.parameters() if p.grad is not None])
         self.optimizer.step()
-
-        self.updates += 1
-        self.samples_forward += n * self._cost
-        self.samples_backward += n * self._cost
         value = value.detach()
-        # One device-to-host transfer for all the metrics.
-        stats = torch.stack([loss.detach(), value.mean(), value.std(correction=0), y.mean(),
-                             y.std(correction=0), grad_norm, *extra.values()]).tolist()
-        names = ("loss", "value_mean", "value_std", "target_mean", "target_std", "grad_norm", *extra)
-        return {**dict(zip(names, stats)), "updates": self.updates}
+        return torch.stack([loss.detach(), value.mean(), value.std(correction=0), y.mean(), y.std(correction=0),
+                            grad_norm, *extra])
 
     # ---- weights for the actors ---------------------------------------------------
 
@@ -293,24 +421,25 @@ class ValueFunction:
         self.fast.new_version()
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
-        """float32[N] values, for the player to move, of ``obs`` float32[N, *obs_shape]."""
+        """float32[N] values, for the player to move, of ``obs`` float32 or uint8[N, *obs_shape]."""
         return self.forward(obs)[1]
 
     def forward(self, obs: np.ndarray, logits: bool = False) -> tuple[np.ndarray | None, np.ndarray]:
         """(float32[N, A] policy logits, or None unless ``logits`` and the network has a
         policy head; float32[N] values) of ``obs`` float32[N, *obs_shape], in chunks of
-        ``max_batch``; counts ``samples_forward``."""
+        ``max_batch``; counts ``samples_forward``. ``obs`` may be uint8 (every game's
+        encoding is 0/1): it is converted on the device, after a quarter of the bytes crossed."""
         name = type(self).__name__
         if self.version is None:
             raise RuntimeError(f"{name} called before set_weights: its network is untrained")
-        n = _check_obs(obs, self.game.obs_shape, np.float32, name)
+        n = _check_obs(obs, self.game.obs_shape, (np.float32, np.uint8), name)
         values = np.empty(n, np.float32)
         priors = (np.empty((n, self.game.num_actions), np.float32)
                   if logits and self.net_config.policy_head else None)
         with torch.inference_mode():
             net = self.net
             for start in range(0, n, self.max_batch):
-                chunk = _read_only_tensor(obs[start:start + self.max_batch]).to(self.device)
+                chunk = _read_only_tensor(obs[start:start + self.max_batch]).to(self.device).float()
                 if self.fast.requested != "fp32":
                     net = self.fast.module(self.net, chunk)  # built once per version, at its first chunk
                 out = net(chunk)

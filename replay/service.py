@@ -304,8 +304,8 @@ def _shard_path(directory: str, name: str, i: int) -> str:
 class ReplaySampler:
     """Batches drawn uniformly over all rows of all shards, with ``prefetch`` requests in flight.
 
-    Each request splits ``batch_size`` over the shards by a multinomial draw proportional
-    to the shard sizes last reported (every shard answers every request, if only with its
+    Each request (``batches_per_request`` batches; see :meth:`next_block`) splits its rows
+    over the shards by a multinomial draw proportional to the shard sizes last reported (every shard answers every request, if only with its
     size, so the sizes stay fresh), then each shard samples its part uniformly: every
     stored row is equally likely. ``wait_seconds`` is the time ``next`` spent blocked on
     Ray, ``batches`` the number of batches returned, ``dropped`` the requests discarded.
@@ -316,19 +316,22 @@ class ReplaySampler:
     """
 
     def __init__(self, service: ReplayService, batch_size: int, prefetch: int = 4, seed: int = 0,
-                 timeout: float = 120.0):  # fmt: skip
-        if batch_size < 1 or prefetch < 1:
-            raise ValueError(f"need batch_size >= 1 and prefetch >= 1, got {batch_size}, {prefetch}")
+                 timeout: float = 120.0, batches_per_request: int = 1):  # fmt: skip
+        if batch_size < 1 or prefetch < 1 or batches_per_request < 1:
+            raise ValueError(f"need batch_size >= 1, prefetch >= 1 and batches_per_request >= 1, got "
+                             f"{batch_size}, {prefetch}, {batches_per_request}")
         self.service = service
         self.batch_size = batch_size
         self.prefetch = prefetch
+        self.batches_per_request = batches_per_request
         self.timeout = timeout
         self.wait_seconds = 0.0
         self.batches = 0
         self.dropped = 0
         self._rng = np.random.default_rng(seed)
         self._sizes = np.zeros(service.num_shards, np.int64)  # [S], last reported
-        self._pending: deque[list[ray.ObjectRef]] = deque()  # each: one ref per shard
+        self._pending: deque[tuple[list[ray.ObjectRef], int]] = deque()  # each: one ref per shard, its batches
+        self._ready: deque[dict[str, np.ndarray]] = deque()  # batches of a block not yet returned by next()
         self._allowed: int | None = None  # requests still allowed by ``expect``; None: no limit
         self._closed = False
 
@@ -339,10 +342,11 @@ class ReplaySampler:
         generators at a quiet point, and a resumed run draws the same batches)."""
         if self._pending:
             try:
-                ray.get([ref for request in self._pending for ref in request])
+                ray.get([ref for request, _ in self._pending for ref in request])
             except RayActorError:
                 pass  # a shard died with a request in flight; the request was not needed
             self._pending.clear()
+        self._ready.clear()
         self._allowed = int(batches)
         # Rows were inserted since the last reply: split requests by the sizes of now.
         self._refresh_sizes(time.monotonic() + self.timeout)
@@ -355,15 +359,30 @@ class ReplaySampler:
 
     def next(self) -> dict[str, np.ndarray]:
         """One batch: ``[batch_size, *shape]`` per schema column, rows in random order."""
+        if not self._ready:
+            block, batches = self.next_block()
+            self._ready.extend({name: column[i * self.batch_size:(i + 1) * self.batch_size]
+                                for name, column in block.items()} for i in range(batches))
+        return self._ready.popleft()
+
+    def next_block(self) -> tuple[dict[str, np.ndarray], int]:
+        """``(rows, m)``: the ``m`` batches of one request (at most ``batches_per_request``),
+        as ``[m * batch_size, *shape]`` per column in random order; batch ``i`` is rows
+        ``i * batch_size`` to ``(i + 1) * batch_size``. Every row is drawn independently and
+        uniformly from all stored rows, as ``next`` draws them: one request for ``m``
+        batches spares ``m - 1`` round trips to the shards (a GPU learner takes thousands
+        of batches a second) and lets the learner move them to its device at once."""
         if self._closed:
             raise RuntimeError("ReplaySampler.next() after close()")
+        if self._ready:
+            raise RuntimeError("ReplaySampler.next_block() while batches of a block taken by next() wait")
         deadline = time.monotonic() + self.timeout
         while True:
             self._fill()
             if not self._pending:
                 self._refresh_sizes(deadline)
                 continue
-            request = self._pending.popleft()
+            request, batches = self._pending.popleft()
             start = time.perf_counter()
             try:
                 replies = ray.get(request)  # [(rows, size)] per shard
@@ -372,40 +391,44 @@ class ReplaySampler:
             finally:
                 self.wait_seconds += time.perf_counter() - start
             if replies is None:
-                self._drop()
+                self._drop(batches)
                 self._refresh_sizes(deadline)
                 continue
             self._sizes[:] = [size for _, size in replies]
             parts = [rows for rows, _ in replies]
-            if sum(len(next(iter(p.values()))) for p in parts) != self.batch_size:
-                self._drop()  # a shard restarted empty: its share is missing, draw again
+            rows = batches * self.batch_size
+            if sum(len(next(iter(p.values()))) for p in parts) != rows:
+                self._drop(batches)  # a shard restarted empty: its share is missing, draw again
                 continue
-            order = self._rng.permutation(self.batch_size)
-            batch = {name: np.concatenate([p[name] for p in parts])[order] for name in self.service.schema}
-            assert check_rows(self.service.schema, batch) == self.batch_size
-            self.batches += 1
+            order = self._rng.permutation(rows)
+            block = {name: np.concatenate([p[name] for p in parts])[order] for name in self.service.schema}
+            assert check_rows(self.service.schema, block) == rows
+            self.batches += batches
             self._fill()
-            return batch
+            return block, batches
 
     def close(self) -> None:
         """Drop the requests in flight; ``next`` raises afterwards."""
         self._pending.clear()
+        self._ready.clear()
         self._closed = True
 
-    def _drop(self) -> None:
+    def _drop(self, batches: int) -> None:
         self.dropped += 1
         if self._allowed is not None:
-            self._allowed += 1  # the batch still has to be drawn
+            self._allowed += batches  # they still have to be drawn
 
     def _fill(self) -> None:
         """Issue requests until ``prefetch`` are in flight (none while all shards look empty,
         nor past what ``expect`` allows)."""
         total = int(self._sizes.sum())
         while total and len(self._pending) < self.prefetch and (self._allowed is None or self._allowed > 0):
-            counts = self._rng.multinomial(self.batch_size, self._sizes / total)  # [S]
-            self._pending.append([s.sample.remote(int(c)) for s, c in zip(self.service.shards, counts)])
+            batches = self.batches_per_request if self._allowed is None else min(self.batches_per_request,
+                                                                                 self._allowed)
+            counts = self._rng.multinomial(batches * self.batch_size, self._sizes / total)  # [S]
+            self._pending.append(([s.sample.remote(int(c)) for s, c in zip(self.service.shards, counts)], batches))
             if self._allowed is not None:
-                self._allowed -= 1
+                self._allowed -= batches
 
     def _refresh_sizes(self, deadline: float) -> None:
         """Ask every shard its size, waiting while all are empty or one is restarting."""

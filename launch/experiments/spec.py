@@ -68,7 +68,7 @@ from evaluation.datasets import COMMITTED, committed_file_present, game_of
 from evaluation.runner import suites_for
 from launch.config import ConfigError, TrainConfig, apply_overrides, resolve, validate
 from launch.evaluator import chosen_suites, evaluated_suites, evaluator_needs_oracle
-from launch.placement import inference_device, learner_device, role_options, run_options
+from launch.placement import gpu_shares, inference_device, learner_device, role_options, run_options
 
 SIZES = ("small", "full")
 SPEC_DIR = Path(__file__).resolve().parents[2] / "experiments"
@@ -438,10 +438,13 @@ def trial_bundles(config: TrainConfig, *, embedded: bool, offered=(), gpus: floa
     (``launch/placement.py``: on an embedded Ray the shards, the oracle, a CPU inference
     server and the evaluator take none, so they need no bundle; they still run inside the
     trial's group). The trial's driver itself (the Tune function) takes none: the empty
-    head bundle of ``tune.PlacementGroupFactory``. The devices are chosen as ``Run`` does."""
+    head bundle of ``tune.PlacementGroupFactory``. The devices and GPU shares are chosen
+    as ``Run`` does (a learner and two servers sharing one GPU: 0.5, 0.25 and 0.25)."""
     learner = learner_device(config.device, gpus)
     serving = inference_device(config.inference_device, config.inference_servers, gpus, learner)
-    options = run_options(embedded=embedded, offered=offered, device=learner, inference_device=serving)
+    learner_gpus, inference_gpus = gpu_shares(learner, serving, config.inference_servers, gpus)
+    options = run_options(embedded=embedded, offered=offered, device=learner, inference_device=serving,
+                          learner_gpus=learner_gpus, inference_gpus=inference_gpus)
     bundles = [_bundle(options["learner"])] + [_bundle(options["actor"])] * config.num_actors
     if config.inference_servers and not (embedded and serving == "cpu"):
         bundles += [_bundle(options["inference"])] * config.inference_servers

@@ -109,11 +109,18 @@ def test_devices_of_the_learner_and_the_inference_servers():
     from launch.placement import inference_device, learner_device
 
     assert learner_device("auto", 0) == "cpu" and learner_device("auto", 1) == "cuda"
+    assert learner_device("auto", 0.5) == "cpu"  # a fractional cluster GPU count below 1
     assert learner_device("cpu", 4) == "cpu"
-    # Servers get a GPU each only where the GPUs left beside the learner's hold them all.
+    # Servers go to a GPU wherever the cluster has one: a whole one each where the GPUs
+    # beside the learner's hold them all, else sharing the learner's (test_gpu_share.py).
+    # (Before GPU sharing, 2 servers beside a learner on 2 GPUs fell back to the CPU.)
     assert inference_device("auto", 2, gpus=3, learner="cuda") == "cuda"
-    assert inference_device("auto", 2, gpus=2, learner="cuda") == "cpu"
+    assert inference_device("auto", 2, gpus=2, learner="cuda") == "cuda"
+    assert inference_device("auto", 2, gpus=1, learner="cuda") == "cuda"
+    assert inference_device("cuda", 2, gpus=1, learner="cuda") == "cuda"
     assert inference_device("auto", 1, gpus=1, learner="cpu") == "cuda"
+    assert inference_device("auto", 2, gpus=0, learner="cpu") == "cpu"
+    assert inference_device("auto", 2, gpus=0.5, learner="cpu") == "cpu"  # a fraction of a GPU is none
     assert inference_device("cpu", 1, gpus=8, learner="cuda") == "cpu"
     assert inference_device("auto", 0, gpus=8, learner="cuda") == "cpu"
 
@@ -126,6 +133,9 @@ def test_a_trial_reserves_its_inference_servers():
                                             "eval_suites=none"])  # no oracle replicas
     on_gpus = trial_bundles(config, embedded=False, offered=(), gpus=3)
     assert on_gpus.count({"GPU": 1.0}) == 3  # the learner and the two servers
+    # One GPU: the learner and the two servers share it (launch/placement.py gpu_shares).
+    on_one_gpu = trial_bundles(config, embedded=False, offered=(), gpus=1)
+    assert [b for b in on_one_gpu if "GPU" in b] == [{"GPU": 0.5}, {"GPU": 0.25}, {"GPU": 0.25}]
     on_cpus = trial_bundles(config, embedded=False, offered=(), gpus=0)
     assert on_cpus.count({"CPU": 1.0}) == 1 + 4 + 2
     # On the embedded Ray a CPU server takes no CPU (the waiting actors leave theirs): no bundle.

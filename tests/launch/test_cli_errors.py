@@ -85,7 +85,7 @@ def test_precision_settings_are_checked_by_name():
     assert (resolve("tictactoe").inference_dtype, resolve("tictactoe").learner_precision) == ("fp32", "fp32")
     with pytest.raises(ConfigError, match="inference_dtype must be one of auto, fp32, bf16, int8, got 'fp16'"):
         resolve("tictactoe", overrides=["inference_dtype=fp16"])
-    with pytest.raises(ConfigError, match="learner_precision must be one of fp32, bf16, got 'int8'"):
+    with pytest.raises(ConfigError, match="learner_precision must be one of fp32, tf32, bf16, got 'int8'"):
         resolve("tictactoe", overrides=["learner_precision=int8"])
     assert resolve("tictactoe", overrides=["eval_cache=batch"]).eval_cache == "batch"
     with pytest.raises(ConfigError, match="eval_cache must be one of auto, off, batch, cache, got 'lru'"):

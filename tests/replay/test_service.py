@@ -197,3 +197,35 @@ def test_killed_shard_comes_back_from_its_snapshot(ray_session, service_factory,
     for _ in range(6):
         batch = sampler.next()
         assert np.all(batch["target"] < 40)  # rows 40..64 of shard 0 are gone
+
+
+def test_sampler_blocks_of_several_batches(ray_session, service_factory):
+    # A GPU learner asks for many batches per round trip: `expect(10)` with 4 batches per
+    # request gives blocks of 4, 4 and 2 batches, and no request is left in flight.
+    ray = ray_session
+    service = service_factory("t-blocks", capacity=1200, num_shards=3)
+    sizes = [50, 150, 400]
+    ray.get([service.add(make_rows(n, i), shard=i) for i, n in enumerate(sizes)])
+    sampler = ReplaySampler(service, batch_size=32, prefetch=2, seed=5, batches_per_request=4)
+    sampler.expect(10)
+    blocks, counts = [], np.zeros(3)
+    for _ in range(3):
+        block, batches = sampler.next_block()
+        blocks.append(batches)
+        assert block["obs"].shape == (batches * 32, *OBS) and block["target"].shape == (batches * 32,)
+        assert np.all(block["target"] < np.take(sizes, block["version"]))  # rows that were stored
+        counts += np.bincount(block["version"], minlength=3)
+    assert blocks == [4, 4, 2] and sampler.batches == 10 and not sampler._pending
+    # Drawn in proportion to the shard sizes, as single batches are (320 draws: loose bound).
+    np.testing.assert_allclose(counts / counts.sum(), np.array(sizes) / sum(sizes), atol=0.08)
+    # next() hands out a block's batches one by one; next_block() refuses while some wait.
+    sampler.expect(5)
+    first = sampler.next()
+    assert first["obs"].shape == (32, *OBS)
+    with pytest.raises(RuntimeError, match="batches of a block"):
+        sampler.next_block()
+    assert [sampler.next()["obs"].shape[0] for _ in range(4)] == [32] * 4 and sampler.batches == 15
+    with pytest.raises(ValueError, match="batches_per_request"):
+        ReplaySampler(service, batch_size=32, batches_per_request=0)
+    sampler.close()
+

@@ -1,6 +1,7 @@
 """Speed of the replay service under load: inserts from remote tasks while a sampler draws.
 
     python -m benchmarks.replay_speed [--seconds 5] [--repeats 3] [--shards 2] [--batch 256]
+        [--batches-per-request 1 64]
 
 Starts a local Ray with 2 CPUs and, per run, a fresh ``ReplayService``. ``--producers``
 remote tasks (default 2, one CPU each, like self-play actors) push Connect Four shaped
@@ -12,6 +13,10 @@ does nothing else with them, or sleeps ``--learner-ms`` after each, standing in 
 training step on an accelerator (which leaves the CPUs free). Reported, as medians over
 ``--repeats`` runs: inserted rows/s (acknowledged by the shards), sampled batches/s, and
 the fraction of the sampler's time spent blocked waiting on Ray.
+
+``--batches-per-request`` with several values runs each in turn (the runs of one repeat
+side by side): a GPU learner needs thousands of batches a second, and one round trip to
+the shards per batch caps what the sampler can draw (``ReplaySampler.next_block``).
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ def producer(service: ReplayService, index: int, rows_per_add: int, seconds: flo
     return added, time.perf_counter() - start
 
 
-def run_once(args, run: int) -> dict:
+def run_once(args, run: int, batches_per_request: int) -> dict:
     service = ReplayService.create(avi_schema(OBS), args.capacity, args.shards, seed=run, name=f"bench{run}")
     try:
         # Seed every shard so the sampler's first requests find rows, as in a running system.
@@ -60,7 +65,8 @@ def run_once(args, run: int) -> dict:
         producers = [
             producer.remote(service, i, args.rows_per_add, args.seconds) for i in range(args.producers)
         ]
-        sampler = ReplaySampler(service, args.batch, prefetch=args.prefetch, seed=run)
+        sampler = ReplaySampler(service, args.batch, prefetch=args.prefetch, seed=run,
+                                batches_per_request=batches_per_request)
         start = time.perf_counter()
         while time.perf_counter() - start < args.seconds:
             sampler.next()
@@ -95,6 +101,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--rows-per-add", type=int, default=1024)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--prefetch", type=int, default=4)
+    parser.add_argument("--batches-per-request", type=int, nargs="+", default=[1],
+                        help="batches per sample request (ReplaySampler); several: compared side by side")
     parser.add_argument("--producers", type=int, default=2, help="producer tasks (one CPU each)")
     parser.add_argument("--learner-ms", type=float, default=0.0,
                         help="sleep after each batch, standing in for a learner step off the CPUs")  # fmt: skip
@@ -103,19 +111,24 @@ def main(argv=None) -> dict:
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a private local instance
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        runs = [run_once(args, run) for run in range(args.repeats)]
+        runs = {k: [] for k in args.batches_per_request}
+        for run in range(args.repeats):
+            for k in args.batches_per_request:
+                runs[k].append(run_once(args, run, k))
     finally:
         ray.shutdown()
-    result = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+    results = {k: {key: statistics.median(r[key] for r in rs) for key in rs[0]} for k, rs in runs.items()}
     print(f"replay, {args.shards} shards, {args.producers} producer tasks x {args.rows_per_add} rows/add, "
           f"batch {args.batch}, prefetch {args.prefetch}, learner step {args.learner_ms:g} ms, "
           f"medians of {args.repeats} x {args.seconds:g} s")  # fmt: skip
-    print(f"  inserts          {result['insert_rows_per_s']:>12,.0f} rows/s")
-    print(f"  sampled batches  {result['batches_per_s']:>12,.0f} batches/s "
-          f"({result['batches_per_s'] * args.batch:,.0f} rows/s)")  # fmt: skip
-    print(f"  sampler waiting  {result['wait_fraction']:>12.0%} of its time")
-    print(json.dumps({"runs": runs, "median": result}))
-    return result
+    for k, result in results.items():
+        print(f" {k} batch(es) per request")
+        print(f"  inserts          {result['insert_rows_per_s']:>12,.0f} rows/s")
+        print(f"  sampled batches  {result['batches_per_s']:>12,.0f} batches/s "
+              f"({result['batches_per_s'] * args.batch:,.0f} rows/s)")  # fmt: skip
+        print(f"  sampler waiting  {result['wait_fraction']:>12.0%} of its time")
+    print(json.dumps({"runs": runs, "median": results}))
+    return results
 
 
 if __name__ == "__main__":

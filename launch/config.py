@@ -109,7 +109,7 @@ class TrainConfig:
     # SEED RL's and KataGo's design) and one cache. AVI only: a server answers values, and
     # MCTS needs priors too.
     inference_servers: int = 0
-    inference_device: str = "auto"  # the servers': auto (cuda when a GPU is left beside the learner's), cpu or cuda
+    inference_device: str = "auto"  # the servers': auto (cuda when Ray offers a GPU, shared with the learner's), cpu or cuda
 
     @property
     def rows_per_iteration(self) -> int:

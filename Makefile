@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # page or folder of wheels, such as a local mirror.
 TORCH_CPU_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 
-.PHONY: setup lock run test bench clean
+.PHONY: setup system-deps lock run test bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,8 +29,13 @@ lock: $(STAMP)
 run: $(STAMP)
 	$(PY) -m launch --algo avi --game tictactoe --minutes 3
 
-# The test suite, as CI runs it.
-test: $(STAMP)
+# The Debian packages the tests need (redis-server, chromium, gnugo, gtp-rhino), installed
+# where missing as root; without root it names them and stops.
+system-deps:
+	bash .ci/system-deps
+
+# The test suite, as CI runs it: the Debian packages first, then .venv.
+test: system-deps $(STAMP)
 	$(PY) -m pytest -q --durations=40
 
 # Engine speed, ours beside OpenSpiel's when it is installed (pip install open_spiel).

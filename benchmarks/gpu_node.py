@@ -124,7 +124,8 @@ def learner_phase(device: str, small: bool) -> list[dict]:
         runs.append(("connect4", "fp32", "off"))
     out = []
     for game_name, precision, graphs in runs:
-        result = time_learner(game_name, precision=precision, graphs=graphs, device=device, seconds=seconds)
+        result = time_learner(game_name, precision=precision, graphs=graphs, device=device, seconds=seconds,
+                              block_batches=8 if small else 64)
         print(f"learner {game_name:8s} {precision} graphs={result['graphs']}: {result['updates_per_s']:,.0f} updates/s",
               flush=True)
         out.append(result)

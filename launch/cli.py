@@ -16,11 +16,13 @@ import sys
 
 import games
 from evaluation.report import report_main
+from evaluation.run_metrics import read_metrics
 from evaluation.runner import evaluate_main
 from launch.config import ConfigError, resolve
 from launch.demo import run_demo
 from launch.run_dir import resumed_config
-from launch.train import train
+from launch.summary import end_of_run
+from launch.train import check_budget, train
 from learner.learner import ALGOS
 
 SUBCOMMANDS = ("demo", "evaluate", "report", "play", "gtp", "experiment")
@@ -47,12 +49,15 @@ def train_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-dir", help="directory of this run (config.json, metrics.jsonl, checkpoints/)")
     p.add_argument("--resume", metavar="DIR", help="continue the run in DIR exactly")
     budget = p.add_mutually_exclusive_group()
-    budget.add_argument("--updates", type=int, help="stop after this many gradient updates")
-    budget.add_argument("--minutes", type=float, help="stop after this many minutes")
+    budget.add_argument("--updates", type=int, help="stop after this many gradient updates (the run's total)")
+    budget.add_argument("--minutes", type=float,
+                        help="stop after this many minutes of collecting and training (evaluations not counted)")
     p.add_argument("--seed", type=int, help="the run's seed (default: the preset's, 0)")
     p.add_argument("--address", help="Ray cluster to join (auto or ray://host:port); default: embedded Ray")
     p.add_argument("--wandb", choices=("offline", "online", "disabled"),
                    help="W&B mode (default: online with credentials, else offline)")
+    p.add_argument("--json", action="store_true",
+                   help="print the final record as one JSON object instead of the summary")
     return p
 
 
@@ -105,14 +110,14 @@ def run_training(parser: argparse.ArgumentParser, args) -> int:
             if not args.algo or not args.game:
                 parser.error("--algo and --game are required (or --resume DIR)")
             config = resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed)
-        if args.updates is None and args.minutes is None:
-            raise ConfigError("give a budget: --updates N or --minutes M")
+        check_budget(args.updates, args.minutes)
         run_dir, last = train(config, run_dir=args.run_dir, resume=args.resume, updates=args.updates,
                               minutes=args.minutes, address=args.address, wandb_mode=args.wandb)
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    summary = {k: v for k, v in last.items() if isinstance(v, (int, float))}
-    print(f"run directory: {run_dir}")
-    print(json.dumps({k: summary[k] for k in sorted(summary) if not k.startswith("actor_time")}, indent=1))
+    if args.json:
+        print(json.dumps({k: last[k] for k in sorted(last)}))
+    else:
+        print(end_of_run(config, run_dir, read_metrics(run_dir), last))
     return 0

@@ -25,13 +25,19 @@ if TYPE_CHECKING:  # the run drives the schedules; they only use it
     from launch.train import Run
 
 
-@dataclass(frozen=True)
+@dataclass
 class Budget:
     """Where a run stops: at ``updates`` gradient steps (the run's total), or at
-    ``deadline`` (a ``time.time()``)."""
+    ``deadline`` (a ``time.time()``). Time spent evaluating is not training time: the run
+    moves the deadline past it (:meth:`extend`), so that ``--minutes`` buys collection and
+    training whatever its evaluations cost."""
 
     updates: int | None
     deadline: float | None
+
+    def extend(self, seconds: float) -> None:
+        if self.deadline is not None:
+            self.deadline += seconds
 
     def updates_left(self, done: int) -> int | None:
         return None if self.updates is None else self.updates - done

@@ -31,6 +31,7 @@ Faults (a process or a whole node dying) do not end a run:
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -165,6 +166,8 @@ class Run:
                        else exact_labels(self.game, config.gamma))
         self.eval_fn = (ValueFunction(self.game, config.network, inference_dtype=config.inference_dtype)
                         if self.labels is not None else None)
+        self._checkpointed_at: tuple[int, int] | None = None  # (iteration, updates) of the newest checkpoint
+        self._checkpoint_path: Path | None = None
         if resume:
             self._restore()
         self.weights = publish(self.link.call("get_weights"), self.counters.version)
@@ -229,17 +232,37 @@ class Run:
     # ------------------------------------------------------------- the loop
 
     def run(self, *, updates: int | None = None, minutes: float | None = None, stop=None) -> dict:
-        """Train until ``updates`` or ``minutes`` are spent, or ``stop(record)`` is True."""
-        if updates is None and minutes is None:
-            raise ConfigError("give a budget: --updates N or --minutes M")
+        """Train until ``updates`` or ``minutes`` are spent, or ``stop(record)`` is True.
+
+        ``minutes`` is collection and training time: the evaluations (the untrained
+        network's, those on the ``eval_every`` cadence and the final one) move the deadline
+        past what they took (``eval_seconds`` in the records). Whatever the budget, the run
+        ends with its final weights evaluated, a checkpoint of them, and a last row in
+        ``metrics.jsonl`` (the final state: the last iteration's metrics, the final weights'
+        evaluation, ``end`` saying why it ended and, when no update was made, ``no_update``
+        with the reason), which is also what it returns."""
+        check_budget(updates, minutes)
         start, elapsed_before = time.time(), self.counters.elapsed
         budget = Budget(updates, None if minutes is None else start + minutes * 60)
         progress = Progress(updates if updates is not None else minutes * 60, "updates" if updates is not None else "s",
                             updates_before=self.counters.updates)
-        last = {}
+        updates_before, eval_seconds = self.counters.updates, 0.0
+        complete = set()  # weight versions evaluated on every suite
+
+        def evaluate(play: bool = True, others: bool = True) -> dict:  # not spent from the budget
+            nonlocal eval_seconds
+            began = time.time()
+            out = self.evaluate(play=play, others=others)
+            eval_seconds += time.time() - began
+            budget.extend(time.time() - began)
+            if play and others:
+                complete.add(self.counters.version)
+            return {**out, "eval_seconds": eval_seconds}
+
+        last, stopped = {}, False
         if self.evaluates and self.counters.iteration == 0:
             # The untrained network's errors: the first point of every learning curve.
-            self.logger.log({**self.counters.as_dict(), "compute": 0.0, **self.evaluate()})
+            self.logger.log({**self.counters.as_dict(), "compute": 0.0, **evaluate()})
         records = SCHEDULES[self.config.schedule](self, budget)
         try:
             for record in records:  # one iteration of the schedule: rows collected, trained on, published
@@ -252,29 +275,52 @@ class Run:
                 if self.inference:  # the inference servers' batches so far
                     record.update(inference_record(ray.get([s.stats.remote() for s in self.inference])))
                 if self.evaluates and self.counters.iteration % self.config.eval_every == 0:
-                    record.update(self.evaluate(play=self.plays_at(self.counters.iteration)))
+                    record.update(evaluate(play=self.plays_at(self.counters.iteration)))
                 self.logger.log(record)
                 last = record
-                progress.update(self.counters.updates if updates is not None else time.time() - start, record)
+                progress.update(self.counters.updates if updates is not None
+                                else time.time() - start - eval_seconds, record)
                 if self.counters.iteration % self.config.checkpoint_every == 0:
                     self.checkpoint()
                 if stop is not None and stop(record):
+                    stopped = True
                     break
         finally:
             records.close()  # an async schedule waits for its calls in flight
             progress.close()
-        if self.evaluates and last:
+        self.counters.elapsed = elapsed_before + time.time() - start
+        end = {**self.counters.as_dict(), "compute": self.counters.compute}
+        if self.evaluates and self.counters.version not in complete:
             # The final weights are always evaluated on every suite: what the last
             # record lacks (all of it, or the game suites it skipped) is added.
             evaluated = any(k.startswith("eval/") for k in last)
             played = not self.play_suites or any(k.startswith(f"eval/{s}/") for s in self.play_suites for k in last)
             if not (evaluated and played):
-                final = self.evaluate(play=not played, others=not evaluated)
-                last.update(final)
-                self.logger.log({**self.counters.as_dict(), "compute": self.counters.compute, **final})
-        if self.counters.iteration % self.config.checkpoint_every != 0:
+                end.update(evaluate(play=not played, others=not evaluated))
+        if self._checkpointed_at != (self.counters.iteration, self.counters.updates):
             self.checkpoint()
-        return last
+        end["end"] = ("stopped" if stopped else f"{updates} updates" if updates is not None
+                      and self.counters.updates >= updates else f"{minutes:g} minutes")
+        if self.counters.updates == updates_before:
+            end["no_update"] = self._no_update_reason(minutes)
+        end["checkpoint"] = str(self._checkpoint_path)
+        end["eval_seconds"] = eval_seconds  # of this session (since a resume)
+        end["train_seconds"] = time.time() - start - eval_seconds
+        # The last row: the run's final state whole (the last iteration's metrics, the final
+        # weights' evaluation) and why it ended; the same dict is returned.
+        final = {**last, **end}
+        self.logger.log(final)
+        return final
+
+    def _no_update_reason(self, minutes: float | None) -> str:
+        cfg, rows = self.config, self.counters.rows
+        if rows < cfg.batch_size:
+            what = ("a game must end before its rows are stored" if cfg.algo != "avi"
+                    else "each iteration collects num_envs x collect_steps rows")
+            return (f"the budget ended with {rows:,} rows in the replay, fewer than one batch "
+                    f"(batch_size={cfg.batch_size}; {what}): give more --minutes or a smaller preset")
+        return (f"the budget ended during the first collection ({rows:,} rows collected, "
+                f"{cfg.rows_per_iteration:,} per iteration): give more --minutes or fewer rows per iteration")
 
     def publish(self) -> None:
         # Fetched and put by the driver: the weights then live in its object store, and
@@ -304,6 +350,7 @@ class Run:
     # ------------------------------------------------------------ checkpoints
 
     def checkpoint(self) -> Path:
+        """A replay snapshot and then a checkpoint of everything a resumed run needs."""
         replay_call(lambda: self.replay.snapshot(str(self.run_dir / "replay")))
         learner = self.link.call("state_dict")
         checkpoint = RunCheckpoint(
@@ -312,6 +359,7 @@ class Run:
             config=self.config.to_json(), faults=dict(self.faults.totals))
         path = save_run_checkpoint(checkpoint_path(self.run_dir / "checkpoints", self.counters.updates), checkpoint)
         prune(self.run_dir / "checkpoints", keep=self.config.keep_checkpoints)
+        self._checkpointed_at, self._checkpoint_path = (self.counters.iteration, self.counters.updates), path
         return path
 
     def _restore(self) -> None:
@@ -343,9 +391,20 @@ class Run:
             self.oracle.close()
 
 
+def check_budget(updates: int | None, minutes: float | None) -> None:
+    """A budget a run can spend: ``updates`` >= 1 or ``minutes`` > 0, one of them."""
+    if updates is None and minutes is None:
+        raise ConfigError("give a budget: --updates N or --minutes M")
+    if updates is not None and (isinstance(updates, bool) or not isinstance(updates, int) or updates < 1):
+        raise ConfigError(f"--updates must be a whole number >= 1, got {updates!r}")
+    if minutes is not None and not (isinstance(minutes, (int, float)) and math.isfinite(minutes) and minutes > 0):
+        raise ConfigError(f"--minutes must be a number > 0, got {minutes!r}")
+
+
 def train(config: TrainConfig, *, run_dir=None, resume=None, updates=None, minutes=None, address=None,
           wandb_mode=None, stop=None) -> tuple[Path, dict]:
     """Run (or resume) a training run; returns the run directory and its last metrics."""
+    check_budget(updates, minutes)  # before a run directory or Ray exists
     config, run_dir = prepare_run_dir(config, run_dir, resume)
     start_ray(address)
     run = Run(config, run_dir, wandb_mode=wandb_mode, resume=resume is not None, fixed_cluster=address is None)

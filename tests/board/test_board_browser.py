@@ -24,8 +24,8 @@ DRIVER = shutil.which("chromedriver")
 def browser():
     if not (CHROMIUM and DRIVER):
         message = "Debian's chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)"
-        if os.geteuid() == 0:  # CI runs as root and .ci/run installs them: missing there is a failure
-            pytest.fail(message + "; .ci/run installs them")
+        if os.geteuid() == 0:  # CI runs as root and make test installs them: missing there is a failure
+            pytest.fail(message + "; make test installs them (.ci/system-deps)")
         pytest.skip(message)
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service

@@ -19,7 +19,7 @@ from oracle_service.store import Solved, open_store
 SCRIPT = Path(__file__).resolve().parents[2] / "deploy" / "start-redis.sh"
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None or shutil.which("redis-cli") is None,
                                 reason="redis-server is not on PATH: Redis is an optional store (SQLite is the "
-                                       "default); .ci/run installs it")
+                                       "default); make test installs it (.ci/system-deps)")
 
 
 def _free_port() -> int:

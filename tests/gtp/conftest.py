@@ -2,7 +2,7 @@
 checkpoints, and fake engines written as shell scripts.
 
 An engine that is not installed skips its tests with the reason on a machine without
-root; as root (CI, where .ci/run installs them from Debian) it fails them instead, so
+root; as root (CI, where make test installs them from Debian: .ci/system-deps) it fails them instead, so
 that CI never passes by skipping.
 """
 
@@ -23,8 +23,8 @@ def need_engine(name: str) -> str:
     if path is None:
         install = ENGINES[name].install
         if os.geteuid() == 0:
-            pytest.fail(f"{name} is not installed, and this machine runs as root (CI): .ci/run installs it "
-                        f"({install})")
+            pytest.fail(f"{name} is not installed, and this machine runs as root (CI): make test installs it "
+                        f"(.ci/system-deps; {install})")
         pytest.skip(f"{name} is not installed (not on PATH nor in /usr/games) and this is not root: {install}")
     return path
 

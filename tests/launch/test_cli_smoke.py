@@ -32,9 +32,11 @@ def test_python_m_launch_trains_checkpoints_and_logs(tmp_path, tmp_path_factory)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    trained = [r for r in records if r["iteration"] > 0]  # iteration 0: the untrained network's evaluation
+    # Iteration 0: the untrained network's evaluation; the last row: the run's end.
+    trained = [r for r in records[:-1] if r["iteration"] > 0]
     assert [r["iteration"] for r in trained] == list(range(1, ITERATIONS + 1))
     assert trained[-1]["updates"] == updates
+    assert records[-1]["end"] == f"{updates} updates" and records[-1]["updates"] == updates
     assert json.loads((run_dir / "config.json").read_text())["game"] == "tictactoe"
     checkpoints = sorted((run_dir / "checkpoints").glob("ckpt-*.pt"))
     assert checkpoints, f"no checkpoint in {run_dir / 'checkpoints'}"

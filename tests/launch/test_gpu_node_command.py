@@ -19,7 +19,7 @@ def test_small_gpu_node_command_runs_every_phase_and_its_checkpoint_scores(ray_s
     assert summary["size"] == "small" and summary["environment"]["device"] == "cpu"
     learner = {(r["game"], r["precision"]): r for r in summary["learner"]}
     assert set(learner) == {("connect4", "fp32"), ("othello", "fp32")}
-    assert all(r["updates_per_s"] > 0 and r["updates"] >= 64 for r in learner.values())
+    assert all(r["updates_per_s"] > 0 and r["updates"] >= 8 for r in learner.values())
     assert learner[("othello", "fp32")]["augment"] is True  # Othello's preset trains on symmetric images
     assert [s["eval_cache"] for s in summary["inference"]["server"]] == ["off", "cache"]
     assert all(s["positions_per_s"] > 0 for s in summary["inference"]["network"] + summary["inference"]["server"])

@@ -51,7 +51,8 @@ def test_rows_flow_weights_reach_actors_and_resume_is_exact(ray_session, tmp_pat
     run_dir, last = train(config, run_dir=tmp_path / "run", updates=3 * per_iteration, wandb_mode="disabled")
     records = read_metrics(run_dir)
     assert records[0]["iteration"] == 0 and records[0]["updates"] == 0 and "eval/value_mae" in records[0]
-    records = records[1:]
+    assert records[-1]["end"] == f"{3 * per_iteration} updates" and records[-1]["updates"] == 3 * per_iteration
+    records = records[1:-1]  # the iterations, without the end row
     assert [r["iteration"] for r in records] == [1, 2, 3]
     assert last["updates"] == 3 * per_iteration
     # Rows went from the actor through the shards to the learner.
@@ -74,11 +75,11 @@ def test_rows_flow_weights_reach_actors_and_resume_is_exact(ray_session, tmp_pat
     # Resume for two more iterations, and compare with a run that never stopped.
     _, resumed = train(config, resume=run_dir, updates=5 * per_iteration, wandb_mode="disabled")
     _, straight = train(config, run_dir=tmp_path / "straight", updates=5 * per_iteration, wandb_mode="disabled")
-    after = read_metrics(run_dir)[4:]
+    after = [r for r in read_metrics(run_dir)[5:] if "end" not in r]
     assert [r["iteration"] for r in after] == [4, 5]
     assert after[0]["rows"] == 4 * config.rows_per_iteration  # counters continue
     assert after[0]["replay_size"] == 4 * config.rows_per_iteration  # replay contents restored
-    reference = read_metrics(tmp_path / "straight")[4:]
+    reference = [r for r in read_metrics(tmp_path / "straight")[4:] if "end" not in r]
     for mine, ref in zip(after, reference):
         assert mine["loss"] == ref["loss"] and mine["target_mean"] == ref["target_mean"]
         assert mine["eval/value_mae"] == ref["eval/value_mae"]

@@ -150,7 +150,7 @@ def _stop(proc: subprocess.Popen) -> None:
 def redis_server():
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not on PATH: Redis is an optional store (SQLite is the default); "
-                    ".ci/run installs it")
+                    "make test installs it (.ci/system-deps)")
     port = _free_port()
     holder = {"port": port, "proc": _start_redis(port)}
     yield holder

@@ -23,8 +23,8 @@ scarce device lease never comes back empty.
 - ``mcts``: simulations/s of ``search.MCTS`` (64 simulations, Connect Four, the preset
   network with a policy head on the device), in one process per batch of trees, then in
   several processes at once sharing the device.
-- ``train``: ``launch.train`` on the Connect Four paper preset sized by ``for_node`` from
-  what Ray reports, for ``--minutes``; rows/s, updates/s, the learner's waiting, the
+- ``train``: ``launch.train`` on the Connect Four ``node`` preset (the paper's, sized by
+  ``launch.config.for_node`` from what Ray reports), for ``--minutes``; rows/s, updates/s, the learner's waiting, the
   inference servers' batches, the exact metrics of the final weights, and the projected
   time of the AVI paper's 2.4M updates at the measured rate.
 
@@ -244,20 +244,18 @@ def mcts_phase(device: str, small: bool) -> dict:
 def train_phase(out_dir: Path, minutes: float, small: bool) -> dict:
     import ray
 
-    from launch.config import for_node, resolve
+    from launch.config import TrainConfig, resolve
     from launch.train import train
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # an embedded, single-node Ray
     started = not ray.is_initialized()  # (a test's session may have started one)
     if started:
         ray.init(include_dashboard=False, log_to_driver=True, **({"num_cpus": 2} if small else {}))
-    resources = ray.cluster_resources()
     if small:
         config = resolve("connect4", "small", ["num_actors=1", "num_envs=64", "eval_play_every=1000",
                                                 "eval_suites=connect4-uniform", "batches_per_request=8"])
-    else:
-        config = for_node(resolve("connect4", "paper", ["eval_suites=connect4-uniform,connect4-eps-optimal"]),
-                          resources.get("CPU", 1), resources.get("GPU", 0))
+    else:  # the run sizes itself for the node from what Ray reports (launch.config.resolved)
+        config = resolve("connect4", "node", ["eval_suites=connect4-uniform,connect4-eps-optimal"])
     run_dir = out_dir / "run"
     start = time.time()
     try:
@@ -265,6 +263,7 @@ def train_phase(out_dir: Path, minutes: float, small: bool) -> dict:
     finally:
         if started:
             ray.shutdown()
+    config = TrainConfig.from_dict(json.loads((run_dir / "config.json").read_text()))  # as the run resolved it
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     trained = [r for r in records if "updates_per_s" in r or "learner_wait_fraction" in r]
     elapsed = last.get("elapsed") or (time.time() - start)

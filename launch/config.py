@@ -177,11 +177,13 @@ PRESETS: dict[tuple[str, str], TrainConfig] = {
                                    replay_capacity=100_000, checkpoint_every=10, eval_every=5),
     ("chomp", "paper"): _table3("chomp"),
 }
-# Smaller variants of every preset for smoke runs and tests on a laptop.
+# Smaller variants of every preset for smoke runs and tests on a laptop; and the paper's
+# values sized for the node the run finds (for_node, applied by `resolved` once Ray is up).
 for (_game, _name), _cfg in list(PRESETS.items()):
     PRESETS[(_game, "small")] = replace(_cfg, preset="small", num_envs=min(_cfg.num_envs, 64),
                                         collect_steps=min(_cfg.collect_steps, 16),
                                         replay_capacity=min(_cfg.replay_capacity, 100_000))
+    PRESETS[(_game, "node")] = replace(_cfg, preset="node")
 
 
 # AlphaZero's changes to a game's preset: Table 4 (Connect Four, Hex; used for every game
@@ -224,20 +226,46 @@ def for_node(config: TrainConfig, cpus: float, gpus: float) -> TrainConfig:
     """``config`` sized for a node with ``cpus`` CPUs and ``gpus`` GPUs, as Ray reports them.
 
     With a GPU: one self-play actor per CPU left beside NODE_RESERVED_CPUS, NODE_ENVS_PER_ACTOR
-    environments each, two inference servers on the GPU (no evaluation cache: the GPU
-    evaluates a repeat faster than a hash finds it), and the asynchronous schedule at the
-    config's replay ratio (``samples_per_insert`` = epochs per iteration), so that the learner
-    trains while the actors play; the learner draws 64 batches per request. Evaluations and
+    environments each; for AVI two inference servers on the GPU (no evaluation cache: the GPU
+    evaluates a repeat faster than a hash finds it; AlphaZero's search needs priors, which the
+    servers do not answer, so its actors keep their own networks); the asynchronous schedule
+    at the config's replay ratio (``samples_per_insert`` = epochs per iteration), so that the
+    learner trains while the actors play; 64 batches per sample request. Evaluations and
     checkpoints come every 200 learner chunks instead of every one (the run ends with both).
     Without a GPU the config is returned unchanged: the CPU presets are already sized."""
     if gpus < 1:
         return config
     actors = max(1, int(cpus) - NODE_RESERVED_CPUS)
-    return replace(config, num_actors=actors, num_envs=actors * NODE_ENVS_PER_ACTOR, collect_steps=32,
-                   inference_servers=min(2, actors), inference_device="cuda", eval_cache="off",
+    serving = (dict(inference_servers=min(2, actors), inference_device="cuda", eval_cache="off")
+               if config.algo == "avi" else {})
+    return replace(config, num_actors=actors, num_envs=actors * NODE_ENVS_PER_ACTOR, collect_steps=32, **serving,
                    schedule="async", samples_per_insert=config.epochs_per_iteration,
                    replay_shards=max(config.replay_shards, 4), batches_per_request=64, device="cuda",
                    eval_every=200, checkpoint_every=200)
+
+
+def resolved(config: TrainConfig, *, cpus: float, gpus: float) -> TrainConfig:
+    """``config`` with every ``auto`` made concrete for a Ray cluster of ``cpus`` CPUs and
+    ``gpus`` GPUs, before any actor starts (the run writes the result to ``config.json``):
+
+    - ``preset="node"``: the roles sized for the node by :func:`for_node`;
+    - ``device``: cuda where the cluster has a GPU, else cpu;
+    - ``inference_device``: the servers' (``launch.placement.inference_device``);
+    - ``eval_cache``: ``cache`` for AVI (about half of Connect Four's children repeat within
+      a phase) and for its inference servers, ``off`` for AlphaZero and AZAL (not yet shown
+      to pay there).
+
+    Explicit values are kept; a ``cuda`` the cluster cannot honour is the run's error
+    (``launch.train.Run``)."""
+    from launch.placement import inference_device, learner_device
+
+    if config.preset == "node":
+        config = for_node(config, cpus, gpus)
+    device = learner_device(config.device, gpus) if config.device == "auto" else config.device
+    serving = (inference_device(config.inference_device, config.inference_servers, gpus, device)
+               if config.inference_device == "auto" else config.inference_device)
+    cache = ("cache" if config.algo == "avi" else "off") if config.eval_cache == "auto" else config.eval_cache
+    return replace(config, device=device, inference_device=serving, eval_cache=cache)
 
 
 def preset_names(game: str) -> list[str]:

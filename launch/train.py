@@ -44,7 +44,7 @@ from actors.inference_server import InferenceActor
 from actors.pool import SelfPlayActor
 from evaluation.exact import exact_labels, value_metrics
 from evaluation.runner import suites_for
-from launch.config import ConfigError, TrainConfig, validate
+from launch.config import ConfigError, TrainConfig, resolved, validate
 from launch.evaluator import EvaluatorActor, chosen_suites, evaluator_needs_oracle
 from launch.faults import FaultLedger
 from launch.metrics import MetricsLogger
@@ -86,6 +86,11 @@ class Run:
     def __init__(self, config: TrainConfig, run_dir: Path, *, wandb_mode: str | None = None, resume: bool = False,
                  fixed_cluster: bool = True):
         validate(config)
+        # Every auto made concrete once, before any actor starts, and recorded.
+        resources = ray.cluster_resources()
+        config = resolved(config, cpus=resources.get("CPU", 0), gpus=resources.get("GPU", 0))
+        validate(config)
+        (Path(run_dir) / "config.json").write_text(config.to_json())
         self.config, self.run_dir = config, Path(run_dir)
         self.game = games.make(config.game, **config.game_params)
         self.counters = RunCounters()
@@ -142,7 +147,7 @@ class Run:
             InferenceActor.options(name=f"{name}-inference-{j}", **self.placement["inference"]).remote(
                 game=config.game, game_params=config.game_params, network=config.network,
                 device=self.inference_device, threads=config.actor_threads,
-                eval_cache="cache" if config.eval_cache == "auto" else config.eval_cache,
+                eval_cache=config.eval_cache,
                 inference_dtype=config.inference_dtype,
                 # The versions in flight: one (sync), up to max_policy_lag + 1 (async).
                 versions=1 if config.schedule == "sync" else config.max_policy_lag + 1, log_dir=log_dir)
@@ -154,7 +159,7 @@ class Run:
                 seed=config.seed, index=i, replay=self.replay, threads=config.actor_threads, algo=config.algo,
                 epsilon=config.epsilon, gamma=config.gamma, mcts=config.mcts, oracle=self.oracle,
                 label_min_ply=config.label_min_ply, oracle_store=config.oracle_store or None,
-                eval_cache=None if config.eval_cache == "auto" else config.eval_cache,
+                eval_cache=config.eval_cache,
                 inference_dtype=config.inference_dtype, log_dir=log_dir,
                 inference_server=self.inference[i % len(self.inference)] if self.inference else None)
             for i in range(config.num_actors)]

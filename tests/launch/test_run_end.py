@@ -54,6 +54,9 @@ def test_a_short_connect4_run_trains_after_its_first_evaluation_and_ends_with_a_
     assert end["eval_seconds"] > 1.2  # it took longer than the whole budget
     checkpoint = latest_checkpoint(run_dir / "checkpoints")
     assert checkpoint is not None and end["checkpoint"] == str(checkpoint)
+    # config.json records the values the run used: every auto resolved before it started.
+    config = json.loads((run_dir / "config.json").read_text())
+    assert (config["device"], config["inference_device"], config["eval_cache"]) == ("cpu", "cpu", "cache")
     assert load_run_checkpoint(checkpoint).counters["updates"] == end["updates"]  # the final weights
     # The summary for people: short, with the headline metrics and the next commands.
     out = done.stdout

@@ -1,0 +1,51 @@
+"""Every ``auto`` of a run's config made concrete once, from what Ray reports, before any
+actor starts (issue 37 point 1's resolve step), and the ``node`` preset sized for a GPU node
+there (issue 36): the learner and two inference servers on the GPU, the other CPUs
+stepping games, the papers' batch and replay ratio kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from launch.config import ConfigError, resolve, resolved, validate
+
+
+def test_autos_on_a_cpu_machine():
+    config = resolved(resolve("connect4"), cpus=2, gpus=0)
+    assert (config.device, config.inference_device, config.eval_cache) == ("cpu", "cpu", "cache")
+    az = resolved(resolve("connect4", algo="alphazero"), cpus=2, gpus=0)
+    assert az.eval_cache == "off"  # not yet shown to pay for the search's leaves
+    # Nothing else changes, and a resolved config resolves to itself.
+    assert resolved(config, cpus=2, gpus=0) == config
+    assert config.num_envs == resolve("connect4").num_envs
+
+
+def test_autos_with_a_gpu_and_explicit_values_kept():
+    config = resolved(resolve("connect4", overrides=["num_actors=2", "inference_servers=2"]), cpus=8, gpus=1)
+    assert (config.device, config.inference_device) == ("cuda", "cuda")  # the servers share the learner's GPU
+    kept = resolved(resolve("connect4", overrides=["device=cpu", "eval_cache=batch"]), cpus=8, gpus=1)
+    assert (kept.device, kept.eval_cache) == ("cpu", "batch")
+
+
+def test_the_node_preset_sizes_a_gpu_node_from_its_resources():
+    paper = resolve("connect4")
+    node = resolved(resolve("connect4", "node"), cpus=16, gpus=1)
+    validate(node)
+    assert node.preset == "node" and node.num_actors == 12 and node.num_envs == 12 * 1024
+    assert (node.inference_servers, node.inference_device, node.eval_cache) == (2, "cuda", "off")
+    assert node.schedule == "async" and node.batches_per_request == 64 and node.device == "cuda"
+    # The paper's learning hyperparameters: batch 256, 64 rows per update (4 samples per row).
+    assert (node.batch_size, node.lr, node.epsilon) == (paper.batch_size, paper.lr, paper.epsilon)
+    assert node.batch_size / node.samples_per_insert == 64
+    # AlphaZero's actors need priors: no inference servers for it.
+    az = resolved(resolve("connect4", "node", algo="alphazero"), cpus=16, gpus=1)
+    validate(az)
+    assert az.inference_servers == 0 and az.num_actors == 12
+    # Without a GPU the node preset is the paper's.
+    cpu = resolved(resolve("connect4", "node"), cpus=2, gpus=0)
+    assert cpu.num_envs == paper.num_envs and cpu.schedule == paper.schedule
+
+
+def test_an_impossible_count_is_refused():
+    with pytest.raises(ConfigError, match="batches_per_request must be >= 1"):
+        resolve("connect4", overrides=["batches_per_request=0"])

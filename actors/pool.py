@@ -40,6 +40,7 @@ from learner.learner import ALGOS, ValueFunction
 from learner.weights import WeightVersion
 from lifecycle import watched, was_restarted
 from replay.rows import AUX_POLICY
+from replay.service import Stored
 from search.cache import EVAL_CACHE_MODES, CachedEvaluator, CachedValueFn
 from search.network import NetworkEvaluator
 
@@ -143,7 +144,7 @@ class SelfPlayWorker:
         collected = time.perf_counter()
         n = len(rows["target"])
         rows["version"] = np.full(n, self.version, np.int64)
-        stored, add_failures = {"shard": -1, "total_added": 0, "incarnation": ""}, 0
+        stored, add_failures = Stored(written=0, size=0, total_added=0, incarnation=""), 0  # shard -1: no rows
         if n:  # AlphaZero's rows come only with finished games
             # Actor i writes to shards i, i+1, ... in turn: every shard fills, deterministically.
             stored, add_failures = self.replay.put(rows, shard=self.index + self.calls)
@@ -157,8 +158,8 @@ class SelfPlayWorker:
             forward_samples=self.value_fn.samples_forward - forward_before, timings=timings,
             target_mean=float(rows["target"].mean()) if n else 0.0,
             target_std=float(rows["target"].std()) if n else 0.0,
-            restarted=self.restarted, replay_add_failures=add_failures, replay_shard=stored["shard"],
-            replay_total_added=stored["total_added"], replay_incarnation=stored["incarnation"],
+            restarted=self.restarted, replay_add_failures=add_failures, replay_shard=stored.shard,
+            replay_total_added=stored.total_added, replay_incarnation=stored.incarnation,
             labels=None if labeler is None else labeler.stats().since(labels_before),
             labelled_rows=int((rows[AUX_POLICY].sum(1) > 0).sum()) if labeler is not None else 0,
             cache_lookups=cache.lookups - lookups_before if cache is not None else 0,

@@ -57,6 +57,7 @@ from learner.actor import LearnerActor
 from learner.learner import ValueFunction, numpy_weights
 from learner.networks import build_network
 from learner.weights import WeightVersion
+from lifecycle.ray_start import start_ray
 from replay.rows import avi_schema
 from replay.service import ReplayService
 from search.cache import CachedValueFn
@@ -244,14 +245,15 @@ def main(argv=None):
     config = resolve(args.game, args.preset, args.overrides)
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     os.environ.setdefault("RAY_TMPDIR", tempfile.mkdtemp(prefix="ray-bench-"))
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    started = start_ray(num_cpus=2, log_to_driver=False)
     try:
         modes = SERVER_MODES if args.server else CACHE_MODES
         report = {"game": args.game, "preset": args.preset, "num_envs": config.num_envs,
                   "pools": [pool_speed(config, n, args.steps, args.repeats, f"bench{n}", modes) for n in args.actors],
                   "learner": None if args.server else learner_speed(config, args.updates, args.repeats, "benchl")}
     finally:
-        ray.shutdown()
+        if started:
+            ray.shutdown()
     print(json.dumps(report, indent=1))
     for pool in report["pools"]:
         for mode in modes:

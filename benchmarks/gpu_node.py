@@ -246,11 +246,10 @@ def train_phase(out_dir: Path, minutes: float, small: bool) -> dict:
 
     from launch.config import TrainConfig, resolve
     from launch.train import train
+    from lifecycle.ray_start import start_ray
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # an embedded, single-node Ray
-    started = not ray.is_initialized()  # (a test's session may have started one)
-    if started:
-        ray.init(include_dashboard=False, log_to_driver=True, **({"num_cpus": 2} if small else {}))
+    started = start_ray(num_cpus=2 if small else None)  # (a test's session may have started one)
     if small:
         config = resolve("connect4", "small", ["num_actors=1", "num_envs=64", "eval_play_every=1000",
                                                 "eval_suites=connect4-uniform", "batches_per_request=8"])

@@ -30,6 +30,7 @@ import time
 import numpy as np
 import ray
 
+from lifecycle.ray_start import start_ray
 from replay.rows import avi_schema
 from replay.service import ReplaySampler, ReplayService
 
@@ -51,8 +52,8 @@ def producer(service: ReplayService, index: int, rows_per_add: int, seconds: flo
         pending.append(service.add(rows, shard=index))
         if len(pending) >= in_flight:
             done, pending = ray.wait(pending, num_returns=1)
-            added += sum(r["written"] for r in ray.get(done))
-    added += sum(r["written"] for r in ray.get(pending))
+            added += sum(r.written for r in ray.get(done))
+    added += sum(r.written for r in ray.get(pending))
     return added, time.perf_counter() - start
 
 
@@ -109,14 +110,15 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a private local instance
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    started = start_ray(num_cpus=2, log_to_driver=False)
     try:
         runs = {k: [] for k in args.batches_per_request}
         for run in range(args.repeats):
             for k in args.batches_per_request:
                 runs[k].append(run_once(args, run, k))
     finally:
-        ray.shutdown()
+        if started:
+            ray.shutdown()
     results = {k: {key: statistics.median(r[key] for r in rs) for key in rs[0]} for k, rs in runs.items()}
     print(f"replay, {args.shards} shards, {args.producers} producer tasks x {args.rows_per_add} rows/add, "
           f"batch {args.batch}, prefetch {args.prefetch}, learner step {args.learner_ms:g} ms, "

@@ -5,7 +5,7 @@ Each answers ``think(state) -> (action, info)`` for a one-element state batch, `
 being what the page shows of its reasoning: the value of every child (``values``: AVI's
 one-step lookahead r(s, a) - gamma V(f(s, a)), which ``evaluation.policies.greedy_policy``
 maximises), or MCTS's ``prior`` and ``visits`` with its root value. A checkpoint becomes a
-network as ``python -m launch evaluate`` makes it (``evaluation.runner.read_checkpoint``,
+network as ``python -m launch evaluate`` makes it (``evaluation.checkpoints.read_checkpoint``,
 ``evaluation.network.NetworkModel``).
 """
 
@@ -18,10 +18,10 @@ import numpy as np
 
 import games
 from evaluation import policies as P
+from evaluation.checkpoints import CheckpointMismatchError, read_checkpoint
 from evaluation.exact import greedy_q
 from evaluation.network import NetworkModel
 from evaluation.oracles import Oracle
-from evaluation.runner import CheckpointMismatchError, read_checkpoint
 from games import Game
 from learner.networks import NetworkConfig
 from search.mcts import MCTS, MCTSConfig

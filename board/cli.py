@@ -16,7 +16,7 @@ import games
 from board.agents import POLICIES, OracleAgent, RandomAgent, load_agent
 from board.replay import ReplayError, parse_replay, play_suite_game
 from board.session import BadMove, Table
-from evaluation.runner import CheckpointMismatchError
+from evaluation.checkpoints import CheckpointMismatchError
 from learner.checkpoint import CorruptCheckpointError
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")

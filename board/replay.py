@@ -97,7 +97,7 @@ def play_suite_openings(game: Game) -> list[list[int]]:
     """The openings (move lists) of ``game``'s play suite against the oracle, in the suite's
     order: its dataset's (Connect Four's 568, Chomp's boards with datasets), else every
     first move that does not end the game (``evaluation.runner``'s first-ply starts)."""
-    from evaluation.runner import suite_opening_moves, suites_for
+    from evaluation.suites import suite_opening_moves, suites_for
     suite = next((s for s in suites_for(game) if s.kind == "play"), None)
     if suite is None:
         raise ReplayError(f"{game.name} has no play suite against an oracle (oracles: connect4, chomp, fgame)")

@@ -12,6 +12,9 @@
   head, MCTS, minimax) and the network wrapper that counts inference compute;
 - ``evaluation.metrics``: value MAE, regret, trace metrics, Student-t intervals;
 - ``evaluation.play``: games against the oracle, self-play traces, head-to-head;
-- ``evaluation.runner``: ``SuiteRunner``, ``evaluate_checkpoint``, ``evaluate_main``;
+- ``evaluation.suites``: the suite registry (``Suite``, ``suites_for``);
+- ``evaluation.runner``: ``SuiteRunner``, ``evaluate_checkpoint``;
+- ``evaluation.checkpoints``: ``read_checkpoint`` for evaluation;
+- ``evaluation.cli``: ``evaluate_main``, the ``launch evaluate`` command;
 - ``evaluation.report``: ``write_report`` (plots, summary table), ``report_main``.
 """

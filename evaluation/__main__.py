@@ -1,5 +1,5 @@
 """``python -m evaluation build|evaluate|report ...`` (see ``evaluation.builders``,
-``evaluation.runner`` and ``evaluation.report``)."""
+``evaluation.cli`` and ``evaluation.report``)."""
 
 import sys
 
@@ -16,7 +16,7 @@ def main(argv: list[str]) -> int:
 
         return build_main(argv[1:])
     if argv[0] == "evaluate":
-        from evaluation.runner import evaluate_main
+        from evaluation.cli import evaluate_main
 
         return evaluate_main(argv[1:])
     from evaluation.report import report_main

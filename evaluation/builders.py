@@ -306,7 +306,7 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
     ``hex-openings.progress.jsonl`` beside the dataset (committed with it), so a build
     stopped, or run again for more, goes on where it was."""
     from evaluation.oracles import HexOracle
-    from evaluation.runner import start_oracle_service
+    from evaluation.cli import start_oracle_service
 
     game = game_of(name)
     if name == "hex-random-openings":

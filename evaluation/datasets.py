@@ -89,7 +89,7 @@ lost for Black, so some 770 are solved to find 64 lost. A position the
 solver leaves unknown at its time limit is asked again with a 10 times larger one, twice
 by default (60 s, 600 s, 6000 s; ``--time-limit``, ``--retries``); those still unknown are
 listed in the file's metadata (``gave_up``), counted in its description, and left out. Both sets are committed files
-once built (``python -m evaluation build --game hex``; until then ``evaluation.runner``
+once built (``python -m evaluation build --game hex``; until then ``evaluation.suites``
 keeps Hex's oracle suites out of the defaults). ``hex-random-openings`` (the unlabelled
 openings of the match suites while they are missing) is cheap and generated on first use.
 The committed ``hex-uniform`` (2026-12-04) holds all 445 states. Its first labelling

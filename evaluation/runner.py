@@ -1,13 +1,6 @@
-"""Evaluation of a network on a game's suites: from a checkpoint file, or inside training.
+"""The evaluation of a network on a game's suites (``evaluation.suites``): from numpy
+weights inside training, or from a checkpoint file.
 
-A suite is one measurement on one fixed set (see :func:`suites_for`):
-  states  value MAE and policy regret on oracle-labelled states (by group and phase)
-  play    games against the exact oracle from every opening, both sides
-  traces  the agent's self-play from every opening, annotated by the oracle (AZAL)
-  random  head-to-head score against a uniformly random player (games without oracle)
-  h2h     head-to-head score against an opponent policy (``opponent=``)
-  engine  games against an outside GTP engine (``go-gnugo``, ``othello-grhino``:
-          ``evaluation.engine_suites``), at ``engine_level``
 Metrics come back flat, ``eval/<suite>/<metric>`` (``eval/connect4-uniform/value_mae``,
 ``eval/connect4-uniform/easy-opening/policy_regret``), each suite with the network
 evaluations its policy spent (``inference_evals``, the compute proxy at inference)
@@ -15,34 +8,20 @@ and its wall time.
 
 :class:`SuiteRunner` holds the game, the network and the loaded suites, and evaluates
 numpy weights (``Learner.get_weights``); :func:`evaluate_checkpoint` builds one from a
-``launch`` checkpoint and checks that the checkpoint is of the game (and algorithm)
-asked for. :func:`evaluate_main` is the command line.
+``launch`` checkpoint (read and checked against the game, and algorithm, asked for by
+``evaluation.checkpoints.read_checkpoint``). The command line is ``evaluation.cli``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import ray
 
 import games
 from evaluation import policies as P
-from evaluation.datasets import (
-    CHOMP_BOARDS,
-    FGAME_BETA,
-    FGAME_SEEDS,
-    FGAME_SHAPES,
-    HEX_LABELLED,
-    DatasetError,
-    committed_file_present,
-    load_dataset,
-)
+from evaluation.checkpoints import CheckpointMismatchError, read_checkpoint
+from evaluation.datasets import CHOMP_BOARDS, DatasetError, load_dataset
 from evaluation.engine_suites import engine_match
 from evaluation.exact import exact_labels
 from evaluation.metrics import state_metrics
@@ -50,86 +29,12 @@ from evaluation.network import NetworkModel
 from evaluation.oracles import make_oracle
 from evaluation.play import game_record, head_to_head, play_vs_oracle, trace_suite
 from evaluation.policies import POLICIES
+from evaluation.suites import Suite, suite_opening_moves, suites_for
 from games import Game, take
-from learner.checkpoint import CorruptCheckpointError, load_run_checkpoint
-from learner.inference import INFERENCE_DTYPES
 from learner.networks import NetworkConfig
-from oracle_service.connect4_engines import DEFAULT_ENGINE, ENGINES
-from oracle_service.service import OracleClient
+from oracle_service.connect4_engines import DEFAULT_ENGINE
 
 INPUT_PARAMS = ("frames",)  # game parameters of the network's input, not of the rules
-
-
-class CheckpointMismatchError(ValueError):
-    """A checkpoint of another game, algorithm or network than asked for."""
-
-
-@dataclass(frozen=True)
-class Suite:
-    name: str
-    kind: str  # states | play | traces | random | h2h | engine
-    dataset: str | None  # a dataset name, or None for labels built in (exact_labels / starts)
-    default: bool = True
-
-
-def suites_for(game: Game) -> list[Suite]:
-    """Every suite of ``game``; those with ``default`` run when none are named."""
-    name = game.name
-    if name == "connect4":
-        # Play from every 4-ply opening, both sides, is a default: the solver's 12-ply
-        # book answers its early positions in milliseconds, and the oracle's quick wins
-        # keep the games short (1,136 games: about 7 min on a cold store, 1 on a warm one).
-        # Traces annotate every ply of the agent's self-play, midgames past the book
-        # that a new checkpoint mostly leaves unsolved (568 traces: 9 min with the store
-        # warm from play); AlphaZero and AZAL runs add them (launch/config.py), as the
-        # AZAL paper reports them.
-        return [Suite("connect4-uniform", "states", "connect4-uniform"),
-                Suite("connect4-eps-optimal", "states", "connect4-eps-optimal"),
-                Suite("connect4-play", "play", "connect4-openings"),
-                Suite("connect4-traces", "traces", "connect4-openings", default=False),
-                Suite("connect4-h2h", "h2h", "connect4-openings", default=False)]
-    if name == "chomp":
-        board = f"chomp-{game.params['rows']}x{game.params['cols']}"
-        if (game.params["rows"], game.params["cols"]) in CHOMP_BOARDS:
-            states = Suite(board, "states", board)
-        else:
-            states = Suite(f"{board}-states", "states", None)
-        return [states, Suite(f"{board}-play", "play", None), Suite(f"{board}-traces", "traces", None),
-                Suite(f"{board}-h2h", "h2h", None, default=False)]
-    if name == "fgame":
-        named = [f"fgame-{shape}-{game.params['seed']}" for shape, (h, b) in FGAME_SHAPES.items()
-                 if (h, b, FGAME_BETA) == (game.params["depth"], game.params["branching"], game.params["beta"])
-                 and game.params["seed"] in FGAME_SEEDS]
-        states = Suite(named[0], "states", named[0]) if named else Suite("fgame-states", "states", None)
-        return [states, Suite("fgame-play", "play", None),
-                Suite("fgame-traces", "traces", None), Suite("fgame-h2h", "h2h", None, default=False)]
-    if name == "tictactoe":
-        return [Suite("tictactoe-states", "states", None)]
-    if name == "hex" and game.params["size"] == 7 and not game.params["swap"]:
-        # The weak solver's labels (AVI paper E.3): value error (MAE against +-1, and the
-        # sign error) and regret on the 445 uniform states, and play against the oracle
-        # from the 128 two-ply openings, both sides (256 games; the error rate counts the
-        # games from a won start that the agent loses). They are defaults once their files
-        # are built and committed (hours of solver time: evaluation.datasets); until then
-        # they run when named, and fail naming the build command. The matches start from
-        # the balanced openings once they exist, else from 128 random two-ply positions.
-        labelled = all(committed_file_present(n) for n in HEX_LABELLED)
-        starts = "hex-openings" if labelled else "hex-random-openings"
-        return [Suite("hex-uniform", "states", "hex-uniform", default=labelled),
-                Suite("hex-play", "play", "hex-openings", default=labelled),
-                Suite("hex-random", "random", starts),
-                Suite("hex-traces", "traces", "hex-openings", default=False),
-                Suite("hex-h2h", "h2h", starts, default=False)]
-    if name in ("hex", "othello", "go"):  # (Hex on another board: matches only, its datasets are 7x7)
-        out = [Suite(f"{name}-random", "random", f"{name}-openings"),
-               Suite(f"{name}-h2h", "h2h", f"{name}-openings", default=False)]
-        # Outside engines over GTP (installed from Debian), on the board they play.
-        if name == "go" and game.params["size"] == 9:
-            out.append(Suite("go-gnugo", "engine", "go-openings", default=False))
-        if name == "othello":
-            out.append(Suite("othello-grhino", "engine", "othello-openings", default=False))
-        return out
-    raise ValueError(f"no evaluation suites for game {name!r}")
 
 
 def _first_ply_starts(game: Game):
@@ -138,19 +43,6 @@ def _first_ply_starts(game: Game):
     exp = game.expand(root)
     kids = take(exp.children, np.flatnonzero((exp.legal & ~exp.done)[0]))
     return kids
-
-
-def suite_opening_moves(game: Game, suite: Suite, load=load_dataset) -> list[list[int]]:
-    """The move lists of a play, trace or match suite's starts, in the suite's order: its
-    dataset's (Chomp's openings dataset where the board has one), else the first moves
-    that do not end the game (``_first_ply_starts``). ``load(name)`` reads a dataset."""
-    name = suite.dataset
-    if name is None and game.name == "chomp" and (game.params["rows"], game.params["cols"]) in CHOMP_BOARDS:
-        name = f"{suite.name.rsplit('-', 1)[0]}-openings"
-    if name is None:
-        exp = game.expand(game.init(1))
-        return [[int(a)] for a in np.flatnonzero((exp.legal & ~exp.done)[0])]
-    return [[int(a) for a in moves] for moves in load(name).moves]
 
 
 def _random_player(game: Game, seed: int):
@@ -360,30 +252,6 @@ class SuiteRunner:
         return out
 
 
-# ------------------------------------------------------------------ checkpoints
-
-
-def read_checkpoint(path, game: str | None, algo: str | None = None) -> tuple[Game, dict, dict, dict]:
-    """(game, net_config dict, numpy weights, run config) of a ``launch`` checkpoint,
-    checked against ``game`` (a name; None: any) and ``algo`` when given."""
-    checkpoint = load_run_checkpoint(path)  # CorruptCheckpointError names the file and what it lacks
-    learner = checkpoint.learner.learner  # the Learner's own state dict
-    if "net" not in learner or "net_config" not in learner:
-        raise CheckpointMismatchError(f"checkpoint {path}: holds no learner state (its learner has keys "
-                                      f"{sorted(learner)[:6]}); is it a `python -m launch` training checkpoint?")
-    config = json.loads(checkpoint.config)
-    saved_game, params = learner.get("game"), dict(learner.get("game_params") or {})
-    if game is not None and saved_game != game:
-        raise CheckpointMismatchError(f"checkpoint {path} is of game {saved_game!r} {params or ''}, "
-                                      f"not {game!r}; pass --game {saved_game}")
-    saved_algo = config.get("algo", learner.get("loss"))
-    if algo is not None and saved_algo != algo:
-        raise CheckpointMismatchError(f"checkpoint {path} was trained with algorithm {saved_algo!r}, "
-                                      f"not {algo!r}")
-    weights = {k: v.detach().cpu().numpy() for k, v in learner["net"].items()}
-    return games.make(saved_game, **params), dict(learner["net_config"]), weights, config
-
-
 def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None, policy: str = "auto",
                         gamma: float | None = None, opponent_checkpoint=None, prior_checkpoint=None,
                         games_out: list | None = None, **kwargs) -> dict:
@@ -414,104 +282,3 @@ def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None
     if games_out is not None:
         games_out.extend(ev.games)
     return metrics
-
-
-def start_oracle_service(replicas: int, store: str | None, engine: str = DEFAULT_ENGINE):
-    """(an ``OracleClient`` of ``replicas`` replicas, whether Ray was started here): on
-    the Ray this process has, else ``RAY_ADDRESS``'s cluster when set, else an embedded
-    one without a dashboard; each replica takes no CPU of its own, since this process
-    waits while they work. ``store``: "default" or None for the service's default
-    store, or a path / ``redis://`` URL."""
-    started = not ray.is_initialized()
-    if started:
-        ray.init(include_dashboard=False, log_to_driver=False)
-    client = OracleClient(replicas, None if store in (None, "default") else store, replica_options={"num_cpus": 0},
-                          engine=engine)
-    return client, started
-
-
-def evaluate_main(argv: list[str] | None = None) -> int:
-    """``evaluate --checkpoint PATH --game NAME [--suite S ...] [--policy P] [--json]``."""
-    parser = argparse.ArgumentParser(prog="python -m launch evaluate",
-                                     description="Exact (oracle) and match metrics of a checkpoint.")
-    parser.add_argument("--checkpoint", required=True, type=Path)
-    parser.add_argument("--game", required=True, choices=games.names())
-    parser.add_argument("--suite", action="append", help="a suite name (repeatable); default: the game's defaults")
-    parser.add_argument("--policy", default="auto", choices=POLICIES)
-    parser.add_argument("--algo", help="fail unless the checkpoint was trained with this algorithm")
-    parser.add_argument("--simulations", type=int, default=64, help="MCTS simulations per move")
-    parser.add_argument("--depth", type=int, default=2, help="minimax depth")
-    parser.add_argument("--opponent", type=Path, help="checkpoint of the head-to-head opponent")
-    parser.add_argument("--prior", type=Path,
-                        help="with --policy mcts: the checkpoint whose policy head gives the search's prior, "
-                             "while --checkpoint gives the leaf values (cross-inference, AVI paper 4.3)")
-    parser.add_argument("--oracle-store", default="default",
-                        help="solved-position store of the Connect Four and Hex oracles (path or redis:// URL; 'none')")
-    parser.add_argument("--oracle-replicas", type=int, default=0,
-                        help="answer Connect Four and Hex oracle queries with an oracle service of N replicas on Ray "
-                             "(the cluster of RAY_ADDRESS, else an embedded one), sharing --oracle-store; "
-                             "0 (default): a solver in this process")
-    parser.add_argument("--oracle-engine", default=DEFAULT_ENGINE, choices=ENGINES,
-                        help="the Connect Four oracle's engine: ours (default), or bitbully (the optional "
-                             "AGPL-3.0 extra, a reference)")
-    parser.add_argument("--max-openings", type=int, help="play/trace/match suites on the first N openings only")
-    parser.add_argument("--engine-level", type=int,
-                        help="level of the engine suites' engine (go-gnugo: GNU Go 0..10, default 0; "
-                             "othello-grhino: gtp-rhino 1..5, default 1)")
-    parser.add_argument("--engine-tables", type=int, help="engine games played at once (default: one per CPU; "
-                        "with --engine-workers, per worker, default 1)")
-    parser.add_argument("--engine-workers", type=int, default=1,
-                        help="split the engine games over N Ray tasks (the cluster at RAY_ADDRESS, else an "
-                             "embedded Ray), each with its own engines and copy of the agent (default 1: here)")
-    parser.add_argument("--engine-timeout", type=float, default=60.0, help="seconds an engine may take per move")
-    parser.add_argument("--sgf-dir", type=Path, help="keep each engine game as SGF, and a JSON line per game, here")
-    parser.add_argument("--inference-dtype", default="fp32", choices=INFERENCE_DTYPES,
-                        help="the network's inference path (README, Inference precision)")
-    parser.add_argument("--games-out", type=Path,
-                        help="write every game of the play suites here, one JSON record a line "
-                             "(python -m launch play --replay FILE --replay-index N shows one)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args(argv)
-    if args.oracle_replicas < 0:
-        parser.error(f"--oracle-replicas must be >= 0, got {args.oracle_replicas}")
-    store = None if args.oracle_store == "none" else args.oracle_store
-    if args.engine_workers < 1:
-        parser.error(f"--engine-workers must be >= 1, got {args.engine_workers}")
-    client, started_ray = start_oracle_service(args.oracle_replicas, store, args.oracle_engine) if args.oracle_replicas else (None, False)
-    if args.engine_workers > 1 and not ray.is_initialized():  # RAY_ADDRESS's cluster, else an embedded Ray
-        ray.init(include_dashboard=False, log_to_driver=False)
-        started_ray = True
-    played = [] if args.games_out is not None else None
-    try:
-        metrics = evaluate_checkpoint(
-            args.checkpoint, args.game, args.suite, algo=args.algo, policy=args.policy,
-            simulations=args.simulations, depth=args.depth, opponent_checkpoint=args.opponent,
-            prior_checkpoint=args.prior,
-            oracle_store=store, max_openings=args.max_openings, oracle_client=client,
-            oracle_engine=args.oracle_engine, engine_level=args.engine_level, engine_tables=args.engine_tables,
-            engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir, engine_workers=args.engine_workers,
-            inference_dtype=args.inference_dtype,
-            games_out=played)
-        if played is not None:
-            args.games_out.write_text("".join(json.dumps(r) + "\n" for r in played))
-        if client is not None:
-            metrics.update(client.stats_summary())
-    except (CorruptCheckpointError, DatasetError, CheckpointMismatchError, ValueError, FileNotFoundError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    finally:
-        if client is not None:
-            client.close()
-        if started_ray:
-            ray.shutdown()
-    if args.json:
-        print(json.dumps(metrics, sort_keys=True))
-    else:
-        width = max(map(len, metrics), default=0)
-        for k, v in metrics.items():
-            print(f"{k:<{width}}  {v:.4g}" if isinstance(v, float) else f"{k:<{width}}  {v}")
-    return 0
-
-
-__all__ = ["CheckpointMismatchError", "Suite", "SuiteRunner", "evaluate_checkpoint", "evaluate_main",
-           "read_checkpoint", "suites_for"]

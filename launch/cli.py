@@ -2,7 +2,7 @@
 
 ``python -m launch --algo ALGO --game GAME ...`` trains; the first word may instead
 name a subcommand: ``demo`` (random play on an engine, with its speed), ``evaluate``
-(a checkpoint's exact metrics: ``evaluation/runner.py``), ``report`` (plots and a
+(a checkpoint's exact metrics: ``evaluation/cli.py``), ``report`` (plots and a
 summary table of run directories: ``evaluation/report.py``), ``play`` (the board in the
 browser: ``board/``), ``gtp`` (a checkpoint as a GTP engine: ``launch/gtp_serve.py``) and
 ``experiment`` (a spec's trials on Ray Tune: ``launch/experiment.py``).
@@ -17,7 +17,7 @@ import sys
 import games
 from evaluation.report import report_main
 from evaluation.run_metrics import read_metrics
-from evaluation.runner import evaluate_main
+from evaluation.cli import evaluate_main
 from launch.config import ConfigError, resolve
 from launch.demo import run_demo
 from launch.run_dir import resumed_config

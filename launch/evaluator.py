@@ -30,7 +30,8 @@ import torch
 
 import games
 from evaluation.datasets import committed_file_present
-from evaluation.runner import SuiteRunner, suites_for
+from evaluation.runner import SuiteRunner
+from evaluation.suites import suites_for
 from lifecycle import watched
 
 AUTO_GAMES = ("connect4", "chomp", "fgame")

@@ -73,7 +73,7 @@ def experiment_main(argv: list[str] | None = None) -> int:
             import ray
 
             from launch.placement import offered_resources
-            from launch.train import start_ray
+            from lifecycle.ray_start import start_ray
 
             spec = load_spec(args.spec)
             size = args.size or "small"

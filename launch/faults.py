@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the records only: the ledger itself needs no Ray
     from actors.pool import CollectStats
+    from replay.service import ShardRecovery
 
 FAULTS = ("actor_restarts", "replay_restarts", "learner_restarts", "replay_add_failures", "replay_rows_lost",
           "learner_updates_lost", "seconds_lost")
@@ -50,21 +51,21 @@ class FaultLedger:
             seen = self._shard_seen[stats.replay_shard]
             seen[stats.replay_incarnation] = max(seen.get(stats.replay_incarnation, 0), stats.replay_total_added)
 
-    def shard_recoveries(self, recoveries: list[dict]) -> None:
+    def shard_recoveries(self, recoveries: list[ShardRecovery]) -> None:
         """Notice replay shards that restarted (``ReplayService.recoveries()``), and count
         the rows each lost: those it had taken (as the actors' replies said) beyond the
         snapshot it came back with."""
         for i, r in enumerate(recoveries):
-            if r["incarnation"] == self._shard_incarnation[i]:
+            if r.incarnation == self._shard_incarnation[i]:
                 continue
             seen = self._shard_seen[i]
-            lost = max(0, max((v for k, v in seen.items() if k != r["incarnation"]), default=0) - r["total_added"])
-            self._shard_incarnation[i] = r["incarnation"]
-            self._shard_seen[i] = {k: v for k, v in seen.items() if k == r["incarnation"]}
+            lost = max(0, max((v for k, v in seen.items() if k != r.incarnation), default=0) - r.stats.total_added)
+            self._shard_incarnation[i] = r.incarnation
+            self._shard_seen[i] = {k: v for k, v in seen.items() if k == r.incarnation}
             self.totals["replay_restarts"] += 1
             self.totals["replay_rows_lost"] += lost
-            print(f"replay shard {i} restarted from {r['restored_from'] or 'nothing (no snapshot yet)'} with "
-                  f"{r['size']} rows: {lost} rows lost (stored since that snapshot)", flush=True)
+            print(f"replay shard {i} restarted from {r.restored_from or 'nothing (no snapshot yet)'} with "
+                  f"{r.stats.size} rows: {lost} rows lost (stored since that snapshot)", flush=True)
 
     def learner_restarted(self, *, updates_before: int, updates_after: int, restored_from: str | None,
                           seconds: float) -> None:

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 from evaluation.policies import POLICIES
-from evaluation.runner import CheckpointMismatchError, SuiteRunner, read_checkpoint
+from evaluation.checkpoints import CheckpointMismatchError, read_checkpoint
+from evaluation.runner import SuiteRunner
 from gtp.server import GtpServer
 from gtp.vertices import GAMES
 from learner.checkpoint import CorruptCheckpointError

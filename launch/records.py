@@ -10,6 +10,7 @@ import numpy as np
 from actors.pool import CollectStats
 from learner.actor import LearnerCounters
 from learner.learner import compute_proxy
+from replay.buffer import BufferStats
 
 
 @dataclass
@@ -84,12 +85,13 @@ def collect_record(stats: list[CollectStats]) -> dict:
     return record
 
 
-def replay_record(shards: list[dict]) -> dict:
+def replay_record(shards: list[BufferStats]) -> dict:
     """The replay size, and per shard its size and rows inserted and sampled so far
     (``shards``: ``ReplayService.stats()``)."""
-    record = {"replay_size": sum(s["size"] for s in shards)}
+    record = {"replay_size": sum(s.size for s in shards)}
     for i, s in enumerate(shards):
-        record.update({f"replay/shard{i}_{k}": s[k] for k in ("size", "total_added", "total_sampled")})
+        record.update({f"replay/shard{i}_size": s.size, f"replay/shard{i}_total_added": s.total_added,
+                       f"replay/shard{i}_total_sampled": s.total_sampled})
     return record
 
 

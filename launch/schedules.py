@@ -1,5 +1,6 @@
 """The two schedules of a training run, each a generator of one metrics record per
-iteration over a started :class:`launch.train.Run`.
+iteration over a started run: a :class:`ScheduleHost`, the part of the run they use
+(``launch.train.Run`` is one, structurally; the schedules do not import it).
 
 Synchronous (the AVI paper's Algorithm 1, the default): every actor collects
 ``N_envs x K`` rows with frozen weights; then the learner takes its gradient steps
@@ -14,15 +15,39 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator, Protocol
 
 import ray
 
 from actors.pool import CollectStats
-from launch.records import collect_record
+from launch.config import TrainConfig
+from launch.faults import FaultLedger
+from launch.records import RunCounters, collect_record
+from launch.restarts import LearnerLink
+from learner.weights import WeightVersion
 
-if TYPE_CHECKING:  # the run drives the schedules; they only use it
-    from launch.train import Run
+
+class ScheduleHost(Protocol):
+    """What a schedule drives and reads: a started run, its roles and its counters.
+
+    The schedules call the self-play ``actors`` (``collect``) with the published
+    ``weights``, train through ``link`` (the learner, restarts survived), count what
+    they collect and train in ``counters``, enter each actor call's faults in ``faults``,
+    and read ``config`` (collect_steps, batch_size, epochs_per_iteration,
+    updates_per_iteration, samples_per_insert, max_policy_lag). ``publish()`` makes the
+    learner's newest weights ``weights`` (one version more); ``replay_record()`` is the
+    replay's sizes for the record. ``launch.train.Run`` has all of them."""
+
+    config: TrainConfig
+    counters: RunCounters
+    actors: list  # self-play actor handles (actors.pool.SelfPlayActor)
+    weights: WeightVersion
+    link: LearnerLink
+    faults: FaultLedger
+
+    def publish(self) -> None: ...
+
+    def replay_record(self) -> dict: ...
 
 
 @dataclass
@@ -69,7 +94,7 @@ class RateLimiter:
         return allowed >= self.chunk and version - oldest_version < self.max_policy_lag
 
 
-def collect_all(run: Run, steps: int, deadline: float | None) -> list[CollectStats]:
+def collect_all(run: ScheduleHost, steps: int, deadline: float | None) -> list[CollectStats]:
     """One collection call of every actor with the current weights; a call whose actor
     died is retried by Ray, and the time it waited is entered as lost."""
     start = time.time()
@@ -85,7 +110,7 @@ def collect_all(run: Run, steps: int, deadline: float | None) -> list[CollectSta
     return stats
 
 
-def synchronous(run: Run, budget: Budget) -> Iterator[dict]:
+def synchronous(run: ScheduleHost, budget: Budget) -> Iterator[dict]:
     """Algorithm 1: collect with frozen weights, train on the new rows, publish; repeat."""
     cfg, counters = run.config, run.counters
     while not budget.spent(counters.updates):
@@ -114,7 +139,7 @@ def synchronous(run: Run, budget: Budget) -> Iterator[dict]:
                "updates_per_s": steps / max(trained_at - collected, 1e-9)}
 
 
-def asynchronous(run: Run, budget: Budget) -> Iterator[dict]:
+def asynchronous(run: ScheduleHost, budget: Budget) -> Iterator[dict]:
     """Every actor always has a collection call in flight; whenever the rate limiter allows,
     the learner trains a chunk, after which new weights are published and a record yielded."""
     cfg, counters = run.config, run.counters

@@ -43,7 +43,7 @@ import lifecycle
 from actors.inference_server import InferenceActor
 from actors.pool import SelfPlayActor
 from evaluation.exact import exact_labels, value_metrics
-from evaluation.runner import suites_for
+from evaluation.suites import suites_for
 from launch.config import ConfigError, TrainConfig, resolved, validate
 from launch.evaluator import EvaluatorActor, chosen_suites, evaluator_needs_oracle
 from launch.faults import FaultLedger
@@ -66,18 +66,10 @@ from learner.checkpoint import (
 )
 from learner.learner import ValueFunction
 from learner.weights import publish
+from lifecycle.ray_start import start_ray
 from oracle_service.service import OracleClient
 from replay.rows import schema_for
 from replay.service import ReplayService
-
-
-def start_ray(address: str | None) -> None:
-    if ray.is_initialized():
-        return
-    if address:
-        ray.init(address=address)
-    else:
-        ray.init(include_dashboard=False, log_to_driver=True)
 
 
 class Run:
@@ -142,7 +134,7 @@ class Run:
             batches_per_request=config.batches_per_request,
             device=device, augment=config.augment_symmetries, loss=config.algo, precision=config.learner_precision,
             aux_weight=config.aux_weight, checkpoint_dir=str(self.run_dir / "checkpoints"), log_dir=log_dir)
-        self.faults = FaultLedger([r["incarnation"] for r in self.replay.recoveries()])
+        self.faults = FaultLedger([r.incarnation for r in self.replay.recoveries()])
         self.inference = [
             InferenceActor.options(name=f"{name}-inference-{j}", **self.placement["inference"]).remote(
                 game=config.game, game_params=config.game_params, network=config.network,
@@ -237,15 +229,10 @@ class Run:
     # ------------------------------------------------------------- the loop
 
     def run(self, *, updates: int | None = None, minutes: float | None = None, stop=None) -> dict:
-        """Train until ``updates`` or ``minutes`` are spent, or ``stop(record)`` is True.
-
-        ``minutes`` is collection and training time: the evaluations (the untrained
-        network's, those on the ``eval_every`` cadence and the final one) move the deadline
-        past what they took (``eval_seconds`` in the records). Whatever the budget, the run
-        ends with its final weights evaluated, a checkpoint of them, and a last row in
-        ``metrics.jsonl`` (the final state: the last iteration's metrics, the final weights'
-        evaluation, ``end`` saying why it ended and, when no update was made, ``no_update``
-        with the reason), which is also what it returns."""
+        """Train until ``updates`` or ``minutes`` (of collecting and training: evaluations
+        move the deadline) are spent, or ``stop(record)`` is True. The run ends with its final
+        weights evaluated and checkpointed, and a last row in ``metrics.jsonl``, also returned:
+        the final state, ``end`` (why it ended) and ``no_update`` (why none, if none)."""
         check_budget(updates, minutes)
         start, elapsed_before = time.time(), self.counters.elapsed
         budget = Budget(updates, None if minutes is None else start + minutes * 60)
@@ -307,7 +294,7 @@ class Run:
         end["end"] = ("stopped" if stopped else f"{updates} updates" if updates is not None
                       and self.counters.updates >= updates else f"{minutes:g} minutes")
         if self.counters.updates == updates_before:
-            end["no_update"] = self._no_update_reason(minutes)
+            end["no_update"] = no_update_reason(self.config, self.counters.rows)
         end["checkpoint"] = str(self._checkpoint_path)
         end["eval_seconds"] = eval_seconds  # of this session (since a resume)
         end["train_seconds"] = time.time() - start - eval_seconds
@@ -316,16 +303,6 @@ class Run:
         final = {**last, **end}
         self.logger.log(final)
         return final
-
-    def _no_update_reason(self, minutes: float | None) -> str:
-        cfg, rows = self.config, self.counters.rows
-        if rows < cfg.batch_size:
-            what = ("a game must end before its rows are stored" if cfg.algo != "avi"
-                    else "each iteration collects num_envs x collect_steps rows")
-            return (f"the budget ended with {rows:,} rows in the replay, fewer than one batch "
-                    f"(batch_size={cfg.batch_size}; {what}): give more --minutes or a smaller preset")
-        return (f"the budget ended during the first collection ({rows:,} rows collected, "
-                f"{cfg.rows_per_iteration:,} per iteration): give more --minutes or fewer rows per iteration")
 
     def publish(self) -> None:
         # Fetched and put by the driver: the weights then live in its object store, and
@@ -394,6 +371,17 @@ class Run:
         self.replay.close()
         if self.oracle is not None:
             self.oracle.close()
+
+
+def no_update_reason(config: TrainConfig, rows: int) -> str:
+    """Why a run that collected ``rows`` rows ended without an update, for its end row."""
+    if rows < config.batch_size:
+        what = ("a game must end before its rows are stored" if config.algo != "avi"
+                else "each iteration collects num_envs x collect_steps rows")
+        return (f"the budget ended with {rows:,} rows in the replay, fewer than one batch "
+                f"(batch_size={config.batch_size}; {what}): give more --minutes or a smaller preset")
+    return (f"the budget ended during the first collection ({rows:,} rows collected, "
+            f"{config.rows_per_iteration:,} per iteration): give more --minutes or fewer rows per iteration")
 
 
 def check_budget(updates: int | None, minutes: float | None) -> None:

@@ -16,7 +16,7 @@ ints, as ``torch.get_rng_state()`` and ``Generator.bit_generator.state`` give).
 
 A training run's checkpoint has one layout, :class:`RunCheckpoint`, written by the run
 (``launch/train.py``) and read back by the restarted learner (``learner/actor.py``), by
-``--resume`` and by evaluation (``evaluation/runner.py``) through
+``--resume`` and by evaluation (``evaluation/checkpoints.py``) through
 :func:`save_run_checkpoint` and :func:`load_run_checkpoint`.
 """
 

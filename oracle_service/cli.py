@@ -219,6 +219,7 @@ def run_book(args, stdout: TextIO, stderr: TextIO) -> int:
     # one-line-per-position solve command should not pay.
     import ray
 
+    from lifecycle.ray_start import start_ray
     from oracle_service.book import book_positions, fill_book
     from oracle_service.service import OracleClient
 
@@ -229,14 +230,15 @@ def run_book(args, stdout: TextIO, stderr: TextIO) -> int:
     except ValueError as e:
         print(f"error: {e}", file=stderr)
         return 2
-    ray.init(address=args.address, include_dashboard=False) if args.address else ray.init(include_dashboard=False)
+    started = start_ray(args.address)
     client = OracleClient(num_replicas=args.replicas, store=args.store, seed_depth=args.seed_depth)
     try:
         done = fill_book(client, positions, progress=lambda n, total: print(
             f"\r{n}/{total} positions", end="", file=stderr, flush=True))
     finally:
         client.close()
-        ray.shutdown()
+        if started:
+            ray.shutdown()
     print(file=stderr)
     print(" ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in done.items()),
           file=stdout)

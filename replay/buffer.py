@@ -37,7 +37,7 @@ import hashlib
 import json
 import os
 import tempfile
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -57,6 +57,17 @@ class SnapshotError(ValueError):
 
 class SchemaMismatchError(SnapshotError):
     """A replay snapshot whose row schema differs from the one expected."""
+
+
+class BufferStats(NamedTuple):
+    """A buffer's counters, as ``RingBuffer.stats`` answers them (and a replay shard for it)."""
+
+    size: int  # rows stored now
+    capacity: int
+    total_added: int  # rows ever added (those overwritten included)
+    total_sampled: int  # rows ever drawn
+    target_mean: float | None  # of the stored rows' ``target``; None while empty or without one
+    target_std: float | None
 
 
 class RingBuffer:
@@ -149,20 +160,14 @@ class RingBuffer:
         order = (np.arange(self._size) + start) % self._capacity
         return {name: column[order] for name, column in self._columns.items()}
 
-    def stats(self) -> dict:
+    def stats(self) -> BufferStats:
         """Counters, and the mean/std of ``target`` over stored rows where that column exists
-        (``None`` while empty)."""
-        out = {
-            "size": self._size,
-            "capacity": self._capacity,
-            "total_added": self._total_added,
-            "total_sampled": self._total_sampled,
-        }
-        if "target" in self._columns:
+        (``None`` while empty or without that column)."""
+        mean = std = None
+        if "target" in self._columns and self._size:
             target = self._columns["target"][: self._size].astype(np.float64)
-            out["target_mean"] = float(target.mean()) if self._size else None
-            out["target_std"] = float(target.std()) if self._size else None
-        return out
+            mean, std = float(target.mean()), float(target.std())
+        return BufferStats(self._size, self._capacity, self._total_added, self._total_sampled, mean, std)
 
     # ------------------------------------------------------------------ snapshots
 

@@ -28,17 +28,38 @@ import random
 import time
 import uuid
 from collections import deque
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import numpy as np
 import ray
 from ray.exceptions import RayActorError
 
 from lifecycle import stop, watched, was_restarted
-from replay.buffer import RingBuffer, SnapshotError
+from replay.buffer import BufferStats, RingBuffer, SnapshotError
 from replay.rows import Column, check_rows
 
 log = logging.getLogger(__name__)
+
+
+class Stored(NamedTuple):
+    """A shard's answer to rows added: what it took and what it holds now."""
+
+    written: int  # rows of this call stored
+    size: int  # rows the shard holds now
+    total_added: int  # rows it has taken since its buffer began (snapshots included)
+    incarnation: str  # of the shard process that took them: new at each (re)start
+    shard: int = -1  # its index (ReplayService.put sets it)
+
+
+class ShardRecovery(NamedTuple):
+    """How a shard process started: compare ``stats.total_added`` with the last live count
+    seen to know the rows a crash lost."""
+
+    restarted: bool  # by Ray, after a crash
+    restored_from: str | None  # the snapshot it reloaded, or None
+    incarnation: str  # new at each start
+    node_id: str  # where it runs
+    stats: BufferStats  # the counters it started with
 
 
 @ray.remote
@@ -59,8 +80,8 @@ class ReplayShard:
             self._buffer = RingBuffer(self._schema, capacity, seed)
         # The counters this shard (re)started with: after a crash, the caller subtracts
         # them from the last live counters it saw to count the rows lost.
-        self._recovery = {"restarted": restarted, "restored_from": restored_from, "incarnation": uuid.uuid4().hex,
-                          "node_id": ray.get_runtime_context().get_node_id(), **self._buffer.stats()}
+        self._recovery = ShardRecovery(restarted, restored_from, uuid.uuid4().hex,
+                                       ray.get_runtime_context().get_node_id(), self._buffer.stats())
         if restarted or restored_from:
             log.warning(
                 "replay shard %s with %d rows (total_added %d) from %s",
@@ -76,10 +97,9 @@ class ReplayShard:
             raise SnapshotError(f"{path}: snapshot capacity {buffer.capacity}, this shard's capacity {capacity}")
         return buffer
 
-    def add(self, rows: Mapping[str, np.ndarray]) -> dict:
+    def add(self, rows: Mapping[str, np.ndarray]) -> Stored:
         written = self._buffer.add(rows)
-        return {"written": written, "size": self._buffer.size, "total_added": self._buffer.total_added,
-                "incarnation": self._recovery["incarnation"]}
+        return Stored(written, self._buffer.size, self._buffer.total_added, self._recovery.incarnation)
 
     def sample(self, n: int) -> tuple[dict, int]:
         """``(rows, size)``: ``n`` rows, or none at all while the shard is empty (a shard can
@@ -89,14 +109,11 @@ class ReplayShard:
     def size(self) -> int:
         return self._buffer.size
 
-    def stats(self) -> dict:
+    def stats(self) -> BufferStats:
         return self._buffer.stats()
 
-    def recovery(self) -> dict:
-        """How this shard started: ``restarted`` (after a crash), ``restored_from`` (a path or
-        None), ``incarnation`` (new at each start), ``node_id`` (where it runs) and the
-        counters it started with."""
-        return dict(self._recovery)
+    def recovery(self) -> ShardRecovery:
+        return self._recovery
 
     def snapshot(self, path: str | None = None) -> str:
         path = path or self._snapshot_path
@@ -104,7 +121,7 @@ class ReplayShard:
             raise ValueError("replay shard has no snapshot_path; pass a path to snapshot()")
         return self._buffer.snapshot(path)
 
-    def restore(self, path: str) -> dict:
+    def restore(self, path: str) -> BufferStats:
         self._buffer = self._load(path, self._buffer.capacity)
         return self._buffer.stats()
 
@@ -178,28 +195,27 @@ class ReplayService:
 
     def add(self, rows: Mapping[str, np.ndarray], shard: int | None = None) -> ray.ObjectRef:
         """Send ``rows`` to shard ``shard % num_shards`` (actor ``i`` passes ``shard=i``), or
-        round-robin without it; returns at once with the ref of the shard's small stats dict."""
+        round-robin without it; returns at once with the ref of the shard's :class:`Stored`."""
         check_rows(self.schema, rows)
         if shard is None:
             shard = self._cursor
             self._cursor += 1
         return self.shards[shard % len(self.shards)].add.remote(rows)
 
-    def put(self, rows: Mapping[str, np.ndarray], shard: int, timeout: float = 180.0) -> tuple[dict, int]:
+    def put(self, rows: Mapping[str, np.ndarray], shard: int, timeout: float = 180.0) -> tuple[Stored, int]:
         """Store ``rows`` in shard ``shard % num_shards`` and wait for it, sending them again
         while the shard is dead or restarting (a hard-killed node is noticed after some
         15 s, and the shard then restarts elsewhere). Safe: a shard that died with the
         rows in flight lost them along with everything since its snapshot. Returns the
-        shard's reply (``written``, ``size``, ``total_added``, ``incarnation``, plus ``shard``) and the
-        number of failed attempts; raises the last ``RayActorError`` after ``timeout`` s."""
+        shard's :class:`Stored` (with its index) and the number of failed attempts; raises
+        the last ``RayActorError`` after ``timeout`` s."""
         check_rows(self.schema, rows)
         shard %= len(self.shards)
         deadline = time.monotonic() + timeout
         failures = 0
         while True:
             try:
-                reply = ray.get(self.shards[shard].add.remote(rows))
-                return {**reply, "shard": shard}, failures
+                return ray.get(self.shards[shard].add.remote(rows))._replace(shard=shard), failures
             except RayActorError:
                 failures += 1
                 if time.monotonic() > deadline:
@@ -213,14 +229,14 @@ class ReplayService:
         """Rows stored over all shards."""
         return sum(self.sizes())
 
-    def stats(self) -> list[dict]:
+    def stats(self) -> list[BufferStats]:
         """``RingBuffer.stats()`` of each shard, in shard order."""
         return ray.get([s.stats.remote() for s in self.shards])
 
-    def recoveries(self) -> list[dict]:
-        """Each shard's ``recovery()``: whether it restarted, from which snapshot, and the
-        counters it started with (compare ``total_added`` with the last live ``stats()``
-        to count rows lost in a crash)."""
+    def recoveries(self) -> list[ShardRecovery]:
+        """Each shard's :class:`ShardRecovery`: whether it restarted, from which snapshot, and
+        the counters it started with (compare ``stats.total_added`` with the last live
+        ``stats()`` to count rows lost in a crash)."""
         return ray.get([s.recovery.remote() for s in self.shards])
 
     def snapshot(self, directory: str | None = None) -> list[str]:
@@ -231,7 +247,7 @@ class ReplayService:
         paths = [_shard_path(directory, self.name, i) for i in range(len(self.shards))]
         return ray.get([s.snapshot.remote(p) for s, p in zip(self.shards, paths)])
 
-    def restore(self, directory: str | None = None) -> list[dict]:
+    def restore(self, directory: str | None = None) -> list[BufferStats]:
         """Replace every shard's rows by its snapshot in ``directory``; returns their stats."""
         directory = self._directory(directory)
         paths = [_shard_path(directory, self.name, i) for i in range(len(self.shards))]

@@ -40,7 +40,7 @@ DRIVER = textwrap.dedent("""
             rows = {"obs": np.zeros((2, 3, 3, 3), np.uint8), "target": np.zeros(2, np.float32),
                     "version": np.zeros(2, np.int64)}
             stored, _ = self.replay.put(rows, shard=0)
-            return json.dumps([stored["size"], self.oracle.chomp_grundy(2, 2, [[2, 2]])[0].value])
+            return json.dumps([stored.size, self.oracle.chomp_grundy(2, 2, [[2, 2]])[0].value])
 
         def die(self):
             os._exit(1)

@@ -8,9 +8,16 @@
   result of an import depend on which module is imported first. A package's
   ``__init__`` counts as its module ``pkg``.
 - no class is longer than MAX_CLASS_LINES lines.
+- some modules must not import some others at all, not even under ``if TYPE_CHECKING:``
+  (FORBIDDEN_IMPORTS): a type-only import is a dependency the cycle check cannot see.
+  The schedules (``launch/schedules.py``) use the run through their ``ScheduleHost``
+  protocol, which ``launch.train.Run`` satisfies: every ``run.<name>`` they use is a
+  member of the protocol, and every member is one of ``Run``'s.
+- ``ray.init(`` is called in one module outside the tests, RAY_START: every entry point
+  starts Ray through it, with the same options.
 
-Each test fails naming what breaks the rule: the cycle with one import site per edge, or
-the classes with their length."""
+Each test fails naming what breaks the rule: the cycle with one import site per edge,
+the classes with their length, the forbidden import or the ``ray.init`` call with its line."""
 
 from __future__ import annotations
 
@@ -21,6 +28,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_CLASS_LINES = 300
+# module -> modules it must not import, in any block (TYPE_CHECKING's included).
+FORBIDDEN_IMPORTS = {"launch.schedules": ("launch.train",)}
+RAY_START = "lifecycle/ray_start.py"  # the one module that calls ray.init
+# Not the project's source: checked-out environments, caches, and the tests' own clusters.
+NOT_SOURCE = {".git", ".venv", "tests", "build", "dist", "node_modules", "__pycache__"}
 
 
 def packages() -> list[str]:
@@ -187,3 +199,108 @@ def test_the_cycle_finder_finds_a_cycle_and_names_its_imports():
     assert cycles(graph) == [["a", "b", "c", "a"]]
     assert describe(["a", "b", "c", "a"], graph) == "a -> b -> c -> a: a -> b (a.py:1), b -> c (b.py:2), c -> a (c.py:3)"
     assert cycles({"a": {"b": "x"}, "b": {}}) == []
+
+
+def _every_import(module: str, path: Path) -> list[tuple[str, int]]:
+    """The modules ``path`` imports, with their lines, in every block: those under ``if
+    TYPE_CHECKING:`` too (``_Imports`` leaves them out, as the cycle checks should)."""
+    class Everything(_Imports):
+        visit_If = ast.NodeVisitor.generic_visit
+
+    visitor = Everything(module, path.name == "__init__.py")
+    visitor.visit(ast.parse(path.read_text(), str(path)))
+    return visitor.found
+
+
+def forbidden_imports(forbidden: dict[str, tuple[str, ...]], known: dict[str, Path], root: Path = ROOT) -> list[str]:
+    """"path:line imports module" for every import of ``forbidden[module]`` (or of a module
+    inside one) by ``module`` (its source file: ``known[module]``, under ``root``)."""
+    found = []
+    for module, banned in forbidden.items():
+        path = known[module]
+        for imported, line in _every_import(module, path):
+            if any(imported == b or imported.startswith(b + ".") for b in banned):
+                found.append(f"{path.relative_to(root)}:{line} imports {imported}")
+    return found
+
+
+def test_no_module_imports_what_it_must_not_even_for_types():
+    found = forbidden_imports(FORBIDDEN_IMPORTS, modules())
+    assert not found, "forbidden imports (FORBIDDEN_IMPORTS):\n" + "\n".join(found)
+
+
+def test_the_forbidden_import_check_sees_type_checking_blocks(tmp_path):
+    source = tmp_path / "schedules.py"
+    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from launch.train import Run\n"
+                      "import typing\nif typing.TYPE_CHECKING:\n    from launch import train\n")
+    found = forbidden_imports({"launch.schedules": ("launch.train",)}, {"launch.schedules": source}, tmp_path)
+    assert [f.split(" imports ")[1] for f in found] == ["launch.train", "launch.train.Run", "launch.train"]
+
+
+def _class(path: Path, name: str) -> ast.ClassDef:
+    found = [n for n in ast.walk(ast.parse(path.read_text(), str(path))) if isinstance(n, ast.ClassDef) and n.name == name]
+    assert found, f"no class {name} in {path.relative_to(ROOT)}"
+    return found[0]
+
+
+def _members(cls: ast.ClassDef) -> set[str]:
+    """A class's methods and attributes: annotated in its body, or set on ``self``."""
+    names = set()
+    for node in cls.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    for node in ast.walk(cls):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AnnAssign, ast.AugAssign)) else []
+        for target in targets:
+            for t in ast.walk(target):
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    names.add(t.attr)
+    return names
+
+
+def test_the_schedules_use_the_run_through_their_protocol_and_the_run_satisfies_it():
+    schedules, train = ROOT / "launch" / "schedules.py", ROOT / "launch" / "train.py"
+    protocol = {n for n in _members(_class(schedules, "ScheduleHost")) if not n.startswith("_")}
+    used = {n.attr for n in ast.walk(ast.parse(schedules.read_text()))
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "run"}
+    assert used <= protocol, f"launch/schedules.py uses run.{sorted(used - protocol)}, not in ScheduleHost"
+    missing = protocol - _members(_class(train, "Run"))
+    assert not missing, f"launch.train.Run lacks ScheduleHost's {sorted(missing)}"
+
+
+def ray_init_calls(root: Path) -> list[str]:
+    """"path:line" of every ``ray.init(...)`` call (or ``from ray import init``) in the
+    Python files under ``root`` that are source (NOT_SOURCE left out)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if NOT_SOURCE & set(relative.parts) or any(p.startswith(".") for p in relative.parts):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            call = (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "init"
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "ray")
+            imported = (isinstance(node, ast.ImportFrom) and node.module == "ray"
+                        and any(a.name == "init" for a in node.names))
+            if call or imported:
+                found.append(f"{relative}:{node.lineno}")
+    return found
+
+
+def test_ray_is_started_in_one_module():
+    calls = ray_init_calls(ROOT)
+    elsewhere = [c for c in calls if c.rsplit(":", 1)[0] != RAY_START]
+    assert not elsewhere, (f"ray.init called outside {RAY_START} (start Ray with lifecycle.ray_start.start_ray):\n"
+                           + "\n".join(elsewhere))
+    assert calls, f"no ray.init call in {RAY_START}"
+
+
+def test_the_ray_init_finder_finds_calls_and_skips_the_tests(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("import ray\n\ndef f():\n    ray.init(num_cpus=2)\n")
+    (tmp_path / "pkg" / "b.py").write_text("from ray import init\n# ray.init( in a comment\n")
+    (tmp_path / "tests" / "c.py").write_text("import ray\nray.init()\n")
+    assert ray_init_calls(tmp_path) == ["pkg/a.py:4", "pkg/b.py:1"]

@@ -65,7 +65,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from evaluation.datasets import COMMITTED, committed_file_present, game_of
-from evaluation.runner import suites_for
+from evaluation.suites import suites_for
 from launch.config import ConfigError, TrainConfig, apply_overrides, resolve, validate
 from launch.evaluator import chosen_suites, evaluated_suites, evaluator_needs_oracle
 from launch.placement import gpu_shares, inference_device, learner_device, role_options, run_options

@@ -165,7 +165,7 @@ def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int
     import ray
 
     from launch.placement import offered_resources
-    from launch.train import start_ray
+    from lifecycle.ray_start import start_ray
 
     out = Path(out).resolve()
     # The spec is read and planned before Ray starts: a bad field costs nothing.

@@ -13,12 +13,9 @@ from evaluation.exact import enumerate_and_solve
 from evaluation.metrics import state_metrics
 from evaluation.network import NetworkModel
 from evaluation.report import report_main, write_report
-from evaluation.runner import (
-    CheckpointMismatchError,
-    SuiteRunner,
-    evaluate_checkpoint,
-    evaluate_main,
-)
+from evaluation.checkpoints import CheckpointMismatchError
+from evaluation.cli import evaluate_main
+from evaluation.runner import SuiteRunner, evaluate_checkpoint
 from learner.checkpoint import (
     CorruptCheckpointError,
     LearnerState,

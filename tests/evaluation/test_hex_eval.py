@@ -19,7 +19,8 @@ from evaluation.datasets import Dataset, DatasetError
 from evaluation.metrics import state_metrics
 from evaluation.oracles import HexOracle, HexUnsolvedError, Oracle, make_oracle
 from evaluation.play import play_vs_oracle
-from evaluation.runner import SuiteRunner, suites_for
+from evaluation.runner import SuiteRunner
+from evaluation.suites import suites_for
 from launch.evaluator import chosen_suites, evaluator_needs_oracle
 from learner.learner import Learner
 from learner.networks import NetworkConfig

@@ -17,7 +17,9 @@ import games
 from evaluation.network import NetworkModel
 from evaluation.policies import cross_evaluator
 from evaluation.report import inference_layout, write_experiment_report
-from evaluation.runner import evaluate_checkpoint, evaluate_main, read_checkpoint
+from evaluation.checkpoints import read_checkpoint
+from evaluation.cli import evaluate_main
+from evaluation.runner import evaluate_checkpoint
 from launch.experiments.inference import inference_path, run_inference
 from launch.experiments.spec import SpecError
 from launch.experiments.tune_run import DONE_FILE, EXPERIMENT_FILE, prepare

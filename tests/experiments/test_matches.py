@@ -10,7 +10,7 @@ import json
 
 import games
 from evaluation.report import write_experiment_report
-from evaluation.runner import evaluate_main
+from evaluation.cli import evaluate_main
 from launch.experiments.matches import match_path, play_matches
 from launch.experiments.tune_run import DONE_FILE, EXPERIMENT_FILE, prepare
 from learner.checkpoint import LearnerState, RunCheckpoint, save_run_checkpoint

@@ -74,12 +74,12 @@ def main(scenario: str, run_dir: Path) -> None:
         def locate() -> str:
             if scenario == "actor":
                 return names[ray.get(run.actors[0].node_id.remote(), timeout=120)]
-            return names[run.replay.recoveries()[0]["node_id"]]
+            return names[run.replay.recoveries()[0].node_id]
 
         def kill(record) -> bool:
             if record["iteration"] == (2 if scenario == "actor" else 3) and "before" not in where:
                 where["before"] = locate()
-                where["shards_before"] = [names[r["node_id"]] for r in run.replay.recoveries()]
+                where["shards_before"] = [names[r.node_id] for r in run.replay.recoveries()]
                 node = next(n for n in workers if names[n.node_id] == where["before"])
                 cluster.remove_node(node, allow_graceful=False)
                 wait_until_dead(node.node_id)
@@ -88,7 +88,7 @@ def main(scenario: str, run_dir: Path) -> None:
         try:
             run.run(updates=ITERATIONS * config.updates_per_iteration, stop=kill)
             where["after"] = locate()
-            where["shards_after"] = [names[r["node_id"]] for r in run.replay.recoveries()]
+            where["shards_after"] = [names[r.node_id] for r in run.replay.recoveries()]
         finally:
             run.close()
         print("RESULT " + json.dumps(where), flush=True)

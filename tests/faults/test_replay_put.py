@@ -30,7 +30,7 @@ def wait_until_replaced(shard, incarnation: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            if ray.get(shard.recovery.remote())["incarnation"] != incarnation:
+            if ray.get(shard.recovery.remote()).incarnation != incarnation:
                 return
         except RayActorError:
             return
@@ -43,11 +43,11 @@ def test_put_reaches_the_restarted_shard_and_the_sampler_goes_on(ray_session, tm
     service = ReplayService.create(SCHEMA, 200, 2, snapshot_dir=str(tmp_path), name="f-put")
     try:
         reply, failures = service.put(make_rows(40, 0), shard=0)
-        assert (reply["shard"], reply["total_added"], failures) == (0, 40, 0)
+        assert (reply.shard, reply.total_added, failures) == (0, 40, 0)
         service.put(make_rows(40, 100), shard=1)
         service.snapshot()
         reply, _ = service.put(make_rows(25, 40), shard=0)  # not in the snapshot: lost in the crash
-        first = reply["incarnation"]
+        first = reply.incarnation
         sampler = ReplaySampler(service, batch_size=16, prefetch=4, seed=0)
         sampler.expect(5)
         sampler.next()  # four requests now in flight, to both shards
@@ -55,11 +55,11 @@ def test_put_reaches_the_restarted_shard_and_the_sampler_goes_on(ray_session, tm
         ray.kill(service.shards[0], no_restart=False)
         wait_until_replaced(service.shards[0], first)
         reply, failures = service.put(make_rows(10, 65), shard=2)  # shard 2 % 2 == 0
-        assert reply["shard"] == 0 and reply["incarnation"] != first
-        assert reply["total_added"] == 40 + 10 and reply["size"] == 50  # the snapshot, then these rows
+        assert reply.shard == 0 and reply.incarnation != first
+        assert reply.total_added == 40 + 10 and reply.size == 50  # the snapshot, then these rows
         recovery = service.recoveries()[0]
-        assert recovery["restarted"] and recovery["incarnation"] == reply["incarnation"]
-        assert recovery["total_added"] == 40
+        assert recovery.restarted and recovery.incarnation == reply.incarnation
+        assert recovery.stats.total_added == 40
 
         sampler.expect(3)  # the requests to the dead shard fail: dropped, not raised
         targets = np.concatenate([sampler.next()["target"] for _ in range(3)])

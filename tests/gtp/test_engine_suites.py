@@ -11,7 +11,9 @@ import pytest
 from sgfmill import sgf
 
 import games
-from evaluation.runner import evaluate_checkpoint, evaluate_main, suites_for
+from evaluation.cli import evaluate_main
+from evaluation.runner import evaluate_checkpoint
+from evaluation.suites import suites_for
 
 
 def test_the_engine_suites_are_registered_off_by_default():

@@ -9,7 +9,7 @@ import torch
 
 import games
 from evaluation.exact import enumerate_and_solve, sample_random_play_states
-from evaluation.runner import read_checkpoint
+from evaluation.checkpoints import read_checkpoint
 from launch.config import resolve
 from launch.metrics import read_metrics
 from launch.train import train

@@ -7,6 +7,8 @@ import pytest
 
 from actors.pool import CollectStats
 from launch.faults import FAULTS, FaultLedger
+from replay.buffer import BufferStats
+from replay.service import ShardRecovery
 
 
 def stats(*, index=0, restarted=False, seconds=1.0, add_failures=0, shard=0, total_added=0, incarnation="a"):
@@ -17,7 +19,10 @@ def stats(*, index=0, restarted=False, seconds=1.0, add_failures=0, shard=0, tot
 
 
 def recovery(incarnation, total_added, size=0, restored_from=None):
-    return {"incarnation": incarnation, "total_added": total_added, "size": size, "restored_from": restored_from}
+    counters = BufferStats(size=size, capacity=1000, total_added=total_added, total_sampled=0, target_mean=None,
+                           target_std=None)
+    return ShardRecovery(restarted=restored_from is not None, restored_from=restored_from, incarnation=incarnation,
+                         node_id="n", stats=counters)
 
 
 def test_an_actor_restart_counts_the_seconds_its_call_waited(capsys):

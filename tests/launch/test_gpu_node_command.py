@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from benchmarks import gpu_node
-from evaluation.runner import evaluate_main
+from evaluation.cli import evaluate_main
 from learner.checkpoint import latest_checkpoint
 
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from replay.buffer import RingBuffer, SchemaMismatchError, SnapshotError
+from replay.buffer import BufferStats, RingBuffer, SchemaMismatchError, SnapshotError
 from replay.rows import Column, alphazero_schema, avi_schema, check_rows
 
 OBS = (2, 6, 7)  # Connect Four
@@ -92,15 +92,15 @@ def test_ring_wraps_around_and_keeps_order():
 
 def test_stats():
     buffer = RingBuffer(avi_schema(OBS), capacity=4)
-    assert buffer.stats() == {"size": 0, "capacity": 4, "total_added": 0, "total_sampled": 0,
-                              "target_mean": None, "target_std": None}  # fmt: skip
+    assert buffer.stats() == BufferStats(size=0, capacity=4, total_added=0, total_sampled=0,
+                                         target_mean=None, target_std=None)  # fmt: skip
     buffer.add(make_rows(0, 6))  # stores 2, 3, 4, 5
     buffer.sample(10)
     stats = buffer.stats()
-    assert {k: stats[k] for k in ("size", "capacity", "total_added", "total_sampled")} == {
+    assert {k: getattr(stats, k) for k in ("size", "capacity", "total_added", "total_sampled")} == {
         "size": 4, "capacity": 4, "total_added": 6, "total_sampled": 10}  # fmt: skip
-    assert stats["target_mean"] == pytest.approx(3.5)
-    assert stats["target_std"] == pytest.approx(np.std([2, 3, 4, 5]))
+    assert stats.target_mean == pytest.approx(3.5)
+    assert stats.target_std == pytest.approx(np.std([2, 3, 4, 5]))
 
 
 def test_sampling_is_uniform_over_stored_rows():

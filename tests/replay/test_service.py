@@ -68,12 +68,12 @@ def test_rows_from_a_remote_task_land_in_shards(ray_session, service_factory):
 
     batches = [make_rows(10, 0), make_rows(20, 1), make_rows(40, 2), make_rows(5, 3)]  # 3 % 3 == 0
     replies = ray.get(producer.remote(service, batches))
-    assert [r["written"] for r in replies] == [10, 20, 40, 5]
+    assert [r.written for r in replies] == [10, 20, 40, 5]
     assert service.sizes() == [15, 20, 40]
     assert service.size() == 75
     stats = service.stats()
-    assert [s["total_added"] for s in stats] == [15, 20, 40]
-    assert [s["capacity"] for s in stats] == [100, 100, 100]
+    assert [s.total_added for s in stats] == [15, 20, 40]
+    assert [s.capacity for s in stats] == [100, 100, 100]
     # Round-robin without ``shard`` spreads three adds over the three shards.
     ray.get([service.add(make_rows(1, 9)) for _ in range(3)])
     assert service.sizes() == [16, 21, 41]
@@ -152,8 +152,8 @@ def test_snapshot_then_restore_into_a_fresh_service(ray_session, service_factory
     # Creating over a snapshot directory resumes from it at start-up.
     third = service_factory("t-snap", capacity=100, num_shards=2, snapshot_dir=str(tmp_path / "a"))
     assert third.stats() == stats
-    assert [r["restored_from"] for r in third.recoveries()] == paths
-    assert not any(r["restarted"] for r in third.recoveries())
+    assert [r.restored_from for r in third.recoveries()] == paths
+    assert not any(r.restarted for r in third.recoveries())
     third.close()
 
     # A snapshot of other rows is refused at start-up, with the file and both schemas named.
@@ -172,7 +172,7 @@ def test_killed_shard_comes_back_from_its_snapshot(ray_session, service_factory,
     service.snapshot()
     ray.get(service.add(make_rows(25, 0, start=40), shard=0))  # not in the snapshot
     live = service.stats()
-    assert [s["total_added"] for s in live] == [65, 40]
+    assert [s.total_added for s in live] == [65, 40]
     sampler = ReplaySampler(service, batch_size=32, prefetch=4, seed=2)
     sampler.next()  # requests in flight to the shard about to die
 
@@ -184,13 +184,13 @@ def test_killed_shard_comes_back_from_its_snapshot(ray_session, service_factory,
         assert sampler.next()["obs"].shape == (32, *OBS)
     assert sampler.dropped > 0
 
-    wait_until(lambda: service.recoveries()[0]["restarted"], what="shard 0 to restart")
+    wait_until(lambda: service.recoveries()[0].restarted, what="shard 0 to restart")
     recovery = service.recoveries()[0]
-    assert recovery["restored_from"] == str(tmp_path / "t-crash-shard-0.parquet")
-    assert recovery["total_added"] == 40 and recovery["size"] == 40
-    assert live[0]["total_added"] - recovery["total_added"] == 25  # the rows lost
+    assert recovery.restored_from == str(tmp_path / "t-crash-shard-0.parquet")
+    assert recovery.stats.total_added == 40 and recovery.stats.size == 40
+    assert live[0].total_added - recovery.stats.total_added == 25  # the rows lost
     assert service.sizes() == [40, 40]
-    assert not service.recoveries()[1]["restarted"]
+    assert not service.recoveries()[1].restarted
 
     for _ in range(sampler.prefetch):  # requests issued before the restart was confirmed
         sampler.next()

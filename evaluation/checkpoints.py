@@ -1,0 +1,41 @@
+"""Reading a ``launch`` training checkpoint for evaluation: its game, network config,
+numpy weights and run config, checked against the game (and algorithm) asked for.
+
+:func:`read_checkpoint` is what ``python -m launch evaluate``
+(``evaluation.runner.evaluate_checkpoint``), the board's players (``board/agents.py``)
+and the GTP engine (``launch/gtp_serve.py``) build their networks from; a checkpoint of
+another game, algorithm or network than asked for is a :class:`CheckpointMismatchError`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import games
+from games import Game
+from learner.checkpoint import load_run_checkpoint
+
+
+class CheckpointMismatchError(ValueError):
+    """A checkpoint of another game, algorithm or network than asked for."""
+
+
+def read_checkpoint(path, game: str | None, algo: str | None = None) -> tuple[Game, dict, dict, dict]:
+    """(game, net_config dict, numpy weights, run config) of a ``launch`` checkpoint,
+    checked against ``game`` (a name; None: any) and ``algo`` when given."""
+    checkpoint = load_run_checkpoint(path)  # CorruptCheckpointError names the file and what it lacks
+    learner = checkpoint.learner.learner  # the Learner's own state dict
+    if "net" not in learner or "net_config" not in learner:
+        raise CheckpointMismatchError(f"checkpoint {path}: holds no learner state (its learner has keys "
+                                      f"{sorted(learner)[:6]}); is it a `python -m launch` training checkpoint?")
+    config = json.loads(checkpoint.config)
+    saved_game, params = learner.get("game"), dict(learner.get("game_params") or {})
+    if game is not None and saved_game != game:
+        raise CheckpointMismatchError(f"checkpoint {path} is of game {saved_game!r} {params or ''}, "
+                                      f"not {game!r}; pass --game {saved_game}")
+    saved_algo = config.get("algo", learner.get("loss"))
+    if algo is not None and saved_algo != algo:
+        raise CheckpointMismatchError(f"checkpoint {path} was trained with algorithm {saved_algo!r}, "
+                                      f"not {algo!r}")
+    weights = {k: v.detach().cpu().numpy() for k, v in learner["net"].items()}
+    return games.make(saved_game, **params), dict(learner["net_config"]), weights, config

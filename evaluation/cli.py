@@ -1,0 +1,123 @@
+"""``python -m launch evaluate`` (and ``python -m evaluation evaluate``): the command line
+of a checkpoint's evaluation, and the Ray start-up it needs.
+
+:func:`evaluate_main` parses the arguments, starts the oracle service
+(:func:`start_oracle_service`, also the Hex dataset builder's) or an embedded Ray for the
+engine suites' workers when asked, runs ``evaluation.runner.evaluate_checkpoint`` and
+prints the flat metrics (``--json``: one JSON object); a corrupt or mismatched
+checkpoint, a missing dataset or a bad option is one ``error:`` line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import ray
+
+import games
+from evaluation.checkpoints import CheckpointMismatchError
+from evaluation.datasets import DatasetError
+from evaluation.policies import POLICIES
+from evaluation.runner import evaluate_checkpoint
+from learner.checkpoint import CorruptCheckpointError
+from learner.inference import INFERENCE_DTYPES
+from lifecycle.ray_start import start_ray
+from oracle_service.connect4_engines import DEFAULT_ENGINE, ENGINES
+from oracle_service.service import OracleClient
+
+
+def start_oracle_service(replicas: int, store: str | None, engine: str = DEFAULT_ENGINE):
+    """(an ``OracleClient`` of ``replicas`` replicas, whether Ray was started here): on
+    the Ray this process has, else ``RAY_ADDRESS``'s cluster when set, else an embedded
+    one without a dashboard; each replica takes no CPU of its own, since this process
+    waits while they work. ``store``: "default" or None for the service's default
+    store, or a path / ``redis://`` URL."""
+    started = start_ray(log_to_driver=False)
+    client = OracleClient(replicas, None if store in (None, "default") else store, replica_options={"num_cpus": 0},
+                          engine=engine)
+    return client, started
+
+
+def evaluate_main(argv: list[str] | None = None) -> int:
+    """``evaluate --checkpoint PATH --game NAME [--suite S ...] [--policy P] [--json]``."""
+    parser = argparse.ArgumentParser(prog="python -m launch evaluate",
+                                     description="Exact (oracle) and match metrics of a checkpoint.")
+    parser.add_argument("--checkpoint", required=True, type=Path)
+    parser.add_argument("--game", required=True, choices=games.names())
+    parser.add_argument("--suite", action="append", help="a suite name (repeatable); default: the game's defaults")
+    parser.add_argument("--policy", default="auto", choices=POLICIES)
+    parser.add_argument("--algo", help="fail unless the checkpoint was trained with this algorithm")
+    parser.add_argument("--simulations", type=int, default=64, help="MCTS simulations per move")
+    parser.add_argument("--depth", type=int, default=2, help="minimax depth")
+    parser.add_argument("--opponent", type=Path, help="checkpoint of the head-to-head opponent")
+    parser.add_argument("--prior", type=Path,
+                        help="with --policy mcts: the checkpoint whose policy head gives the search's prior, "
+                             "while --checkpoint gives the leaf values (cross-inference, AVI paper 4.3)")
+    parser.add_argument("--oracle-store", default="default",
+                        help="solved-position store of the Connect Four and Hex oracles (path or redis:// URL; 'none')")
+    parser.add_argument("--oracle-replicas", type=int, default=0,
+                        help="answer Connect Four and Hex oracle queries with an oracle service of N replicas on Ray "
+                             "(the cluster of RAY_ADDRESS, else an embedded one), sharing --oracle-store; "
+                             "0 (default): a solver in this process")
+    parser.add_argument("--oracle-engine", default=DEFAULT_ENGINE, choices=ENGINES,
+                        help="the Connect Four oracle's engine: ours (default), or bitbully (the optional "
+                             "AGPL-3.0 extra, a reference)")
+    parser.add_argument("--max-openings", type=int, help="play/trace/match suites on the first N openings only")
+    parser.add_argument("--engine-level", type=int,
+                        help="level of the engine suites' engine (go-gnugo: GNU Go 0..10, default 0; "
+                             "othello-grhino: gtp-rhino 1..5, default 1)")
+    parser.add_argument("--engine-tables", type=int, help="engine games played at once (default: one per CPU; "
+                        "with --engine-workers, per worker, default 1)")
+    parser.add_argument("--engine-workers", type=int, default=1,
+                        help="split the engine games over N Ray tasks (the cluster at RAY_ADDRESS, else an "
+                             "embedded Ray), each with its own engines and copy of the agent (default 1: here)")
+    parser.add_argument("--engine-timeout", type=float, default=60.0, help="seconds an engine may take per move")
+    parser.add_argument("--sgf-dir", type=Path, help="keep each engine game as SGF, and a JSON line per game, here")
+    parser.add_argument("--inference-dtype", default="fp32", choices=INFERENCE_DTYPES,
+                        help="the network's inference path (README, Inference precision)")
+    parser.add_argument("--games-out", type=Path,
+                        help="write every game of the play suites here, one JSON record a line "
+                             "(python -m launch play --replay FILE --replay-index N shows one)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    if args.oracle_replicas < 0:
+        parser.error(f"--oracle-replicas must be >= 0, got {args.oracle_replicas}")
+    store = None if args.oracle_store == "none" else args.oracle_store
+    if args.engine_workers < 1:
+        parser.error(f"--engine-workers must be >= 1, got {args.engine_workers}")
+    client, started_ray = start_oracle_service(args.oracle_replicas, store, args.oracle_engine) if args.oracle_replicas else (None, False)
+    if args.engine_workers > 1:  # RAY_ADDRESS's cluster, else an embedded Ray
+        started_ray = start_ray(log_to_driver=False) or started_ray
+    played = [] if args.games_out is not None else None
+    try:
+        metrics = evaluate_checkpoint(
+            args.checkpoint, args.game, args.suite, algo=args.algo, policy=args.policy,
+            simulations=args.simulations, depth=args.depth, opponent_checkpoint=args.opponent,
+            prior_checkpoint=args.prior,
+            oracle_store=store, max_openings=args.max_openings, oracle_client=client,
+            oracle_engine=args.oracle_engine, engine_level=args.engine_level, engine_tables=args.engine_tables,
+            engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir, engine_workers=args.engine_workers,
+            inference_dtype=args.inference_dtype,
+            games_out=played)
+        if played is not None:
+            args.games_out.write_text("".join(json.dumps(r) + "\n" for r in played))
+        if client is not None:
+            metrics.update(client.stats_summary())
+    except (CorruptCheckpointError, DatasetError, CheckpointMismatchError, ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        if client is not None:
+            client.close()
+        if started_ray:
+            ray.shutdown()
+    if args.json:
+        print(json.dumps(metrics, sort_keys=True))
+    else:
+        width = max(map(len, metrics), default=0)
+        for k, v in metrics.items():
+            print(f"{k:<{width}}  {v:.4g}" if isinstance(v, float) else f"{k:<{width}}  {v}")
+    return 0

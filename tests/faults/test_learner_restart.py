@@ -42,7 +42,7 @@ def test_killed_learner_restarts_from_its_checkpoint(ray_session, tmp_path, caps
     assert killed == [2 * per]
     restored = per if corrupt_newest else 2 * per
     lost = 2 * per - restored
-    records = [r for r in read_metrics(run_dir) if r["iteration"] >= 1 and "loss" in r]
+    records = [r for r in read_metrics(run_dir) if r["iteration"] >= 1 and "loss" in r and "end" not in r]
     # The counter goes on from the checkpoint's: iteration 3 trains on from `restored`.
     expected = [per, 2 * per] + list(range(restored + per, 5 * per + 1, per))
     assert [r["updates"] for r in records] == expected
@@ -83,7 +83,7 @@ def test_killed_learner_restarts_in_the_async_schedule(ray_session, tmp_path, ca
         return False
 
     _, last = train(config, run_dir=run_dir, updates=budget, wandb_mode="disabled", stop=kill_after_second_chunk)
-    records = [r for r in read_metrics(run_dir) if r["iteration"] >= 1 and "loss" in r]
+    records = [r for r in read_metrics(run_dir) if r["iteration"] >= 1 and "loss" in r and "end" not in r]
     updates = [r["updates"] for r in records]
     assert updates == sorted(set(updates)) and updates[1] == killed[0]  # never back, never repeated
     assert last["updates"] == budget
@@ -125,7 +125,7 @@ def test_learner_killed_inside_its_train_call(ray_session, tmp_path, monkeypatch
     run_dir = tmp_path / "run"
     _, last = train(config, run_dir=run_dir, updates=5 * per, wandb_mode="disabled")
     assert seen["waits_in_train"] == 1  # the kill interrupted a train call
-    records = [r for r in read_metrics(run_dir) if r["iteration"] >= 1 and "loss" in r]
+    records = [r for r in read_metrics(run_dir) if r["iteration"] >= 1 and "loss" in r and "end" not in r]
     assert [r["updates"] for r in records] == [i * per for i in range(1, 6)]
     assert last["faults/learner_restarts_total"] == 1 and last["faults/learner_updates_lost_total"] == 0
     assert records[2]["faults/learner_restarts"] == 1 and records[2]["faults/seconds_lost"] > 0

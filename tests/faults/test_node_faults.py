@@ -39,7 +39,7 @@ def run_scenario(scenario: str, run_dir: Path) -> tuple[dict, list[dict], str]:
     results = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert len(results) == 1, done.stdout[-2000:]
     where = json.loads(results[0].removeprefix("RESULT "))
-    records = [r for r in read_metrics(run_dir) if r["iteration"] >= 1 and "loss" in r]
+    records = [r for r in read_metrics(run_dir) if r["iteration"] >= 1 and "loss" in r and "end" not in r]
     return where, records, done.stdout
 
 

@@ -164,7 +164,7 @@ def test_async_schedule_respects_the_rate_limiter_and_logs_to_wandb(ray_session,
                          "collect_steps=8", "epochs_per_iteration=4")
     budget = 6 * config.updates_per_iteration
     run_dir, last = train(config, run_dir=tmp_path / "run", updates=budget, wandb_mode="offline")
-    records = [r for r in read_metrics(run_dir) if "loss" in r]
+    records = [r for r in read_metrics(run_dir) if "loss" in r and "end" not in r]
     assert last["updates"] == budget
     for r in records:
         # Gradient samples never ran ahead of samples_per_insert times the rows inserted
@@ -194,7 +194,7 @@ def test_a_shared_inference_server_answers_the_actor_and_survives_a_kill(ray_ses
     config = tiny_config("inference_servers=1")
     budget = 4 * config.updates_per_iteration
     train_killing(config, tmp_path / "served", budget, lambda run: f"{run.name}-inference-0")
-    records = [r for r in read_metrics(tmp_path / "served") if "loss" in r]
+    records = [r for r in read_metrics(tmp_path / "served") if "loss" in r and "end" not in r]
     assert records[-1]["updates"] == budget and records[-1]["rows"] == 4 * config.rows_per_iteration
     # The first iteration's targets are those of the actor's own network (batch rounding only).
     assert records[0]["target_mean"] == pytest.approx(alone["target_mean"], abs=1e-5)

@@ -25,16 +25,20 @@ def test_play_runs_every_second_evaluation_and_on_the_final_weights(ray_session,
     run_dir, last = train(config, run_dir=tmp_path / "run", updates=3 * config.updates_per_iteration,
                           wandb_mode="disabled")
     records = read_metrics(run_dir)
+    end, records = records[-1], records[:-1]  # the last row: the run's end
+    assert "end" in end and "end" not in records[-1]
     iterations = max(r["iteration"] for r in records)
     assert iterations >= 3
     states_at = [r["iteration"] for r in records if STATES in r]
     played_at = [r["iteration"] for r in records if PLAY in r]
     assert states_at == list(range(iterations + 1))  # every evaluation
-    # Every second evaluation from the untrained network's on, and the final weights
-    # (an odd last iteration gets one more record, the game suites only).
-    expected = list(range(0, iterations + 1, 2)) + ([iterations] if iterations % 2 else [])
-    assert played_at == expected
-    for r in records:
+    # Every second evaluation from the untrained network's on; the final weights' in the
+    # end row (played there when the last iteration did not play).
+    assert played_at == list(range(0, iterations + 1, 2))
+    assert PLAY in end and STATES in end
+    if iterations % 2:
+        assert end[PLAY] is not None and end["eval_seconds"] > records[-1]["eval_seconds"]
+    for r in records + [end]:
         if PLAY in r:
             assert r["eval/connect4-play/games"] == 4  # 2 openings, both sides
             assert 0 <= r["eval/connect4-play/error_games"] <= 4

@@ -25,6 +25,7 @@ from actors import collect_steps
 from actors.labels import OracleLabeler
 from games import Game
 from search.evaluators import Evaluator
+from search.gumbel import GumbelConfig, GumbelMCTS
 from search.mcts import MCTS, MCTSConfig
 
 
@@ -32,9 +33,14 @@ class AlphaZeroCollector:
     """A batch of environments played by MCTS; yields the rows of finished games."""
 
     def __init__(self, game: Game, num_envs: int, *, mcts: MCTSConfig, seed: int,
-                 labeler: OracleLabeler | None = None):
+                 labeler: OracleLabeler | None = None, search: str = "puct", gumbel: GumbelConfig | None = None):
+        """``search``: ``puct`` (AlphaZero's: the visit distribution as target, the move drawn
+        from it) or ``gumbel`` (Gumbel AlphaZero, ``search.gumbel``: the improved policy as
+        target, the Sequential Halving winner played; ``gumbel`` its parameters)."""
         self.game, self.num_envs, self.labeler = game, num_envs, labeler
-        self.search = MCTS(game, mcts)
+        if search not in ("puct", "gumbel"):
+            raise ValueError(f"AlphaZeroCollector: search must be puct or gumbel, got {search!r}")
+        self.search = MCTS(game, mcts) if search == "puct" else GumbelMCTS(game, mcts, gumbel or GumbelConfig())
         self.rng = np.random.default_rng(seed)
         self.fresh = game.init(num_envs)
         self.state = self.fresh

@@ -81,8 +81,10 @@ class SelfPlayWorker:
     def __init__(self, *, game: str, game_params: dict, network, num_envs: int, seed: int, index: int,
                  replay, threads: int = 1, algo: str = "avi", epsilon: float = 0.0, gamma: float = 1.0,
                  mcts=None, oracle=None, label_min_ply: int = 0, oracle_store: str | None = None,
-                 eval_cache: str | None = None, inference_dtype: str = "fp32", inference_server=None):
-        """``epsilon``, ``gamma``: AVI; ``mcts`` (an ``MCTSConfig``): AlphaZero and AZAL;
+                 eval_cache: str | None = None, inference_dtype: str = "fp32", inference_server=None,
+                 search: str = "puct", gumbel=None):
+        """``epsilon``, ``gamma``: AVI; ``mcts`` (an ``MCTSConfig``), ``search`` (puct or gumbel)
+        and ``gumbel`` (a ``GumbelConfig``): AlphaZero and AZAL;
         ``oracle`` (an ``OracleClient``), ``label_min_ply`` and ``oracle_store``: AZAL's labels;
         ``eval_cache``: one of ``EVAL_CACHE_MODES``, None for the algorithm's default (see the
         module docstring); ``inference_dtype``: the network's inference path (``learner.inference``);
@@ -117,7 +119,8 @@ class SelfPlayWorker:
                 self.value_fn = CachedEvaluator(self.game, self.value_fn, persist=eval_cache == "cache")
             labeler = (OracleLabeler(self.game, oracle, min_ply=label_min_ply, store=oracle_store)
                        if algo == "azal" else None)
-            self.collector = AlphaZeroCollector(self.game, num_envs, mcts=mcts, seed=seed, labeler=labeler)
+            self.collector = AlphaZeroCollector(self.game, num_envs, mcts=mcts, seed=seed, labeler=labeler,
+                                                search=search, gumbel=gumbel)
         self.version = -1
         self.calls = 0  # rotates the replay shard this actor writes to
         self.restarted = was_restarted()  # reported by the next collect call

@@ -26,6 +26,7 @@ from learner.learner import ALGOS, PRECISIONS
 from learner.networks import PRESET_NETWORKS, NetworkConfig
 from oracle_service.connect4_engines import ENGINES
 from search.cache import EVAL_CACHE_MODES
+from search.gumbel import GumbelConfig
 from search.mcts import MCTSConfig
 
 
@@ -53,6 +54,11 @@ class TrainConfig:
 
     # AlphaZero and AZAL self-play (Table 4; Table 6 for F-Games; AZAL paper B.3).
     mcts: MCTSConfig = field(default_factory=MCTSConfig)  # the self-play search (training values)
+    # The search's root and interior rules: "puct" (AlphaZero's) or "gumbel" (Gumbel
+    # AlphaZero: Sequential Halving at the root, the improved policy as target; its
+    # parameters in `gumbel`, e.g. --set gumbel.max_considered=4). AlphaZero and AZAL only.
+    search: str = "puct"
+    gumbel: GumbelConfig = field(default_factory=GumbelConfig)
     aux_weight: float = 1.0  # AZAL: lambda_aux of the oracle cross-entropy
     label_min_ply: int = 0  # AZAL Connect Four: positions with fewer stones get no label (0: every ply)
     oracle_replicas: int = 1  # AZAL: oracle service actors answering the labels
@@ -131,7 +137,7 @@ class TrainConfig:
         unknown = set(data) - {f.name for f in fields(cls)}
         if unknown:
             raise ConfigError(f"config has unknown fields: {', '.join(sorted(unknown))}")
-        nested = {"network": NetworkConfig, "mcts": MCTSConfig}
+        nested = {"network": NetworkConfig, "mcts": MCTSConfig, "gumbel": GumbelConfig}
         for f in fields(cls):
             if f.name not in data:
                 continue
@@ -402,5 +408,9 @@ def validate(config: TrainConfig) -> None:
                           f"({config.num_actors}): a server without actors idles")
     if config.inference_device not in ("auto", "cpu", "cuda"):
         raise ConfigError(f"inference_device must be auto, cpu or cuda, got {config.inference_device!r}")
+    if config.search not in ("puct", "gumbel"):
+        raise ConfigError(f"search must be puct or gumbel, got {config.search!r}")
+    if config.search == "gumbel" and config.algo == "avi":
+        raise ConfigError("search=gumbel is a search for AlphaZero and AZAL; AVI searches one step (algo avi)")
     if config.max_policy_lag < 1:
         raise ConfigError(f"max_policy_lag must be >= 1, got {config.max_policy_lag}")

@@ -149,7 +149,8 @@ class Run:
             SelfPlayActor.options(name=f"{name}-selfplay-{i}", **self.placement["actor"]).remote(
                 game=config.game, game_params=config.game_params, network=config.network, num_envs=per_actor,
                 seed=config.seed, index=i, replay=self.replay, threads=config.actor_threads, algo=config.algo,
-                epsilon=config.epsilon, gamma=config.gamma, mcts=config.mcts, oracle=self.oracle,
+                epsilon=config.epsilon, gamma=config.gamma, mcts=config.mcts, search=config.search,
+                gumbel=config.gumbel, oracle=self.oracle,
                 label_min_ply=config.label_min_ply, oracle_store=config.oracle_store or None,
                 eval_cache=config.eval_cache,
                 inference_dtype=config.inference_dtype, log_dir=log_dir,

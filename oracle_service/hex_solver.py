@@ -42,10 +42,11 @@ MoHex's solver): the search proves a win with the likely moves before it spreads
 the rest. Its disproof number still counts every live move, and a move proved losing
 leaves the window, so every move is searched before a node is declared lost.
 
-The transposition table (``_TT``) maps a Zobrist hash of the filled position and the
-side to move to the proven value and its carrier; two entries per bucket, one kept by
-subtree size and one always replaced, so memory is bounded. It lives as long as the
-``HexSolver``, so labelling many positions of one game is cheap.
+The transposition table (``TransTable``, one record of parallel arrays) maps a Zobrist
+hash of the filled position and the side to move to the proven value and its carrier;
+two entries per bucket, one kept by subtree size and one always replaced, so memory is
+bounded. It lives as long as the ``HexSolver``, so labelling many positions of one game
+is cheap.
 
 Cells are bitsets of two uint64 words (``lo`` cells 0..63, ``hi`` 64..127), enough for
 9 x 9 = 81 cells.
@@ -56,6 +57,7 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -399,36 +401,63 @@ def _hash(board, mover, zobrist):
     return h
 
 
+class TransTable(NamedTuple):
+    """The transposition table: E entries (two per bucket, E a power of two), entry s of
+    each array together. Built by ``_new_table``; numba takes the record as one argument."""
+
+    key: np.ndarray  # uint64[E]: Zobrist hash of the position (filled, with the side to move)
+    pn: np.ndarray  # int32[E]: proof number, -1 for an empty slot
+    dn: np.ndarray  # int32[E]: disproof number
+    lo: np.ndarray  # uint64[E]: carrier, cells 0..63: the proof's (proved), else the threats' and refutations'
+    hi: np.ndarray  # uint64[E]: carrier, cells 64..127
+    mlo: np.ndarray  # uint64[E]: mustplay (not proved yet), cells 0..63; 0 with mhi: unknown
+    mhi: np.ndarray  # uint64[E]: mustplay, cells 64..127
+    work: np.ndarray  # int32[E]: subtree size (nodes) of the search that stored it, the largest for a proof
+
+
+def _new_table(buckets: int) -> TransTable:
+    """An empty table of ``buckets`` buckets (a power of two) of two entries."""
+    entries = 2 * buckets
+    return TransTable(key=np.zeros(entries, np.uint64), pn=np.full(entries, -1, np.int32),
+                      dn=np.zeros(entries, np.int32), lo=np.zeros(entries, np.uint64), hi=np.zeros(entries, np.uint64),
+                      mlo=np.zeros(entries, np.uint64), mhi=np.zeros(entries, np.uint64),
+                      work=np.zeros(entries, np.int32))
+
+
 @refcount_free
-def _tt_probe(h, tt_key, tt_pn, tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work):
-    """(found, pn, dn, lo, hi, mustplay lo, hi) of position ``h``. Proved (pn or dn 0):
-    lo/hi is the proof's carrier. Not yet: lo/hi is the carrier of the threats and
-    refutations found so far, and the mustplay their intersection (0 when unknown)."""
-    slot = np.int64(h & np.uint64(tt_key.shape[0] // 2 - 1)) * 2
+def _tt_probe(h, tt):
+    """(found, pn, dn, lo, hi, mustplay lo, hi) of position ``h`` in the table ``tt``.
+    Proved (pn or dn 0): lo/hi is the proof's carrier. Not yet: lo/hi is the carrier of
+    the threats and refutations found so far, and the mustplay their intersection (0
+    when unknown)."""
+    key, pn = tt.key, tt.pn
+    slot = np.int64(h & np.uint64(key.shape[0] // 2 - 1)) * 2
     for s in range(slot, slot + 2):
-        if tt_key[s] == h and tt_pn[s] >= 0:
-            return True, np.int64(tt_pn[s]), np.int64(tt_dn[s]), tt_lo[s], tt_hi[s], tt_mlo[s], tt_mhi[s]
+        if key[s] == h and pn[s] >= 0:
+            return True, np.int64(pn[s]), np.int64(tt.dn[s]), tt.lo[s], tt.hi[s], tt.mlo[s], tt.mhi[s]
     zero = np.uint64(0)
     return False, np.int64(1), np.int64(1), zero, zero, zero, zero
 
 
 @refcount_free
-def _tt_store(h, pn, dn, lo, hi, mlo, mhi, work, tt_key, tt_pn, tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work):
-    """Two entries per bucket: the first kept for the larger subtree (a proof counts as
-    the largest: it is never recomputed), the second always replaced."""
-    slot = np.int64(h & np.uint64(tt_key.shape[0] // 2 - 1)) * 2
+def _tt_store(h, pn, dn, lo, hi, mlo, mhi, work, tt):
+    """Store position ``h`` in the table ``tt``. Two entries per bucket: the first kept
+    for the larger subtree (a proof counts as the largest: it is never recomputed), the
+    second always replaced."""
+    key = tt.key
+    slot = np.int64(h & np.uint64(key.shape[0] // 2 - 1)) * 2
     if pn == 0 or dn == 0:
         work = _PROVEN_WORK
-    if tt_key[slot + 1] == h:
+    if key[slot + 1] == h:
         s = slot + 1
-    elif tt_key[slot] == h or work >= tt_work[slot]:
+    elif key[slot] == h or work >= tt.work[slot]:
         s = slot
     else:
         s = slot + 1
-    tt_key[s], tt_lo[s], tt_hi[s], tt_mlo[s], tt_mhi[s] = h, lo, hi, mlo, mhi
-    tt_pn[s] = min(pn, _INF)
-    tt_dn[s] = min(dn, _INF)
-    tt_work[s] = min(work, _PROVEN_WORK)
+    key[s], tt.lo[s], tt.hi[s], tt.mlo[s], tt.mhi[s] = h, lo, hi, mlo, mhi
+    tt.pn[s] = min(pn, _INF)
+    tt.dn[s] = min(dn, _INF)
+    tt.work[s] = min(work, _PROVEN_WORK)
 
 
 @njit(cache=True)
@@ -484,9 +513,8 @@ def _node_facts(board, mover, neighbours, edges, label, flags, stack, moves, use
 
 
 @njit(cache=True)
-def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zobrist, tt_key, tt_pn, tt_dn,
-         tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work, stats, deadline, use_vc, templates, prune, ordering, widen,
-         mover_quiet):
+def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zobrist, tt, stats, deadline, use_vc,
+         templates, prune, ordering, widen, mover_quiet):
     """One visit of depth-first proof-number search (Nagai's MID, with the 1 + epsilon
     threshold of Pawlewicz and Lew) at the position ``board`` (hash ``h``, before any
     filling), for the side to move: returns (pn, dn, carrier lo, hi) once pn >= th_pn
@@ -505,6 +533,8 @@ def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zo
     filling gave it captured cells: it would find nothing (16 openings: the same median
     nodes, 8% less time).
 
+    tt: the transposition table (``TransTable``), read and written.
+
     stats int64[4]: nodes so far, node limit (-1 none), 1 if ``deadline`` (a
     time.perf_counter() value) is to be checked, 1 once a limit stopped the search (then
     every visit returns at once, unproven)."""
@@ -517,7 +547,7 @@ def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zo
         stats[3] = 1
     if stats[3]:
         return np.int64(1), np.int64(1), zero, zero
-    found, pn, dn, lo, hi, mlo, mhi = _tt_probe(h, tt_key, tt_pn, tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work)
+    found, pn, dn, lo, hi, mlo, mhi = _tt_probe(h, tt)
     if found and (pn == 0 or dn == 0):
         return pn, dn, lo, hi
     start = stats[0]
@@ -564,8 +594,7 @@ def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zo
         side = zobrist[0, 0]
         for i in range(count):
             m = moves[i]
-            _, cpn[i], cdn[i], clo[i], chi[i], _, _ = _tt_probe(hf ^ zobrist[mover, m] ^ side, tt_key, tt_pn,
-                                                                tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work)
+            _, cpn[i], cdn[i], clo[i], chi[i], _, _ = _tt_probe(hf ^ zobrist[mover, m] ^ side, tt)
             if cpn[i] == 0:  # a losing move already known
                 mlo &= clo[i]
                 mhi &= chi[i]
@@ -610,8 +639,7 @@ def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zo
             board[m] = mover
             cpn[best], cdn[best], clo[best], chi[best] = _mid(
                 board, opp, hf ^ zobrist[mover, m] ^ side, child_th_pn, child_th_dn, neighbours, ring_own, edges,
-                useless, zobrist, tt_key, tt_pn, tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi, tt_work, stats, deadline,
-                use_vc, templates, prune, ordering, widen, opp_quiet)
+                useless, zobrist, tt, stats, deadline, use_vc, templates, prune, ordering, widen, opp_quiet)
             board[m] = EMPTY
             if cpn[best] == 0:
                 mlo &= clo[best]
@@ -624,8 +652,7 @@ def _mid(board, mover, h, th_pn, th_dn, neighbours, ring_own, edges, useless, zo
         hi |= cap_hi
         mlo, mhi = zero, zero
     if proved or not stats[3]:
-        _tt_store(h, pn, dn, lo, hi, mlo, mhi, stats[0] - start, tt_key, tt_pn, tt_dn, tt_lo, tt_hi, tt_mlo, tt_mhi,
-                  tt_work)
+        _tt_store(h, pn, dn, lo, hi, mlo, mhi, stats[0] - start, tt)
     for i in range(nfill):
         board[filled[i]] = EMPTY
     return pn, dn, lo, hi
@@ -706,11 +733,7 @@ class HexSolver:
         rng = np.random.default_rng(20031)
         self._zobrist = rng.integers(1, 2**63, size=(4, self.cells), dtype=np.int64).astype(np.uint64)
         self._zobrist[0, 0] = np.uint64(rng.integers(1, 2**63))  # the side key (White to move)
-        entries = 2 * (1 << tt_log2)
-        # key, pn (-1: empty slot), dn, carrier lo, hi, mustplay lo, hi, subtree size
-        self._tt = (np.zeros(entries, np.uint64), np.full(entries, -1, np.int32), np.zeros(entries, np.int32),
-                    np.zeros(entries, np.uint64), np.zeros(entries, np.uint64), np.zeros(entries, np.uint64),
-                    np.zeros(entries, np.uint64), np.zeros(entries, np.int32))
+        self._tt = _new_table(1 << tt_log2)
 
     # ---- positions ----------------------------------------------------------
 
@@ -807,7 +830,7 @@ class HexSolver:
         """(pn, dn, carrier lo, hi) of the position: pn 0 won, dn 0 lost, else a limit
         stopped the search."""
         return _mid(board, mover, _hash(board, mover, self._zobrist), _INF, _INF, self._neighbours, self._ring_own,
-                    self._edges, self._useless, self._zobrist, *self._tt, stats, deadline, self.use_vc,
+                    self._edges, self._useless, self._zobrist, self._tt, stats, deadline, self.use_vc,
                     self._templates, self.prune, self.ordering, self.widen, False)
 
     def _reply(self, board, mover, m, stats, deadline):
@@ -843,7 +866,7 @@ class HexSolver:
         _fill_inferior(filled, self._neighbours, self._ring_own, self._useless, np.empty(self.cells, np.int64))
         key = _hash(filled, mover, self._zobrist) ^ self._zobrist[0, 0]
         for m in _root_order(filled, mover, self._neighbours, self._edges, self.ordering):
-            if _tt_probe(key ^ self._zobrist[mover, m], *self._tt)[2] == 0:
+            if _tt_probe(key ^ self._zobrist[mover, m], self._tt)[2] == 0:
                 return int(m)
         for m in _root_order(board, mover, self._neighbours, self._edges, self.ordering):
             m = int(m)

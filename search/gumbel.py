@@ -17,11 +17,16 @@ value (eq. 33 of the paper). mctx's implementation is the reference of the tests
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+
+from games.base import batch_size
+from search.mcts import MCTS, MCTSConfig, SearchResult, _expand_and_backup, new_tree, no_leaves, walk_kernels
 
 LOW_LOGIT = -1e9  # a floor under the root's scores, so that -inf logits still rank (as mctx)
 
@@ -39,6 +44,9 @@ class GumbelConfig:
     """c_visit of that transform."""
     gumbel_scale: float = 1.0
     """Scale of the root's Gumbel noise: 1 when training, 0 for deterministic play."""
+    mixed_value: bool = True
+    """Complete unvisited actions with the mixed value (the paper's eq. 33, mctx's default)
+    rather than the network's value of the node alone (its Theorem's v_pi)."""
 
     def __post_init__(self):
         if self.max_considered < 1:
@@ -49,6 +57,7 @@ class GumbelConfig:
                 raise ValueError(f"GumbelConfig.{name} must be a finite number >= 0, got {value!r}")
 
 
+@functools.lru_cache(maxsize=256)
 def considered_visits(max_considered: int, simulations: int) -> tuple[int, ...]:
     """Sequential Halving's schedule for ``max_considered`` root actions and ``simulations``
     simulations: entry ``k`` is the visit count that the action chosen at simulation ``k``
@@ -80,7 +89,7 @@ def considered_visit_table(max_considered: int, simulations: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def completed_q_row(q, visits, prior, raw_value, value_scale, maxvisit_init, out):
+def completed_q_row(q, visits, prior, raw_value, value_scale, maxvisit_init, out, mixed_value=True):
     """One node's transformed completed Q-values into ``out`` [A]: ``q`` [A] the edges'
     action values (read where visited), ``visits`` [A], ``prior`` [A] its policy
     (probabilities), ``raw_value`` the network's value of the node. Unvisited edges take
@@ -100,7 +109,7 @@ def completed_q_row(q, visits, prior, raw_value, value_scale, maxvisit_init, out
     for a in range(A):
         if visits[a] > 0:
             weighted_q += max(prior[a], 1.1754944e-38) * q[a] / weight
-    mixed = (raw_value + total * weighted_q) / (total + 1)
+    mixed = (raw_value + total * weighted_q) / (total + 1) if mixed_value else raw_value
     low, high = np.inf, -np.inf
     most = 0
     for a in range(A):
@@ -119,7 +128,7 @@ def completed_q(q: np.ndarray, visits: np.ndarray, prior: np.ndarray, raw_value:
     out = np.empty(q.shape, np.float64)
     for b in range(q.shape[0]):
         completed_q_row(np.asarray(q[b], np.float64), np.asarray(visits[b]), np.asarray(prior[b], np.float64),
-                        float(raw_value[b]), config.value_scale, config.maxvisit_init, out[b])
+                        float(raw_value[b]), config.value_scale, config.maxvisit_init, out[b], config.mixed_value)
     return out
 
 
@@ -156,24 +165,158 @@ def interior_choice(prior, completed, visits, legal) -> int:
     maximising ``pi'(a) - N(a) / (1 + sum_b N(b))``, where ``pi' = softmax(log prior +
     sigma(completed Q))`` is the node's improved policy: visits follow pi' as they grow.
     Ties go to the lowest action. ``prior`` [A] probabilities, ``completed`` [A] as
-    :func:`completed_q_row` gives them, ``visits`` [A], ``legal`` [A]."""
+    :func:`completed_q_row` gives them, ``visits`` [A], ``legal`` [A]. (pi' is computed
+    as prior * exp(sigma - max sigma), normalised: the same softmax, without logarithms.)"""
     A = prior.shape[0]
     top = -np.inf
-    for a in range(A):
-        if legal[a] and prior[a] > 0:
-            top = max(top, np.log(prior[a]) + completed[a])
-    norm = 0.0
     total = 0
     for a in range(A):
         total += visits[a]
+        if legal[a] and prior[a] > 0 and completed[a] > top:
+            top = completed[a]
+    norm = 0.0
+    for a in range(A):
         if legal[a] and prior[a] > 0:
-            norm += np.exp(np.log(prior[a]) + completed[a] - top)
+            norm += prior[a] * math.exp(completed[a] - top)
     best, best_score = -1, -np.inf
     for a in range(A):
-        if not legal[a]:
-            continue
-        p = np.exp(np.log(prior[a]) + completed[a] - top) / norm if prior[a] > 0 else 0.0
-        score = p - visits[a] / (1.0 + total)
-        if score > best_score:
-            best, best_score = a, score
+        if legal[a]:
+            p = prior[a] * math.exp(completed[a] - top) / norm if prior[a] > 0 else 0.0
+            score = p - visits[a] / (1.0 + total)
+            if score > best_score:
+                best, best_score = a, score
     return best
+
+
+# ----------------------------------------------------------------- the search
+
+
+class GumbelParams(NamedTuple):
+    """What the Gumbel rules read besides the tree."""
+
+    value_scale: float  # c_scale
+    maxvisit_init: float  # c_visit
+    mixed_value: bool
+    # Per tree: the root's Gumbel noise [A], its masked logits [A], the network's value of
+    # every node seen [N] (the mixed value's v-hat; a node with one visit reads its
+    # value_sum instead, as the walk that follows its creation comes before this row is
+    # written), and the visit count Sequential Halving considers at each simulation [S].
+    per_tree: np.ndarray  # float64[B, 2 A + N + S]
+    # Scratch rows the rules fill for one node at a time (the walk visits trees in turn):
+    # without them each step of a walk would allocate three arrays.
+    q: np.ndarray  # float64[A]: the node's edge values
+    visits: np.ndarray  # int64[A]: its edge visit counts
+    completed: np.ndarray  # float64[A]: its transformed completed Q-values
+
+
+@njit(cache=True)
+def _completed(tree, params, b, node):
+    """(completed and transformed Q [A], visits [A]) of ``node`` of tree ``b``, in the
+    scratch rows of ``params`` (valid until the next call)."""
+    A = tree.prior.shape[2]
+    q, visits, out = params.q, params.visits, params.completed
+    for a in range(A):
+        child = tree.children[b, node, a]
+        if child >= 0:
+            visits[a] = tree.visits[b, child]
+            q[a] = tree.reward[b, child] - tree.value_sum[b, child] / visits[a]
+        else:
+            visits[a], q[a] = 0, 0.0
+    raw = tree.value_sum[b, node] if tree.visits[b, node] == 1 else params.per_tree[b, 2 * A + node]
+    completed_q_row(q, visits, tree.prior[b, node], raw, params.value_scale, params.maxvisit_init, out,
+                    params.mixed_value)
+    return out, visits
+
+
+@njit(cache=True)
+def gumbel_root(tree, params, b, node, depth):
+    """The root's rule: among the legal actions with the visit count Sequential Halving
+    considers now, the one maximising ``g(a) + logits(a) + sigma(completed Q(a))``."""
+    A = tree.prior.shape[2]
+    completed, visits = _completed(tree, params, b, 0)
+    N = tree.visits.shape[1]
+    considered = params.per_tree[b, 2 * A + N + tree.visits[b, 0] - 1]  # simulation k: the root's visits - 1
+    best, best_score = -1, -np.inf
+    for a in range(A):
+        if tree.legal[b, 0, a] and visits[a] == considered:
+            score = max(LOW_LOGIT, params.per_tree[b, a] + params.per_tree[b, A + a] + completed[a])
+            if score > best_score:
+                best, best_score = a, score
+    return best
+
+
+@njit(cache=True)
+def gumbel_interior(tree, params, b, node, depth):
+    """The interior rule: :func:`interior_choice` on the node's completed Q-values. A node
+    visited once has no visited edge: its completed values are all equal (the transform
+    makes them 0), so the choice is its most probable legal action, found directly."""
+    if tree.visits[b, node] == 1:
+        best, best_p = -1, -1.0
+        for a in range(tree.prior.shape[2]):
+            if tree.legal[b, node, a] and tree.prior[b, node, a] > best_p:
+                best, best_p = a, tree.prior[b, node, a]
+        return best
+    completed, visits = _completed(tree, params, b, node)
+    return interior_choice(tree.prior[b, node], completed, visits, tree.legal[b, node])
+
+
+class GumbelMCTS:
+    """Gumbel AlphaZero's search over B trees (the paper's Algorithm 2 with its
+    deterministic interior selection, as mctx's ``gumbel_muzero_policy``): Gumbel-top-m
+    sampling at the root, Sequential Halving over the ``simulations`` budget, and the PUCT
+    search's tree, expansion and backup (``search.mcts``, with these two rules). The
+    result's ``policy`` is the improved policy softmax(logits + sigma(completed Q)), the
+    training target; its ``action`` is the Sequential Halving winner (among the most
+    visited root actions, the best score). No Dirichlet noise and no temperature: the
+    Gumbel noise explores (``GumbelConfig.gumbel_scale=0`` for deterministic play)."""
+
+    def __init__(self, game, config: MCTSConfig, gumbel: GumbelConfig = GumbelConfig()):
+        if config.noise_fraction:
+            config = replace(config, noise_fraction=0.0)  # the Gumbel noise explores instead
+        self.game, self.config, self.gumbel = game, config, gumbel
+        self._mcts = MCTS(game, config, root_rule=gumbel_root, interior_rule=gumbel_interior)
+
+    def search(self, state, evaluate, rng) -> SearchResult:
+        """One search from each of the B root states (none terminal), with one Generator."""
+        game, cfg, mcts = self.game, self.config, self._mcts
+        B, A, N = batch_size(state), game.num_actions, cfg.simulations + 1
+        if not isinstance(rng, np.random.Generator):
+            raise ValueError("GumbelMCTS.search: rng must be one numpy Generator")
+        if np.asarray(game.terminal(state)).any():
+            raise ValueError("GumbelMCTS.search: a root state is terminal; there is no move to search for")
+        tree = new_tree(B, N, A)
+        store = type(state)(*(np.empty((B * N,) + np.shape(f)[1:], np.asarray(f).dtype) for f in state))
+        for f, r in zip(store, state):
+            f[np.arange(B) * N] = r
+        evaluations = mcts._init_roots(tree, state, evaluate, rng, None)
+        legal = tree.legal[:, 0].copy()
+        logits = masked_logits(tree.prior[:, 0], legal)
+        gumbel = self.gumbel.gumbel_scale * rng.gumbel(size=(B, A))
+        considered = np.minimum(self.gumbel.max_considered, legal.sum(axis=1))  # [B]
+        per_tree = np.zeros((B, 2 * A + N + cfg.simulations))
+        per_tree[:, :A], per_tree[:, A:2 * A] = gumbel, logits
+        per_tree[:, 2 * A] = tree.value_sum[:, 0]  # the root's value by the evaluator
+        per_tree[:, 2 * A + N:] = considered_visit_table(self.gumbel.max_considered, cfg.simulations)[considered]
+        params = GumbelParams(float(self.gumbel.value_scale), float(self.gumbel.maxvisit_init),
+                              bool(self.gumbel.mixed_value), per_tree, np.zeros(A), np.zeros(A, np.int64), np.zeros(A))
+        select, backup_select = walk_kernels(gumbel_root, gumbel_interior)
+        none = no_leaves(A)
+        grow = select(tree, params)
+        for k in range(cfg.simulations):
+            new = mcts._new_leaves(store, grow, evaluate, none)
+            evaluations += len(new.values)
+            before = tree.count.copy()
+            if k + 1 < cfg.simulations:
+                grow = backup_select(tree, new, params)
+            else:
+                _expand_and_backup(tree, new)
+            grew = np.flatnonzero(tree.count > before)  # their first backup is their evaluation
+            per_tree[grew, 2 * A + before[grew]] = tree.value_sum[grew, before[grew]]
+        root_children = tree.children[:, 0].astype(np.int64)
+        visits = np.where(root_children >= 0,
+                          np.take_along_axis(tree.visits, np.maximum(root_children, 0), axis=1), 0).astype(np.int32)
+        completed = np.stack([_completed(tree, params, b, 0)[0].copy() for b in range(B)])
+        action = root_scores(gumbel, logits, completed, visits, visits.max(axis=1), legal).argmax(axis=1)
+        policy = improved_policy(logits, completed, legal)
+        root_value = (tree.value_sum[:, 0] / tree.visits[:, 0]).astype(np.float32)
+        return SearchResult(visits, policy, action.astype(np.int64), root_value, evaluations)

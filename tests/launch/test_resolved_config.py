@@ -5,6 +5,8 @@ stepping games, the papers' batch and replay ratio kept."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from launch.config import ConfigError, resolve, resolved, validate
@@ -49,3 +51,17 @@ def test_the_node_preset_sizes_a_gpu_node_from_its_resources():
 def test_an_impossible_count_is_refused():
     with pytest.raises(ConfigError, match="batches_per_request must be >= 1"):
         resolve("connect4", overrides=["batches_per_request=0"])
+
+
+def test_the_search_is_chosen_by_name_with_gumbel_parameters_nested():
+    from launch.config import TrainConfig
+
+    config = resolve("connect4", overrides=["search=gumbel", "gumbel.max_considered=4"], algo="alphazero")
+    assert (config.search, config.gumbel.max_considered) == ("gumbel", 4)
+    assert TrainConfig.from_dict(json.loads(config.to_json())) == config  # config.json round trip
+    with pytest.raises(ConfigError, match="search must be puct or gumbel"):
+        resolve("connect4", overrides=["search=mcts"], algo="alphazero")
+    with pytest.raises(ConfigError, match="search=gumbel is a search for AlphaZero and AZAL"):
+        resolve("connect4", overrides=["search=gumbel"])
+    with pytest.raises(ConfigError, match="max_considered must be >= 1"):
+        resolve("connect4", overrides=["gumbel.max_considered=0"], algo="alphazero")

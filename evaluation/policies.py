@@ -21,12 +21,13 @@ import numpy as np
 
 from evaluation.exact import greedy_q
 from games import Game
+from search.gumbel import GumbelConfig, GumbelMCTS
 from search.mcts import MCTS, MCTSConfig
 from search.minimax import minimax_actions
 
 # The evaluation policies by name; "auto" is greedy for a value network, the policy
 # head's argmax for a policy-value one.
-POLICIES = ("auto", "greedy", "policy-head", "mcts", "minimax")
+POLICIES = ("auto", "greedy", "policy-head", "mcts", "gumbel", "minimax")
 
 Choose = Callable[[object], np.ndarray]  # state batch B -> int64[B]
 Value = Callable[[object], np.ndarray]  # state batch B -> float32[B]
@@ -63,6 +64,14 @@ def mcts_policy(game: Game, evaluate, *, simulations: int = 64, c_puct: float = 
     mcts = MCTS(game, MCTSConfig(simulations=simulations, c_puct=c_puct, noise_fraction=0.0, temperature=0.0))
     rng = np.random.default_rng(seed)
     return lambda states: np.asarray(mcts.search(states, evaluate, rng).action, np.int64)
+
+
+def gumbel_policy(game: Game, evaluate, *, simulations: int = 64, seed: int = 0) -> Choose:
+    """Gumbel AlphaZero's search (``search.gumbel``) without Gumbel noise (the paper's
+    setting for evaluation), playing its Sequential Halving winner."""
+    search = GumbelMCTS(game, MCTSConfig(simulations=simulations), GumbelConfig(gumbel_scale=0.0))
+    rng = np.random.default_rng(seed)
+    return lambda states: np.asarray(search.search(states, evaluate, rng).action, np.int64)
 
 
 def cross_evaluator(value_model, prior_model):
@@ -107,6 +116,8 @@ class PolicySpec(NamedTuple):
         if self.policy == "mcts":
             evaluate = model.evaluate if prior is None else cross_evaluator(model, prior)
             return mcts_policy(game, evaluate, simulations=self.simulations, seed=self.seed)
+        if self.policy == "gumbel":
+            return gumbel_policy(game, model.evaluate, simulations=self.simulations, seed=self.seed)
         if self.policy == "minimax":
             return minimax_policy(game, model.value_obs, depth=self.depth, gamma=self.gamma, seed=self.seed)
         raise ValueError(f"PolicySpec: unknown policy {self.policy!r}; known: {', '.join(POLICIES[1:])}")

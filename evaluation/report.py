@@ -196,7 +196,7 @@ def inference_evaluations(config: dict) -> float | None:
         return float(games.make(config["game"], **(config.get("game_params") or {})).num_actions)
     if policy == "policy-head":
         return 1.0
-    if policy == "mcts":
+    if policy in ("mcts", "gumbel"):
         return float(config.get("eval_simulations", 0))
     return None
 
@@ -476,8 +476,9 @@ def _draw_inference(exp: Experiment, out_dir: Path, plt) -> Path:
             if seeds > 1:
                 half = np.array([h for _, h in stats])
                 ax.fill_between(budgets, mean - half, mean + half, color=colours[arm], alpha=0.2)
-        ax.set_xlabel("MCTS simulations" if curve["policy"] == "mcts" else "minimax depth", fontsize=8)
-        if curve["policy"] == "mcts":
+        searches = {"mcts": "MCTS simulations", "gumbel": "Gumbel search simulations"}
+        ax.set_xlabel(searches.get(curve["policy"], "minimax depth"), fontsize=8)
+        if curve["policy"] in searches:
             ax.set_xscale("log", base=2)
         ticks = sorted({b for by_budget in curve["arms"].values() for b in by_budget})
         ax.set_xticks(ticks, [str(b) for b in ticks])
@@ -553,7 +554,7 @@ def _group_summary(exp: Experiment, group: str) -> list[str]:
         if in_group != group:
             continue
         budgets = sorted({b for by_budget in curve["arms"].values() for b in by_budget})
-        what = "simulations" if curve["policy"] == "mcts" else "depth"
+        what = "simulations" if curve["policy"] in ("mcts", "gumbel") else "depth"
         lines += [f"### Inference: {entry} ({curve['metric'].removeprefix('eval/')} against {curve['policy']} "
                   f"{what}; mean ± 95% CI over seeds)", "",
                   f"| values (seeds) | " + " | ".join(f"{what} {b}" for b in budgets) + " |",

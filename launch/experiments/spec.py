@@ -81,7 +81,7 @@ TOP_KEYS = {"name": str, "description": str, "game": str, "preset": str, "game_p
 MATCH_KEYS = {"arm": str, "opponent": str, "suite": str, "policy": str, "max_openings": int, "simulations": int}
 INFERENCE_KEYS = {"name": str, "policy": str, "budgets": list, "arms": list, "prior": str, "suite": str,
                   "max_openings": int}
-INFERENCE_POLICIES = {"mcts": "simulations", "minimax": "depth"}  # the policy -> what its budget is
+INFERENCE_POLICIES = {"mcts": "simulations", "gumbel": "simulations", "minimax": "depth"}  # policy -> its budget
 ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict}
 INSTANCE_KEYS = {"name": str, "group": str, "params": dict}
 SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "eval_every": int, "eval_play_every": int,

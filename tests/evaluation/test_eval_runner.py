@@ -169,6 +169,13 @@ def test_policy_adapters_on_exact_values():
     few = games.take(labels.states, np.arange(5))
     actions = mcts(few)
     assert game.legal(few)[np.arange(5), actions].all() and model.evaluations > before
+    # Gumbel's search without noise, on exact values and a uniform prior: with a visit for
+    # every legal move (12 at most, 32 simulations), Sequential Halving keeps an optimal one.
+    exact_state = lambda states: (np.zeros((len(game.encode(states)), game.num_actions), np.float32),
+                                  value_obs(game.encode(states)))
+    gumbel = P.gumbel_policy(game, exact_state, simulations=32)
+    assert state_metrics(labels, choose=gumbel)["policy_regret"] == 0.0
+    assert P.PolicySpec("gumbel", simulations=8).build(game, model)(few).shape == (5,)
 
 
 def test_report(tmp_path, capsys):

@@ -39,8 +39,8 @@ def gtp_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--game", choices=GAMES, help="fail unless the checkpoint is of this game")
     parser.add_argument("--policy", default="auto", choices=POLICIES,
                         help="auto (greedy for a value network, the policy head for AlphaZero), greedy, "
-                             "policy-head, mcts or minimax")
-    parser.add_argument("--simulations", type=int, default=64, help="MCTS simulations per move")
+                             "policy-head, mcts, gumbel (Gumbel AlphaZero's search, no noise) or minimax")
+    parser.add_argument("--simulations", type=int, default=64, help="simulations per move of mcts or gumbel")
     parser.add_argument("--depth", type=int, default=2, help="minimax depth")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: an engine beside another)")

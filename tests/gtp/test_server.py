@@ -173,3 +173,16 @@ def test_the_gtp_command_names_a_bad_checkpoint(checkpoint_of, tmp_path, capsys)
     assert "GTP engines play go, othello, connect4, hex" in capsys.readouterr().err
     assert main(["gtp", "--checkpoint", str(checkpoint_of("go")), "--game", "othello"]) == 2
     assert "pass --game go" in capsys.readouterr().err
+
+
+def test_the_checkpoint_server_plays_with_the_gumbel_search(checkpoint_of):
+    """``launch gtp --policy gumbel``: Gumbel AlphaZero's search (issue 40) picks the moves;
+    on a value network its prior is uniform and its values the network's."""
+    from launch.gtp_serve import checkpoint_server
+
+    server = checkpoint_server(checkpoint_of("connect4"), policy="gumbel", simulations=8)
+    assert "gumbel" in server.handle("version")
+    moves = [server.handle("genmove b").strip(), server.handle("genmove w").strip()]
+    assert all(m.startswith("= ") and len(m) > 2 for m in moves), moves
+    assert server.handle("play b z9").startswith("? ")  # bad input: an error answer
+    assert len(server.moves) == 2  # both moves were played on the server's board

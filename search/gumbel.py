@@ -25,8 +25,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from games.base import batch_size
-from search.mcts import MCTS, MCTSConfig, SearchResult, _expand_and_backup, new_tree, no_leaves, walk_kernels
+from search.mcts import MCTS, MCTSConfig, SearchResult, root_edge_visits
 
 LOW_LOGIT = -1e9  # a floor under the root's scores, so that -inf logits still rank (as mctx)
 
@@ -197,11 +196,9 @@ class GumbelParams(NamedTuple):
     value_scale: float  # c_scale
     maxvisit_init: float  # c_visit
     mixed_value: bool
-    # Per tree: the root's Gumbel noise [A], its masked logits [A], the network's value of
-    # every node seen [N] (the mixed value's v-hat; a node with one visit reads its
-    # value_sum instead, as the walk that follows its creation comes before this row is
-    # written), and the visit count Sequential Halving considers at each simulation [S].
-    per_tree: np.ndarray  # float64[B, 2 A + N + S]
+    # Per tree: the root's Gumbel noise [A], its masked logits [A], and the visit count
+    # Sequential Halving considers at each simulation [S].
+    per_tree: np.ndarray  # float64[B, 2 A + S]
     # Scratch rows the rules fill for one node at a time (the walk visits trees in turn):
     # without them each step of a walk would allocate three arrays.
     q: np.ndarray  # float64[A]: the node's edge values
@@ -222,9 +219,8 @@ def _completed(tree, params, b, node):
             q[a] = tree.reward[b, child] - tree.value_sum[b, child] / visits[a]
         else:
             visits[a], q[a] = 0, 0.0
-    raw = tree.value_sum[b, node] if tree.visits[b, node] == 1 else params.per_tree[b, 2 * A + node]
-    completed_q_row(q, visits, tree.prior[b, node], raw, params.value_scale, params.maxvisit_init, out,
-                    params.mixed_value)
+    completed_q_row(q, visits, tree.prior[b, node], tree.raw_value[b, node], params.value_scale,
+                    params.maxvisit_init, out, params.mixed_value)
     return out, visits
 
 
@@ -234,8 +230,7 @@ def gumbel_root(tree, params, b, node, depth):
     considers now, the one maximising ``g(a) + logits(a) + sigma(completed Q(a))``."""
     A = tree.prior.shape[2]
     completed, visits = _completed(tree, params, b, 0)
-    N = tree.visits.shape[1]
-    considered = params.per_tree[b, 2 * A + N + tree.visits[b, 0] - 1]  # simulation k: the root's visits - 1
+    considered = params.per_tree[b, 2 * A + tree.visits[b, 0] - 1]  # simulation k: the root's visits - 1
     best, best_score = -1, -np.inf
     for a in range(A):
         if tree.legal[b, 0, a] and visits[a] == considered:
@@ -278,43 +273,21 @@ class GumbelMCTS:
 
     def search(self, state, evaluate, rng) -> SearchResult:
         """One search from each of the B root states (none terminal), with one Generator."""
-        game, cfg, mcts = self.game, self.config, self._mcts
-        B, A, N = batch_size(state), game.num_actions, cfg.simulations + 1
         if not isinstance(rng, np.random.Generator):
             raise ValueError("GumbelMCTS.search: rng must be one numpy Generator")
-        if np.asarray(game.terminal(state)).any():
-            raise ValueError("GumbelMCTS.search: a root state is terminal; there is no move to search for")
-        tree = new_tree(B, N, A)
-        store = type(state)(*(np.empty((B * N,) + np.shape(f)[1:], np.asarray(f).dtype) for f in state))
-        for f, r in zip(store, state):
-            f[np.arange(B) * N] = r
-        evaluations = mcts._init_roots(tree, state, evaluate, rng, None)
+        mcts, A, simulations = self._mcts, self.game.num_actions, self.config.simulations
+        tree, store, evaluations = mcts._planted(state, evaluate, rng, None)
+        B = tree.count.shape[0]
         legal = tree.legal[:, 0].copy()
         logits = masked_logits(tree.prior[:, 0], legal)
         gumbel = self.gumbel.gumbel_scale * rng.gumbel(size=(B, A))
         considered = np.minimum(self.gumbel.max_considered, legal.sum(axis=1))  # [B]
-        per_tree = np.zeros((B, 2 * A + N + cfg.simulations))
-        per_tree[:, :A], per_tree[:, A:2 * A] = gumbel, logits
-        per_tree[:, 2 * A] = tree.value_sum[:, 0]  # the root's value by the evaluator
-        per_tree[:, 2 * A + N:] = considered_visit_table(self.gumbel.max_considered, cfg.simulations)[considered]
+        schedule = considered_visit_table(self.gumbel.max_considered, simulations)[considered]  # [B, S]
         params = GumbelParams(float(self.gumbel.value_scale), float(self.gumbel.maxvisit_init),
-                              bool(self.gumbel.mixed_value), per_tree, np.zeros(A), np.zeros(A, np.int64), np.zeros(A))
-        select, backup_select = walk_kernels(gumbel_root, gumbel_interior)
-        none = no_leaves(A)
-        grow = select(tree, params)
-        for k in range(cfg.simulations):
-            new = mcts._new_leaves(store, grow, evaluate, none)
-            evaluations += len(new.values)
-            before = tree.count.copy()
-            if k + 1 < cfg.simulations:
-                grow = backup_select(tree, new, params)
-            else:
-                _expand_and_backup(tree, new)
-            grew = np.flatnonzero(tree.count > before)  # their first backup is their evaluation
-            per_tree[grew, 2 * A + before[grew]] = tree.value_sum[grew, before[grew]]
-        root_children = tree.children[:, 0].astype(np.int64)
-        visits = np.where(root_children >= 0,
-                          np.take_along_axis(tree.visits, np.maximum(root_children, 0), axis=1), 0).astype(np.int32)
+                              bool(self.gumbel.mixed_value), np.concatenate([gumbel, logits, schedule], axis=1),
+                              np.zeros(A), np.zeros(A, np.int64), np.zeros(A))
+        evaluations += mcts._simulate(tree, store, evaluate, params)
+        visits = root_edge_visits(tree)
         completed = np.stack([_completed(tree, params, b, 0)[0].copy() for b in range(B)])
         action = root_scores(gumbel, logits, completed, visits, visits.max(axis=1), legal).argmax(axis=1)
         policy = improved_policy(logits, completed, legal)

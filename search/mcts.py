@@ -138,6 +138,7 @@ class Tree(NamedTuple):
     legal: np.ndarray  # bool[B, N, A]: the legal actions of each node (none at a terminal node)
     visits: np.ndarray  # int32[B, N]: N(s), the visit that expanded the node included
     value_sum: np.ndarray  # float64[B, N]: sum of the values backed up, for the player to move at the node
+    raw_value: np.ndarray  # float32[B, N]: the evaluator's value of the node when it was added (0 if terminal)
     reward: np.ndarray  # float32[B, N]: reward of the move into the node, for the player who made it
     terminal: np.ndarray  # bool[B, N]: the game is over at the node
     parent_of: np.ndarray  # int32[B, N]: each node's parent, -1 at the root and in unused slots
@@ -154,7 +155,8 @@ def new_tree(batch: int, nodes: int, actions: int) -> Tree:
     B, N, A = batch, nodes, actions
     return Tree(children=np.full((B, N, A), -1, np.int32), prior=np.zeros((B, N, A), np.float32),
                 legal=np.zeros((B, N, A), np.bool_), visits=np.zeros((B, N), np.int32),
-                value_sum=np.zeros((B, N), np.float64), reward=np.zeros((B, N), np.float32),
+                value_sum=np.zeros((B, N), np.float64), raw_value=np.zeros((B, N), np.float32),
+                reward=np.zeros((B, N), np.float32),
                 terminal=np.zeros((B, N), np.bool_), parent_of=np.full((B, N), -1, np.int32),
                 count=np.ones(B, np.int64), walk_parent=np.zeros(B, np.int64), walk_action=np.zeros(B, np.int64),
                 walk_leaf=np.zeros(B, np.int64))
@@ -283,6 +285,7 @@ def _expand_and_backup(tree, new):
     # in an inlined helper, the kernel takes ~15% longer.
     children, prior, legal, visits, value_sum = tree.children, tree.prior, tree.legal, tree.visits, tree.value_sum
     reward, terminal, parent_of, count = tree.reward, tree.terminal, tree.parent_of, tree.count
+    raw_value = tree.raw_value
     parent, action, leaf = tree.walk_parent, tree.walk_action, tree.walk_leaf
     new_legal, new_reward, new_done, logits, values = new.legal, new.reward, new.done, new.logits, new.values
     A = prior.shape[2]
@@ -314,6 +317,7 @@ def _expand_and_backup(tree, new):
                 for a in range(A):
                     prior[b, node, a] /= total
                 v = values[j]
+                raw_value[b, node] = v
                 j += 1
             k += 1
         while node >= 0:
@@ -321,6 +325,13 @@ def _expand_and_backup(tree, new):
             value_sum[b, node] += v
             v = reward[b, node] - v  # for the player to move at the parent
             node = parent_of[b, node]
+
+
+def root_edge_visits(tree: Tree) -> np.ndarray:
+    """int32[B, A]: the visit count of each root edge's child node (0 where unexpanded)."""
+    root_children = tree.children[:, 0].astype(np.int64)  # [B, A]
+    return np.where(root_children >= 0, np.take_along_axis(tree.visits, np.maximum(root_children, 0), axis=1),
+                    0).astype(np.int32)
 
 
 def _masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -371,12 +382,7 @@ class MCTS:
 
         ``rng`` is a ``np.random.Generator`` or a sequence of B of them, one per tree
         (see the module docstring)."""
-        game, cfg = self.game, self.config
-        B, A, N = batch_size(state), game.num_actions, cfg.simulations + 1
-        over = np.asarray(game.terminal(state))
-        if over.any():
-            raise ValueError(f"MCTS.search: root state {int(np.flatnonzero(over)[0])} (of {B}) is terminal; "
-                             f"there is no move to search for")
+        B = batch_size(state)
         tree_rngs = None
         if not isinstance(rng, np.random.Generator):
             tree_rngs = list(rng)
@@ -384,24 +390,41 @@ class MCTS:
                 raise ValueError(f"MCTS.search: rng must be a numpy Generator or a sequence of {B} "
                                  f"Generators (one per tree), got {len(tree_rngs)} items")
 
+        tree, store, evaluations = self._planted(state, evaluate, rng, tree_rngs)
+        evaluations += self._simulate(tree, store, evaluate, puct_params(self.config))
+        return self._result(tree, evaluations, rng, tree_rngs)
+
+    def _planted(self, state, evaluate: Evaluator, rng, tree_rngs) -> tuple[Tree, object, int]:
+        """(B trees holding only their evaluated roots, the store of the nodes' game states
+        with the roots in it, the states evaluated). No root may be terminal."""
+        B, A, N = batch_size(state), self.game.num_actions, self.config.simulations + 1
+        over = np.asarray(self.game.terminal(state))
+        if over.any():
+            raise ValueError(f"MCTS.search: root state {int(np.flatnonzero(over)[0])} (of {B}) is terminal; "
+                             f"there is no move to search for")
         tree = new_tree(B, N, A)
         # the game states of the nodes: node n of tree b at row b * N + n
         store = type(state)(*(np.empty((B * N,) + np.shape(f)[1:], np.asarray(f).dtype) for f in state))
         roots = np.arange(B) * N  # [B] store row of each root
         for f, r in zip(store, state):
             f[roots] = r
-        evaluations = self._init_roots(tree, state, evaluate, rng, tree_rngs)
+        return tree, store, self._init_roots(tree, state, evaluate, rng, tree_rngs)
+
+    def _simulate(self, tree: Tree, store, evaluate: Evaluator, params) -> int:
+        """The config's simulations in every tree, walking by this search's rules (which
+        read ``params``); returns the states evaluated."""
+        simulations, evaluations = self.config.simulations, 0
         select, backup_select = walk_kernels(self.root_rule or puct, self.interior_rule or puct)
-        params, none = puct_params(cfg), no_leaves(A)
+        none = no_leaves(self.game.num_actions)
         grow = select(tree, params)
-        for i in range(cfg.simulations):
+        for i in range(simulations):
             new = self._new_leaves(store, grow, evaluate, none)
             evaluations += len(new.values)
-            if i + 1 < cfg.simulations:
+            if i + 1 < simulations:
                 grow = backup_select(tree, new, params)
             else:
                 _expand_and_backup(tree, new)
-        return self._result(tree, evaluations, rng, tree_rngs)
+        return evaluations
 
     def _init_roots(self, tree: Tree, state, evaluate: Evaluator, rng, tree_rngs) -> int:
         """The roots: one evaluator call, noise on their priors, their first visit.
@@ -416,7 +439,7 @@ class MCTS:
             noise = gammas / np.maximum(gammas.sum(axis=1, keepdims=True), np.finfo(np.float64).tiny)
             root_prior = ((1 - cfg.noise_fraction) * root_prior + cfg.noise_fraction * noise).astype(np.float32)
         tree.prior[:, 0], tree.legal[:, 0] = root_prior, root_legal
-        tree.visits[:, 0], tree.value_sum[:, 0] = 1, values
+        tree.visits[:, 0], tree.value_sum[:, 0], tree.raw_value[:, 0] = 1, values, values
         return B
 
     def _new_leaves(self, store, grow: tuple, evaluate: Evaluator, none: Leaves) -> Leaves:
@@ -444,11 +467,7 @@ class MCTS:
     def _result(self, tree: Tree, evaluations: int, rng, tree_rngs) -> SearchResult:
         """The root's visit counts and the move drawn from them."""
         cfg, B = self.config, tree.count.shape[0]
-        # Root children's visits: the visit count of each root edge's child node.
-        root_children = tree.children[:, 0].astype(np.int64)  # [B, A]
-        root_visits = np.where(root_children >= 0,
-                               np.take_along_axis(tree.visits, np.maximum(root_children, 0), axis=1),
-                               0).astype(np.int32)
+        root_visits = root_edge_visits(tree)
         policy = (root_visits / root_visits.sum(axis=1, keepdims=True)).astype(np.float32)
         uniform = self._draw(tree_rngs, rng, B, lambda g, n: g.random(n))
         if cfg.temperature == 0:

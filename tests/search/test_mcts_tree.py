@@ -54,7 +54,7 @@ def lowest_then_highest(tree, params, b, node, depth):
 def test_new_tree_has_the_documented_shapes_and_an_unvisited_root():
     tree = new_tree(3, 5, 4)
     shapes = {"children": (3, 5, 4), "prior": (3, 5, 4), "legal": (3, 5, 4), "visits": (3, 5),
-              "value_sum": (3, 5), "reward": (3, 5), "terminal": (3, 5), "parent_of": (3, 5), "count": (3,),
+              "value_sum": (3, 5), "raw_value": (3, 5), "reward": (3, 5), "terminal": (3, 5), "parent_of": (3, 5), "count": (3,),
               "walk_parent": (3,), "walk_action": (3,), "walk_leaf": (3,)}
     assert set(Tree._fields) == set(shapes)
     for name, shape in shapes.items():
@@ -83,6 +83,7 @@ def test_kernels_on_a_tree_followed_by_hand():
     assert tree.count[0] == 2 and tree.children[0, 0].tolist() == [-1, 1] and tree.parent_of[0, 1] == 0
     np.testing.assert_allclose(tree.prior[0, 1], [0.25, 0.75], rtol=1e-6)
     assert tree.visits[0, :2].tolist() == [2, 1] and tree.value_sum[0, :2].tolist() == [-0.5, 0.5]
+    assert tree.raw_value[0, 1] == 0.5  # the evaluator's value of the new node, kept
     assert (tree.walk_parent[0], tree.walk_action[0], tree.walk_leaf[0]) == (1, 1, -1)
     assert src.tolist() == [1] and dst.tolist() == [2] and action.tolist() == [1]
     # The new node ends the game, won by the player who moved into it (node 1's mover):
@@ -93,6 +94,7 @@ def test_kernels_on_a_tree_followed_by_hand():
     assert tree.terminal[0, 2] and not tree.legal[0, 2].any() and tree.reward[0, 2] == 1
     assert tree.visits[0, :3].tolist() == [3, 2, 1]
     assert tree.value_sum[0, :3].tolist() == [-1.5, 1.5, 0.0]
+    assert tree.raw_value[0, 1:3].tolist() == [0.5, 0.0]  # a terminal node has no evaluation
     # Simulation 4: action 0: 3 * sqrt(3) * 0.25 = 1.299, action 1: -0.75 + 1.299 * 1
     # = 0.549; the root's action 0, unexpanded.
     src, dst, action = _select_puct(tree, params)

@@ -5,16 +5,10 @@ run at once."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
-
 import pytest
 
 from launch.placement import LEARNER_GPU_SHARE, UNITS_PER_GPU, gpu_shares, role_options, run_options
+from own_ray import run_own_ray
 
 
 def test_whole_gpus_where_the_cluster_has_one_for_each():
@@ -77,15 +71,7 @@ def test_more_servers_than_ray_can_split_a_gpu_among_are_refused():
 
 
 def test_a_learner_and_two_servers_run_at_once_on_one_gpu_of_a_real_ray():
-    script = Path(__file__).with_name("gpu_share_cluster.py")
-    # A short temp dir: Ray's socket paths must stay under 108 bytes (pytest's tmp_path is too deep).
-    with tempfile.TemporaryDirectory(prefix="rayg-", dir="/tmp", ignore_cleanup_errors=True) as tmp:
-        env = {**os.environ, "RAY_TMPDIR": tmp, "RAY_AUTH_MODE": "disabled"}
-        env.pop("SELFPLAY_PLACEMENT_RESOURCES", None)
-        env.pop("RAY_ADDRESS", None)  # the Ray of the script, not one this process may know
-        done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_own_ray("gpu_share_cluster.py", timeout=180)
     assert result["shares"] == [0.5, 0.25]
     # All three placed and answering at once, each with its share of the one GPU.
     assert result["held"] == [0.5, 0.25, 0.25]

@@ -4,16 +4,10 @@ Ray), where each role's actor must land on the node declaring its resource."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
-
 import pytest
 
 from launch.placement import MARKER, ROLES, offered_resources, role_options, run_options
+from own_ray import run_own_ray
 
 ALL = {"actor", "learner", "replay"}
 
@@ -89,15 +83,7 @@ def test_offered_resources_reads_nodes_and_environment():
 
 
 def test_roles_land_on_their_nodes_of_a_real_cluster():
-    script = Path(__file__).with_name("placement_cluster.py")
-    # A short temp dir: Ray's socket paths must stay under 108 bytes (pytest's tmp_path is too deep).
-    with tempfile.TemporaryDirectory(prefix="rayp-", dir="/tmp", ignore_cleanup_errors=True) as tmp:
-        env = {**os.environ, "RAY_TMPDIR": tmp, "RAY_AUTH_MODE": "disabled"}
-        env.pop("SELFPLAY_PLACEMENT_RESOURCES", None)
-        env.pop("RAY_ADDRESS", None)  # the cluster of the script, not one this process may know
-        done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_own_ray("placement_cluster.py", timeout=240)
     assert result["offered"] == ["actor", "learner", "replay"]
     assert result["landed"] == {"actor": "actor", "replay": "head", "learner": "learner", "oracle": "actor"}
     # The actor node's one CPU taken, a self-play actor waits rather than use the head's.

@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # page or folder of wheels, such as a local mirror.
 TORCH_CPU_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 
-.PHONY: setup system-deps lock run test bench clean
+.PHONY: setup system-deps lock run test bench docs docs-serve clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -42,5 +42,14 @@ test: system-deps $(STAMP)
 bench: $(STAMP)
 	$(PY) -m benchmarks.games_speed
 
+# The docs site (MkDocs Material, docs/ and mkdocs.yml) into site/, strict: a broken link fails.
+# docs/reference/config.md is generated: `$(PY) -m launch.config_doc` rewrites it.
+docs: $(STAMP)
+	$(PY) -m launch.config_doc
+	$(PY) -m mkdocs build --strict --site-dir site
+
+docs-serve: $(STAMP)
+	$(PY) -m mkdocs serve -a 127.0.0.1:8000
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info

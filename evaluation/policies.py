@@ -24,6 +24,7 @@ from games import Game
 from search.gumbel import GumbelConfig, GumbelMCTS
 from search.mcts import MCTS, MCTSConfig
 from search.minimax import minimax_actions
+from search.reuse import TreeReuse
 
 # The evaluation policies by name; "auto" is greedy for a value network, the policy
 # head's argmax for a policy-value one.
@@ -58,20 +59,36 @@ def policy_head_policy(game: Game, model) -> Choose:
     return choose
 
 
-def mcts_policy(game: Game, evaluate, *, simulations: int = 64, c_puct: float = 3.0, seed: int = 0) -> Choose:
+def _search_policy(search, evaluate, seed: int, reuse: bool) -> Choose:
+    """``choose`` playing ``search``'s move; with ``reuse`` each search starts from the
+    subtree the previous moves' searches kept of its position (``search.reuse``), and the
+    ``TreeReuse`` is ``choose.reuse`` (None without)."""
+    rng = np.random.default_rng(seed)
+    trees = TreeReuse() if reuse else None
+
+    def choose(states):
+        return np.asarray(search.search(states, evaluate, rng, reuse=trees).action, np.int64)
+
+    choose.reuse = trees
+    return choose
+
+
+def mcts_policy(game: Game, evaluate, *, simulations: int = 64, c_puct: float = 3.0, seed: int = 0,
+                reuse: bool = False) -> Choose:
     """``search.mcts.MCTS`` without root noise, playing the most visited move;
-    ``evaluate(states) -> (logits, values)`` is e.g. ``NetworkModel.evaluate``."""
+    ``evaluate(states) -> (logits, values)`` is e.g. ``NetworkModel.evaluate``. ``reuse``:
+    tree reuse between moves (``search.reuse``); off by default, so that the move is a
+    function of the position alone and a suite's results do not depend on its batching."""
     mcts = MCTS(game, MCTSConfig(simulations=simulations, c_puct=c_puct, noise_fraction=0.0, temperature=0.0))
-    rng = np.random.default_rng(seed)
-    return lambda states: np.asarray(mcts.search(states, evaluate, rng).action, np.int64)
+    return _search_policy(mcts, evaluate, seed, reuse)
 
 
-def gumbel_policy(game: Game, evaluate, *, simulations: int = 64, seed: int = 0) -> Choose:
+def gumbel_policy(game: Game, evaluate, *, simulations: int = 64, seed: int = 0, reuse: bool = False) -> Choose:
     """Gumbel AlphaZero's search (``search.gumbel``) without Gumbel noise (the paper's
-    setting for evaluation), playing its Sequential Halving winner."""
+    setting for evaluation), playing its Sequential Halving winner; ``reuse`` as
+    :func:`mcts_policy`'s."""
     search = GumbelMCTS(game, MCTSConfig(simulations=simulations), GumbelConfig(gumbel_scale=0.0))
-    rng = np.random.default_rng(seed)
-    return lambda states: np.asarray(search.search(states, evaluate, rng).action, np.int64)
+    return _search_policy(search, evaluate, seed, reuse)
 
 
 def cross_evaluator(value_model, prior_model):
@@ -103,6 +120,7 @@ class PolicySpec(NamedTuple):
     simulations: int = 64
     depth: int = 2
     seed: int = 0
+    reuse: bool = False  # tree reuse between moves for mcts and gumbel (search.reuse); off: reproducible suites
 
     def build(self, game: Game, model, prior=None) -> Choose:
         """The policy on ``model`` (an ``evaluation.network.NetworkModel``); ``prior``, a
@@ -115,9 +133,10 @@ class PolicySpec(NamedTuple):
             return policy_head_policy(game, model)
         if self.policy == "mcts":
             evaluate = model.evaluate if prior is None else cross_evaluator(model, prior)
-            return mcts_policy(game, evaluate, simulations=self.simulations, seed=self.seed)
+            return mcts_policy(game, evaluate, simulations=self.simulations, seed=self.seed, reuse=self.reuse)
         if self.policy == "gumbel":
-            return gumbel_policy(game, model.evaluate, simulations=self.simulations, seed=self.seed)
+            return gumbel_policy(game, model.evaluate, simulations=self.simulations, seed=self.seed,
+                                 reuse=self.reuse)
         if self.policy == "minimax":
             return minimax_policy(game, model.value_obs, depth=self.depth, gamma=self.gamma, seed=self.seed)
         raise ValueError(f"PolicySpec: unknown policy {self.policy!r}; known: {', '.join(POLICIES[1:])}")

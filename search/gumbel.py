@@ -196,9 +196,11 @@ class GumbelParams(NamedTuple):
     value_scale: float  # c_scale
     maxvisit_init: float  # c_visit
     mixed_value: bool
-    # Per tree: the root's Gumbel noise [A], its masked logits [A], and the visit count
-    # Sequential Halving considers at each simulation [S].
-    per_tree: np.ndarray  # float64[B, 2 A + S]
+    # Per tree: the root's Gumbel noise [A], its masked logits [A], its edges' visits
+    # before this search [A] (a reused tree's; Sequential Halving shares out the new
+    # ones), the root's visits before it [1], and the visit count Sequential Halving
+    # considers at each simulation [S].
+    per_tree: np.ndarray  # float64[B, 3 A + 1 + S]
     # Scratch rows the rules fill for one node at a time (the walk visits trees in turn):
     # without them each step of a walk would allocate three arrays.
     q: np.ndarray  # float64[A]: the node's edge values
@@ -227,14 +229,17 @@ def _completed(tree, params, b, node):
 @njit(cache=True)
 def gumbel_root(tree, params, b, node, depth):
     """The root's rule: among the legal actions with the visit count Sequential Halving
-    considers now, the one maximising ``g(a) + logits(a) + sigma(completed Q(a))``."""
+    considers now (counting this search's visits only), the one maximising ``g(a) +
+    logits(a) + sigma(completed Q(a))`` (Q completed from all the visits, reused ones too)."""
     A = tree.prior.shape[2]
     completed, visits = _completed(tree, params, b, 0)
-    considered = params.per_tree[b, 2 * A + tree.visits[b, 0] - 1]  # simulation k: the root's visits - 1
+    row = params.per_tree[b]
+    k = tree.visits[b, 0] - int(row[3 * A])  # simulation k of this search
+    considered = row[3 * A + 1 + k]
     best, best_score = -1, -np.inf
     for a in range(A):
-        if tree.legal[b, 0, a] and visits[a] == considered:
-            score = max(LOW_LOGIT, params.per_tree[b, a] + params.per_tree[b, A + a] + completed[a])
+        if tree.legal[b, 0, a] and visits[a] - row[2 * A + a] == considered:
+            score = max(LOW_LOGIT, row[a] + row[A + a] + completed[a])
             if score > best_score:
                 best, best_score = a, score
     return best
@@ -271,25 +276,34 @@ class GumbelMCTS:
         self.game, self.config, self.gumbel = game, config, gumbel
         self._mcts = MCTS(game, config, root_rule=gumbel_root, interior_rule=gumbel_interior)
 
-    def search(self, state, evaluate, rng) -> SearchResult:
-        """One search from each of the B root states (none terminal), with one Generator."""
+    def search(self, state, evaluate, rng, *, reuse=None) -> SearchResult:
+        """One search from each of the B root states (none terminal), with one Generator.
+        ``reuse``: a ``search.reuse.TreeReuse`` (as ``MCTS.search``'s): a root found there
+        starts from its kept subtree, the Sequential Halving of this search's simulations
+        running over the visits it adds (the paper has no tree reuse; this keeps its
+        schedule for the new budget while the completed Q-values use every visit)."""
         if not isinstance(rng, np.random.Generator):
             raise ValueError("GumbelMCTS.search: rng must be one numpy Generator")
         mcts, A, simulations = self._mcts, self.game.num_actions, self.config.simulations
-        tree, store, evaluations = mcts._planted(state, evaluate, rng, None)
+        tree, store, evaluations = mcts._planted(state, evaluate, rng, None, reuse)
         B = tree.count.shape[0]
+        before = root_edge_visits(tree)  # [B, A]: a reused root's, 0 for a fresh one
         legal = tree.legal[:, 0].copy()
         logits = masked_logits(tree.prior[:, 0], legal)
         gumbel = self.gumbel.gumbel_scale * rng.gumbel(size=(B, A))
         considered = np.minimum(self.gumbel.max_considered, legal.sum(axis=1))  # [B]
         schedule = considered_visit_table(self.gumbel.max_considered, simulations)[considered]  # [B, S]
         params = GumbelParams(float(self.gumbel.value_scale), float(self.gumbel.maxvisit_init),
-                              bool(self.gumbel.mixed_value), np.concatenate([gumbel, logits, schedule], axis=1),
+                              bool(self.gumbel.mixed_value),
+                              np.concatenate([gumbel, logits, before, tree.visits[:, :1], schedule], axis=1),
                               np.zeros(A), np.zeros(A, np.int64), np.zeros(A))
         evaluations += mcts._simulate(tree, store, evaluate, params)
         visits = root_edge_visits(tree)
+        new = visits - before
         completed = np.stack([_completed(tree, params, b, 0)[0].copy() for b in range(B)])
-        action = root_scores(gumbel, logits, completed, visits, visits.max(axis=1), legal).argmax(axis=1)
+        action = root_scores(gumbel, logits, completed, new, new.max(axis=1), legal).argmax(axis=1).astype(np.int64)
         policy = improved_policy(logits, completed, legal)
         root_value = (tree.value_sum[:, 0] / tree.visits[:, 0]).astype(np.float32)
-        return SearchResult(visits, policy, action.astype(np.int64), root_value, evaluations)
+        if reuse is not None:
+            reuse.keep(tree, store, action)
+        return SearchResult(visits, policy, action, root_value, evaluations)

@@ -68,6 +68,7 @@ from numba.core.dispatcher import Dispatcher
 from games import Game, take
 from games.base import batch_size
 from search.evaluators import Evaluator, check_evaluation
+from search.reuse import copy_subtree
 
 
 @dataclass(frozen=True)
@@ -377,11 +378,14 @@ class MCTS:
         self.game, self.config = game, config
         self.root_rule, self.interior_rule = root_rule, interior_rule
 
-    def search(self, state, evaluate: Evaluator, rng) -> SearchResult:
+    def search(self, state, evaluate: Evaluator, rng, *, reuse=None) -> SearchResult:
         """One search from each of the B root states (none may be terminal).
 
         ``rng`` is a ``np.random.Generator`` or a sequence of B of them, one per tree
-        (see the module docstring)."""
+        (see the module docstring). ``reuse``: a ``search.reuse.TreeReuse``, whose kept
+        subtree of a root state (from the previous moves' searches) the search starts
+        from, and which keeps this search's trees for the next moves; None searches
+        every root from scratch."""
         B = batch_size(state)
         tree_rngs = None
         if not isinstance(rng, np.random.Generator):
@@ -390,25 +394,38 @@ class MCTS:
                 raise ValueError(f"MCTS.search: rng must be a numpy Generator or a sequence of {B} "
                                  f"Generators (one per tree), got {len(tree_rngs)} items")
 
-        tree, store, evaluations = self._planted(state, evaluate, rng, tree_rngs)
+        tree, store, evaluations = self._planted(state, evaluate, rng, tree_rngs, reuse)
         evaluations += self._simulate(tree, store, evaluate, puct_params(self.config))
-        return self._result(tree, evaluations, rng, tree_rngs)
+        result = self._result(tree, evaluations, rng, tree_rngs)
+        if reuse is not None:
+            reuse.keep(tree, store, result.action)
+        return result
 
-    def _planted(self, state, evaluate: Evaluator, rng, tree_rngs) -> tuple[Tree, object, int]:
-        """(B trees holding only their evaluated roots, the store of the nodes' game states
-        with the roots in it, the states evaluated). No root may be terminal."""
-        B, A, N = batch_size(state), self.game.num_actions, self.config.simulations + 1
+    def _planted(self, state, evaluate: Evaluator, rng, tree_rngs, reuse=None) -> tuple[Tree, object, int]:
+        """(B trees holding their evaluated roots, or the subtrees ``reuse`` kept of their
+        states, the store of the nodes' game states, the states evaluated). No root may be
+        terminal. The trees have room for the largest reused subtree and the simulations."""
+        B, A = batch_size(state), self.game.num_actions
         over = np.asarray(self.game.terminal(state))
         if over.any():
             raise ValueError(f"MCTS.search: root state {int(np.flatnonzero(over)[0])} (of {B}) is terminal; "
                              f"there is no move to search for")
+        found = reuse.find(state) if reuse is not None else [None] * B
+        N = self.config.simulations + max((len(f.nodes) for f in found if f is not None), default=1)
         tree = new_tree(B, N, A)
         # the game states of the nodes: node n of tree b at row b * N + n
         store = type(state)(*(np.empty((B * N,) + np.shape(f)[1:], np.asarray(f).dtype) for f in state))
         roots = np.arange(B) * N  # [B] store row of each root
         for f, r in zip(store, state):
             f[roots] = r
-        return tree, store, self._init_roots(tree, state, evaluate, rng, tree_rngs)
+        for b, hit in enumerate(found):
+            if hit is not None:
+                k, old_n = len(hit.nodes), hit.tree.children.shape[1]
+                copy_subtree(hit.tree, hit.b, hit.nodes, k, tree, b)
+                for f, old in zip(store, hit.store):
+                    f[b * N:b * N + k] = old[hit.b * old_n + hit.nodes]
+        fresh = np.array([f is None for f in found])
+        return tree, store, self._init_roots(tree, state, evaluate, rng, tree_rngs, fresh)
 
     def _simulate(self, tree: Tree, store, evaluate: Evaluator, params) -> int:
         """The config's simulations in every tree, walking by this search's rules (which
@@ -426,21 +443,23 @@ class MCTS:
                 _expand_and_backup(tree, new)
         return evaluations
 
-    def _init_roots(self, tree: Tree, state, evaluate: Evaluator, rng, tree_rngs) -> int:
-        """The roots: one evaluator call, noise on their priors, their first visit.
-        Returns the states evaluated (B)."""
+    def _init_roots(self, tree: Tree, state, evaluate: Evaluator, rng, tree_rngs, fresh: np.ndarray) -> int:
+        """The ``fresh`` roots [B] (those not reused): one evaluator call, their first
+        visit; then noise on every root's prior. Returns the states evaluated."""
         cfg, B, A = self.config, batch_size(state), self.game.num_actions
         root_legal = self.game.legal(state)  # [B, A]
-        logits, values = check_evaluation(evaluate(state), B, A)
-        root_prior = _masked_softmax(logits, root_legal)
+        live = int(fresh.sum())
+        if live:
+            logits, values = check_evaluation(evaluate(state if live == B else take(state, fresh)), live, A)
+            tree.prior[fresh, 0], tree.legal[fresh, 0] = _masked_softmax(logits, root_legal[fresh]), root_legal[fresh]
+            tree.visits[fresh, 0], tree.value_sum[fresh, 0], tree.raw_value[fresh, 0] = 1, values, values
+        root_prior = tree.prior[:, 0]  # a reused root's is its evaluation's, without noise
         if cfg.noise_fraction > 0:
             gammas = self._draw(tree_rngs, rng, B, lambda g, n: g.standard_gamma(cfg.dirichlet_alpha, size=(n, A)))
             gammas = np.where(root_legal, gammas, 0.0)  # Dirichlet over the legal moves
             noise = gammas / np.maximum(gammas.sum(axis=1, keepdims=True), np.finfo(np.float64).tiny)
-            root_prior = ((1 - cfg.noise_fraction) * root_prior + cfg.noise_fraction * noise).astype(np.float32)
-        tree.prior[:, 0], tree.legal[:, 0] = root_prior, root_legal
-        tree.visits[:, 0], tree.value_sum[:, 0], tree.raw_value[:, 0] = 1, values, values
-        return B
+            tree.prior[:, 0] = ((1 - cfg.noise_fraction) * root_prior + cfg.noise_fraction * noise).astype(np.float32)
+        return live
 
     def _new_leaves(self, store, grow: tuple, evaluate: Evaluator, none: Leaves) -> Leaves:
         """The nodes the walks add (``grow``: ``_walk``'s answer): one ``game.step`` of

@@ -1,0 +1,103 @@
+"""The documentation: the site builds strictly (a broken link or a page missing from the nav
+fails), the configuration reference matches the code, the README stays short, and no tracked
+file points to a document outside the repository."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README_MAX_LINES = 300
+
+
+def test_the_site_builds_strictly(tmp_path):
+    """``mkdocs build --strict`` as ``make docs`` runs it; CI builds the site through this test."""
+    pytest.importorskip("mkdocs")
+    pytest.importorskip("material")
+    pytest.importorskip("mkdocstrings_handlers.python")
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+    log = done.stdout + done.stderr
+    assert done.returncode == 0, f"mkdocs build --strict failed:\n{log[-6000:]}"
+    assert (tmp_path / "site" / "index.html").exists()
+    assert (tmp_path / "site" / "reference" / "config" / "index.html").exists()
+
+
+def test_the_config_reference_matches_the_code():
+    from launch import config_doc
+
+    committed = config_doc.PAGE.read_text() if config_doc.PAGE.exists() else ""
+    assert committed == config_doc.render(), (
+        f"{config_doc.PAGE.relative_to(ROOT)} differs from the config dataclasses: "
+        f"run `.venv/bin/python -m {config_doc.COMMAND.split(' -m ')[1]}` and commit the page")
+
+
+def test_field_docs_come_from_trailing_comments_docstrings_and_comments_above():
+    from dataclasses import dataclass, field
+
+    from launch.config_doc import rows
+
+    @dataclass(frozen=True)
+    class Inner:
+        depth: int = 2
+        """How deep, in plies."""
+
+    @dataclass(frozen=True)
+    class Outer:
+        # The first line above,
+        # and the second.
+        width: int = 8
+        name: str = "x"  # a trailing comment wins
+        inner: Inner = field(default_factory=lambda: Inner(depth=3))  # the nested record
+
+    got = {key: (default, doc) for key, _, default, doc in rows(Outer())}
+    assert got == {"width": ("8", "The first line above, and the second."), "name": ("'x'", "a trailing comment wins"),
+                   "inner": ("(below)", "the nested record"), "inner.depth": ("3", "How deep, in plies.")}
+
+
+def test_the_readme_is_short():
+    lines = (ROOT / "README.md").read_text().count("\n")
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines; at most {README_MAX_LINES}: move detail to docs/"
+
+
+def test_the_readme_links_resolve():
+    text = (ROOT / "README.md").read_text()
+    missing = [target for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+               if "://" not in target and not (ROOT / target).exists()]
+    assert not missing, f"README.md links to files that do not exist: {missing}"
+
+
+def _tracked_files() -> list[Path]:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    return [ROOT / n for n in names.decode().split("\0") if n and (ROOT / n).is_file()]
+
+
+def test_no_tracked_file_points_outside_the_repository():
+    """A clone has no ``../shared``: the design is docs/design.md, the papers are cited by name."""
+    outside = ["../" + "shared", "/work/" + "shared"]  # split so that this file does not match itself
+    design = "DESIGN" + ".md"
+    tracked = _tracked_files()
+    designs = {p.relative_to(ROOT).as_posix() for p in tracked if p.name == design}
+    found = []
+    for path in tracked:
+        try:
+            text = path.read_text()
+        except (UnicodeDecodeError, OSError):
+            continue
+        rel = path.relative_to(ROOT).as_posix()
+        for number, line in enumerate(text.splitlines(), 1):
+            if any(o in line for o in outside):
+                found.append(f"{rel}:{number}: {line.strip()[:120]}")
+            elif design in line and not designs:
+                found.append(f"{rel}:{number}: names {design}, which is not in the repository "
+                             f"(the design is docs/design.md)")
+    assert not found, "references outside the repository:\n" + "\n".join(found)

@@ -109,7 +109,7 @@ class SelfPlayWorker:
             self.value_fn = ValueFunction(self.game, network, inference_dtype=inference_dtype)
             if eval_cache != "off":
                 # A symmetrized network (Connect Four, Hex) values a position and its
-                # images alike: they share one entry (Connect Four: 60% -> 63% hits).
+                # images alike: they share one entry (more hits: docs/benchmarks.md).
                 images = [s.obs for s in self.game.symmetries()] if network.symmetrize else None
                 self.value_fn = CachedValueFn(self.value_fn, persist=eval_cache == "cache", symmetries=images)
             self.collector = AviCollector(self.game, num_envs, epsilon=epsilon, gamma=gamma, seed=seed)

@@ -15,7 +15,7 @@ counts, so that the board agrees with the metrics:
 - ``optimal``: in the oracle-best set, or any move where the oracle has no best set
   (a lost Chomp position, where every move loses).
 
-Connect Four values are Pons scores (DESIGN.md): 0 a draw, ``22 - s`` when the mover
+Connect Four values are Pons scores (docs/design.md): 0 a draw, ``22 - s`` when the mover
 wins with its ``s``-th stone, the negative of the opponent's winning score on a loss.
 """
 

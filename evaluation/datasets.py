@@ -30,7 +30,7 @@ Schema (one row per state; every file has the common columns):
   action_values  list<float32>, null   length A: q*(s, a) = r(s, a) - V*(f(s, a)) (gamma 1),
                                 null items for illegal actions; null where unlabelled
 Connect Four adds:
-  score          int8, null     Pons score of the state (DESIGN.md convention)
+  score          int8, null     Pons score of the state (docs/design.md convention)
   move_scores    list<int8>     length 7, the score of each column, null for a full one
   remaining      int16, null    plies to the end under perfect play (``plies_to_end``)
 Chomp and Hex add:
@@ -59,8 +59,7 @@ otherwise a uniformly random best-score move; the visited states (distinct up to
 are collected in batches of 64 games until there are 6000 (6953 here), then 250 per
 group are drawn and the shortfall filled uniformly from the rest (near-optimal play
 seldom ends within 14 plies of an opening: 84 easy openings, against 254 when the games
-began with 12 random plies). Building both took 12.7 min on 2 shared cores (152 s and 603 s of
-labelling). Openings: the paper's Table 1 has "406 (after 4 plies)"; we could not find
+began with 12 random plies); the build's time is on docs/evaluation.md. Openings: the paper's Table 1 has "406 (after 4 plies)"; we could not find
 a construction that gives 406. The 1120 distinct positions after 4 plies form 568
 classes under the left-right mirror (16 are symmetric); we keep one per class (reached
 by the lexicographically first move sequence), 568 openings, unlabelled. Every rule
@@ -92,10 +91,9 @@ listed in the file's metadata (``gave_up``), counted in its description, and lef
 once built (``python -m evaluation build --game hex``; until then ``evaluation.suites``
 keeps Hex's oracle suites out of the defaults). ``hex-random-openings`` (the unlabelled
 openings of the match suites while they are missing) is cheap and generated on first use.
-The committed ``hex-uniform`` (2026-12-04) holds all 445 states. Its first labelling
-(2026-12-02) held 415: the solver then left 30 unknown at 30 s each, 0 to 9 plies. The
-states added since got 600 s, and the last, (6, 3), 1,200 s; its metadata's
-``labelling_note`` says how. The committed ``hex-openings`` (2026-12-03) holds the paper's 64 won and
+The committed ``hex-uniform`` holds all 445 states; its metadata's ``labelling_note`` says
+how the hardest were settled (the labelling's history and times: docs/oracles/hex.md). The
+committed ``hex-openings`` holds the paper's 64 won and
 64 lost. Lost two-ply positions are rare (the first move must lose, and then only White's
 central replies win): every answer of the builds that found them (639, over three runs
 and two solver versions) is kept in ``hex-openings.progress.jsonl`` beside it, from which

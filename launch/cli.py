@@ -1,4 +1,4 @@
-"""Argument parsing for ``python -m launch`` (the command line of DESIGN.md).
+"""Argument parsing for ``python -m launch`` (the command line of docs/design.md).
 
 ``python -m launch --algo ALGO --game GAME ...`` trains; the first word may instead
 name a subcommand: ``demo`` (random play on an engine, with its speed), ``evaluate``

@@ -17,7 +17,7 @@ service (``oracle``, an ``OracleClient``), which the run starts for them.
 Which suites (``TrainConfig.eval_suites``): ``auto`` runs the default suites of the games
 with an oracle dataset (Connect Four, Chomp, F-Games), and on Hex its labelled states
 (``hex-uniform``, seconds, once the file exists) but not its play against the solver
-(256 games, 5.5-6.5 minutes of solving on one core for a new network: ``hex-play`` is
+(256 games, minutes of solving for a new network, docs/results/hex-30min.md: ``hex-play`` is
 run when named, or by ``launch evaluate``); Othello and Go have only match suites, slow
 on CPUs, so ``auto`` runs none there. ``default`` runs the game's defaults whatever the game, ``none`` none,
 and a comma-separated list those suites.

@@ -3,7 +3,7 @@
     solve --game connect4 [--weak] [--analyze] [--engine ours|bitbully]
         in:  move strings of 1-based column digits (``4453``; ``-`` = the empty board)
         out: ``<moves> <score>``, or with --analyze ``<moves> <score col 1> ... <score col 7>``
-             with ``-`` for a full column (scores as in DESIGN.md; --weak: -1, 0, 1);
+             with ``-`` for a full column (scores as in docs/design.md; --weak: -1, 0, 1);
              --engine: our solver (the default) or BitBully (the optional extra
              selfplay[bitbully], AGPL-3.0), the same lines either way
     solve --game chomp --rows R --cols C [--cache-dir DIR]

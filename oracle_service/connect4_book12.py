@@ -13,7 +13,7 @@ The file (``bitbully_databases/assets/book_12ply_distances.dat``) is a sequence 
 Only one of each mirror pair is stored, and not every position: those missing (a four
 on the board, a win or a forced block at once, ...) are searched as any other.
 
-Our score (DESIGN.md): ``22 - s`` for a win, ``s`` the winner's stones when it completes
+Our score (docs/design.md): ``22 - s`` for a win, ``s`` the winner's stones when it completes
 its four. After 12 plies each player has 6 stones; a win ``d`` plies on is the mover's
 ``(d + 1) / 2``-th stone from here (d odd) or the opponent's ``d / 2``-th (d even), so
 a table score ``t`` converts to ``sign(t) * (22 - 6 - ceil(d / 2))`` with ``d = 100 - |t|``

@@ -13,7 +13,7 @@ that asks.
 
 The file: one line per mirror class, ``<moves> <score>`` as the command line prints it
 (``-`` for the empty board), ``moves`` the first move string (by ply, then in
-lexicographic order) that reaches the class, ``score`` for the side to move (DESIGN.md).
+lexicographic order) that reaches the class, ``score`` for the side to move (docs/design.md).
 Regenerate it with
 
     python -m oracle_service.connect4_book5_build [--out PATH]

@@ -10,7 +10,7 @@ service's ``engine``):
 
 Every engine answers from our inputs (move strings, action lists, :class:`Board`,
 engine states), checked by our parsers, so that bad input gets the same error
-whichever engine answers, and in our score convention (DESIGN.md): BitBully's scores
+whichever engine answers, and in our score convention (docs/design.md): BitBully's scores
 are the same as ours (22 minus the winner's stones; tested against ours in
 tests/oracle/test_connect4_engines.py on positions of every ply), so they are passed
 through as they are.

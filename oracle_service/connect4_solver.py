@@ -4,7 +4,7 @@ Positions use the bitboard layout of ``games/connect4.py`` (bit = col * 7 + row,
 the bottom, one always-empty sentinel bit on top of each column; ``current`` = stones
 of the player to move, ``mask`` = all stones), so engine states are solved as they are.
 
-Score (DESIGN.md, "Oracle command line"), from the side to move's point of view:
+Score (docs/design.md, "The oracle command line"), from the side to move's point of view:
 0 for a draw; ``22 - s`` if the side to move wins, ``s`` being the number of stones the
 winner has played when it completes its four under perfect play (a win with the 4th
 stone scores 18); the negative of the opponent's winning score for a loss. With ``n``

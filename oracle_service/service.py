@@ -221,7 +221,7 @@ class OracleWorker:
         return out
 
     def connect4_solve(self, positions: Sequence[Moves], weak: bool = False) -> list[Answer]:
-        """Per position: its score (DESIGN.md), or with ``weak`` 1 / 0 / -1."""
+        """Per position: its score (docs/design.md), or with ``weak`` 1 / 0 / -1."""
         parsed, errors = self._parse(positions)
         keys, _, unique, found = self._lookup(parsed, need_analysis=False)
         scores = {k: v.score for k, v in found.items()}

@@ -122,7 +122,7 @@ def hex_keys(boards: np.ndarray) -> tuple[list[bytes], np.ndarray]:
 
 
 class Solved(NamedTuple):
-    """What is known of one position: its exact score (DESIGN.md convention, for the
+    """What is known of one position: its exact score (docs/design.md convention, for the
     side to move) and, if computed, its analysis: the score of each column 0..6, None
     for a full column."""
 

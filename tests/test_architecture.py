@@ -3,7 +3,7 @@
 - the first-party packages (pyproject's packages.find list) import each other without a
   cycle. Every import counts, those inside functions too (a deferred import is a
   dependency all the same), except those under ``if TYPE_CHECKING:``, which never run.
-  Package level is the rule of DESIGN.md ("the folders are the architecture"); the
+  Package level is the rule of docs/design.md ("the folders are the architecture"); the
   modules inside one package must not form a cycle either, since such a cycle makes the
   result of an import depend on which module is imported first. A package's
   ``__init__`` counts as its module ``pkg``.

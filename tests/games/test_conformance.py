@@ -1,7 +1,7 @@
 """One conformance suite run over every registered game (and a few parameter sets).
 
 Each test plays random games through the public, checked API and asserts the
-contract of DESIGN.md: legal masks, reward/done separation, batched == per-element,
+contract of docs/design.md: legal masks, reward/done separation, batched == per-element,
 determinism, ``from_moves`` round trips, ``expand`` == stepping each action,
 symmetries, and clear errors on bad input.
 """

@@ -21,39 +21,8 @@ with its own resolved config. Two checks run on the plan:
   trial that fits on no node, or needs more than the cluster has, is refused with
   what is missing (:func:`check_placement`).
 
-Schema (every key optional unless marked):
-
-- top level: ``name`` (required), ``description``, ``game`` (required), ``preset``
-  (default ``paper``), ``game_params`` (table), ``matched_budget`` (default true),
-  ``reference_arm`` (the arm others are compared to, default the first), ``arms``
-  (required), ``instances`` (array of tables), ``sizes`` (required: ``small`` and ``full``);
-- ``[arms.NAME]``: ``algo`` (required), ``label``, ``game_params``, ``set`` (a table of
-  ``TrainConfig`` fields; nested tables or quoted dotted keys for ``mcts.*`` and
-  ``network.*``);
-- ``[[instances]]``: ``name`` (required), ``group`` (the figure row; default the name),
-  ``params`` (game parameters over the spec's);
-- ``[[head_to_head]]``: ``arm`` and ``opponent`` (required), ``suite`` (required: one of
-  the game's h2h suites), ``policy`` (``launch evaluate``'s, default auto; the opponent
-  plays its own auto policy), ``max_openings``, ``simulations``: after the trials, each
-  seed of ``arm`` plays the same seed of ``opponent`` (AVI paper, Table 2);
-- ``[[inference]]``: ``policy`` (required: ``mcts`` or ``minimax``), ``budgets`` (required:
-  simulations or depths), ``arms`` (required: the networks whose values the search
-  uses), ``suite`` (required: a play or states suite of the game), ``prior`` (an arm
-  with a policy head, MCTS only: every arm's search takes that arm's prior of the same
-  seed, the AVI paper's cross-inference), ``name`` (default the policy, and the prior),
-  ``max_openings`` (default the trial's ``eval_max_openings``): after the trials, each
-  seed of each arm is evaluated with the search at each budget (AVI paper, Figure 2);
-- ``[sizes.SIZE]``: ``updates`` (required), ``rows`` (checked against the computed
-  rows), ``seeds`` (a count, a list, or a table arm -> count or list; default 1),
-  ``eval_every``, ``eval_play_every``, ``eval_suites``, ``set`` (every arm),
-  ``instances`` (the names run at this size; default all), ``only`` (the arms run at
-  this size; default all), ``arms.NAME`` (``set``,
-  ``game_params``, ``seeds`` and ``updates`` of one arm at this size: an arm with its
-  own updates fails the matched-budget check unless the spec turns it off), ``updates_per_second`` (table
-  arm -> the measured or estimated rate, for the wall-time estimate) and
-  ``overhead_seconds`` (start-up and final evaluation of one trial, default 30) and
-  ``after_seconds`` (the head-to-head matches and the inference study, which run after
-  the trials; default 0), for the estimate of the whole experiment's wall time.
+The schema, every key with its default, is written once, on docs/experiments.md ("The
+schema"); this module checks it.
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from evaluation.policies import POLICIES
 from evaluation.checkpoints import CheckpointMismatchError, read_checkpoint
+from evaluation.config import EvaluationConfig
+from evaluation.config import add_arguments as add_evaluation_arguments
 from evaluation.runner import SuiteRunner
 from gtp.server import GtpServer
 from gtp.vertices import GAMES
@@ -20,16 +21,20 @@ from learner.checkpoint import CorruptCheckpointError
 
 
 def checkpoint_server(path, *, game: str | None = None, policy: str = "auto", simulations: int = 64,
-                      depth: int = 2, seed: int = 0) -> GtpServer:
-    """A :class:`GtpServer` playing the checkpoint at ``path`` with ``policy``."""
+                      depth: int = 2, seed: int = 0, reuse: bool = True) -> GtpServer:
+    """A :class:`GtpServer` playing the checkpoint at ``path`` with ``policy``; ``reuse``:
+    the mcts and gumbel searches start from the subtree their previous search kept of the
+    position (``search.reuse``; the policy's ``choose.reuse`` counts what it saved)."""
     g, net_config, weights, config = read_checkpoint(path, game)
     if g.name not in GAMES:
         raise CheckpointMismatchError(f"checkpoint {path} is of {g!r}; GTP engines play {', '.join(GAMES)}")
-    runner = SuiteRunner(g, net_config, suites=[], policy=policy, gamma=float(config.get("gamma", 1.0)),
-                         simulations=simulations, depth=depth, seed=seed)
+    evaluation = EvaluationConfig(policy=policy, simulations=simulations, depth=depth)
+    runner = SuiteRunner(g, net_config, suites=[], evaluation=evaluation, gamma=float(config.get("gamma", 1.0)),
+                         seed=seed)
     runner.model.set_weights(weights)
     name = f"selfplay {config.get('algo', '')} {Path(path).stem}".strip()
-    return GtpServer(g, runner.choose(), name=name, version=f"{runner.policy}")
+    choose = runner.policy_spec._replace(reuse=reuse).build(g, runner.model)
+    return GtpServer(g, choose, name=name, version=f"{runner.policy}")
 
 
 def gtp_main(argv: list[str] | None = None) -> int:
@@ -37,22 +42,20 @@ def gtp_main(argv: list[str] | None = None) -> int:
                                      description="Serve a checkpoint as a GTP v2 engine on stdin/stdout.")
     parser.add_argument("--checkpoint", required=True, type=Path)
     parser.add_argument("--game", choices=GAMES, help="fail unless the checkpoint is of this game")
-    parser.add_argument("--policy", default="auto", choices=POLICIES,
-                        help="auto (greedy for a value network, the policy head for AlphaZero), greedy, "
-                             "policy-head, mcts, gumbel (Gumbel AlphaZero's search, no noise) or minimax")
-    parser.add_argument("--simulations", type=int, default=64, help="simulations per move of mcts or gumbel")
-    parser.add_argument("--depth", type=int, default=2, help="minimax depth")
+    add_evaluation_arguments(parser, ("policy", "simulations", "depth"))  # gumbel: Gumbel AlphaZero's search, no noise
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-reuse", dest="reuse", action="store_false",
+                        help="search every move from scratch (default: mcts and gumbel reuse the subtree of the "
+                             "position from their previous search)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: an engine beside another)")
     args = parser.parse_args(argv)
-    if args.simulations < 1:
-        parser.error(f"--simulations must be >= 1, got {args.simulations}")
     import torch  # here, so that --help needs no torch
 
     torch.set_num_threads(max(1, args.threads))
     try:
         server = checkpoint_server(args.checkpoint, game=args.game, policy=args.policy,
-                                   simulations=args.simulations, depth=args.depth, seed=args.seed)
+                                   simulations=args.simulations, depth=args.depth, seed=args.seed,
+                                   reuse=args.reuse)
     except (CorruptCheckpointError, CheckpointMismatchError, ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -111,8 +111,20 @@ class TreeReuse:
         """Forget every kept tree (a new game, another network)."""
         self._kept.clear()
 
+    def kept_visits(self, state) -> np.ndarray:
+        """int64[B]: the visits of the subtree of each state of the batch that a search
+        would start from, 0 where none is kept (nothing counted)."""
+        out = np.zeros(len(state[0]), np.int64)
+        for i, key in enumerate(state_keys(state) if self._kept else []):
+            for tree, _, index in reversed(self._kept.values()):
+                if key in index:
+                    out[i] = tree.visits[index[key]]
+                    break
+        return out
+
     def find(self, state) -> list[Found | None]:
-        """Per root state of the batch, the kept subtree of that state (the newest), or None."""
+        """Per root state of the batch, the kept subtree of that state (the newest), or
+        None; counted in ``searches``, ``reused`` and ``reused_visits``."""
         found: list[Found | None] = []
         keys = state_keys(state) if self._kept else []
         for key in keys:

@@ -186,3 +186,30 @@ def test_the_checkpoint_server_plays_with_the_gumbel_search(checkpoint_of):
     assert all(m.startswith("= ") and len(m) > 2 for m in moves), moves
     assert server.handle("play b z9").startswith("? ")  # bad input: an error answer
     assert len(server.moves) == 2  # both moves were played on the server's board
+
+
+@pytest.mark.parametrize("policy", ["mcts", "gumbel"])
+def test_the_checkpoint_server_reuses_its_tree_between_moves(checkpoint_of, policy):
+    """``launch gtp`` (reuse on by default): after ``genmove b`` and a White reply that the
+    search had expanded, the next ``genmove b`` starts from that reply's subtree, its
+    visits kept; a reply it never expanded, ``undo`` back to a searched position, and
+    ``--no-reuse`` behave as the search from scratch."""
+    from launch.gtp_serve import checkpoint_server
+    from gtp import vertices
+
+    server = checkpoint_server(checkpoint_of("connect4"), policy=policy, simulations=96)
+    reuse = server.choose.reuse
+    assert server.handle("genmove b").startswith("= ")
+    game = server.game
+    kept = reuse.kept_visits(games.concat([game.from_moves([server.moves + [a]]) for a in range(7)]))
+    assert kept.max() >= 1, f"the search kept no reply of White: {kept}"
+    word = vertices.vertex(game, int(kept.argmax()), server.moves)
+    assert server.handle(f"play w {word}").startswith("=")
+    assert server.handle("genmove b").startswith("= ")
+    assert (reuse.searches, reuse.reused, reuse.reused_visits) == (2, 1, kept.max())
+    # Take both moves back: the position after White's reply was searched and kept.
+    assert server.handle("undo").startswith("=")
+    assert server.handle("genmove b").startswith("= ")
+    assert (reuse.searches, reuse.reused) == (3, 2)
+    off = checkpoint_server(checkpoint_of("connect4"), policy=policy, simulations=32, reuse=False)
+    assert off.choose.reuse is None and off.handle("genmove b").startswith("= ")

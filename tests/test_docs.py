@@ -82,7 +82,7 @@ def _tracked_files() -> list[Path]:
 
 
 def test_no_tracked_file_points_outside_the_repository():
-    """A clone has no ``../shared``: the design is docs/design.md, the papers are cited by name."""
+    """A clone has nothing beside it: the design is docs/design.md, the papers are cited by name."""
     outside = ["../" + "shared", "/work/" + "shared"]  # split so that this file does not match itself
     design = "DESIGN" + ".md"
     tracked = _tracked_files()

@@ -33,8 +33,12 @@ def play_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", type=Path, help="a `python -m launch` checkpoint (default: the oracle, "
                                                    "else a random player)")
     p.add_argument("--policy", default="greedy", choices=POLICIES,
-                   help="greedy: one-step lookahead over the network's values (AVI's G(V)); mcts: PUCT search")
-    p.add_argument("--simulations", type=int, default=64, help="MCTS simulations per move")
+                   help="greedy: one-step lookahead over the network's values (AVI's G(V)); mcts: PUCT search; "
+                        "gumbel: Gumbel AlphaZero's search")
+    p.add_argument("--simulations", type=int, default=64, help="search simulations per move (mcts, gumbel)")
+    p.add_argument("--no-reuse", dest="reuse", action="store_false",
+                   help="search every move from scratch (default: a search starts from the subtree of the "
+                        "position its previous searches kept)")
     p.add_argument("--opponent", type=Path, help="a second checkpoint, seat 1 when watching")
     p.add_argument("--human", default="first", choices=("first", "second", "watch"),
                    help="the person's side in a new game (the page can change it)")
@@ -59,7 +63,8 @@ def build_table(args) -> Table:
     if args.checkpoint is not None:
         if args.param:
             raise ValueError("--param is for play without a checkpoint: a checkpoint brings its game's parameters")
-        game, agent = load_agent(args.checkpoint, args.game, policy=args.policy, simulations=args.simulations)
+        game, agent = load_agent(args.checkpoint, args.game, policy=args.policy, simulations=args.simulations,
+                                 reuse=args.reuse)
     else:
         game, agent = games.make(args.game, **games.parse_params(args.param)), None
     store = None if args.oracle_store == "none" else args.oracle_store
@@ -69,7 +74,7 @@ def build_table(args) -> Table:
     opponent = None
     if args.opponent is not None:
         _, opponent = load_agent(args.opponent, args.game, policy=args.policy, simulations=args.simulations,
-                                 expect_params=game.params)
+                                 expect_params=game.params, reuse=args.reuse)
     return Table(game, agent, opponent=opponent, oracle=oracle)
 
 

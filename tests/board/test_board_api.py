@@ -228,3 +228,35 @@ def test_hex_boards_show_the_weak_oracle_and_leave_out_what_it_does_not_settle(m
     hex7 = games.make("hex", size=7)
     s = Session(Table(hex7, ScriptedAgent([]), oracle=Table.oracle_for(hex7)), human=0).to_json()
     assert s["oracle"]["position"] is None and s["legal"] == list(range(49))
+
+
+def test_the_gumbel_search_plays_on_the_board_and_reuses_its_tree(connect4, c4_oracle, tmp_path):
+    """``launch play --policy gumbel`` (issue 40): the agent answers through the HTTP API
+    with Gumbel AlphaZero's search, the page gets its prior, visits and improved policy,
+    and after a reply the search had expanded its next search starts from that subtree
+    (its visits kept under the new root)."""
+    from board.agents import load_agent
+    from board.cli import build_table, play_parser
+    from learner.networks import NetworkConfig
+    config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, policy_head=True)
+    path = write_checkpoint(tmp_path, connect4, "alphazero", config)
+    _, agent = load_agent(path, "connect4", policy="gumbel", simulations=32)
+    assert agent.name.endswith("(alphazero) (gumbel, 32 simulations)")
+    with BackgroundServer(Table(connect4, agent, oracle=c4_oracle)) as server:
+        c = Client(server.url)
+        status, s = c.post("/api/new", {"human": 0})
+        status, s = c.post("/api/move", {"action": 3})
+        assert status == 200 and len(s["moves"]) == 2
+        v = s["values"]
+        assert v["kind"] == "mcts" and v["search"] == "gumbel" and sum(v["visits"].values()) == 32
+        assert abs(sum(v["policy"].values()) - 1) < 1e-3 and abs(sum(v["prior"].values()) - 1) < 1e-3
+        after = games.concat([connect4.from_moves([s["moves"] + [a]]) for a in range(7)])
+        kept = agent.reuse.kept_visits(after)
+        assert kept.max() >= 1, kept
+        status, s = c.post("/api/move", {"action": int(kept.argmax())})
+        assert status == 200 and agent.reuse.reused == 1
+        # The kept node's visits but its own first one (its evaluation) are below the root, and 32 new.
+        assert sum(s["values"]["visits"].values()) == 32 + kept.max() - 1
+    args = play_parser().parse_args(["--game", "connect4", "--checkpoint", str(path), "--policy", "gumbel",
+                                     "--no-reuse"])
+    assert build_table(args).agent.reuse is None

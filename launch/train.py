@@ -52,7 +52,16 @@ from launch.placement import gpu_shares, inference_device, learner_device, offer
 from launch.progress import Progress
 from launch.records import RunCounters, inference_record, replay_record
 from launch.restarts import LearnerLink, replay_call
-from launch.run_dir import prepare_run_dir
+from launch.run_dir import (
+    Pair,
+    commit_pair,
+    latest_pair,
+    list_pairs,
+    pair_replay_dir,
+    prepare_run_dir,
+    prune_pairs,
+    publish_snapshots,
+)
 from launch.safe_tree import from_safe, to_safe
 from launch.schedules import SCHEDULES, Budget
 from learner.actor import LearnerActor
@@ -333,20 +342,42 @@ class Run:
     # ------------------------------------------------------------ checkpoints
 
     def checkpoint(self) -> Path:
-        """A replay snapshot and then a checkpoint of everything a resumed run needs."""
-        replay_call(lambda: self.replay.snapshot(str(self.run_dir / "replay")))
+        """A replay snapshot and a checkpoint of everything a resumed run needs, of one
+        moment, committed as one pair (``launch/run_dir.py``): the snapshot into its own
+        directory, the checkpoint, and last the manifest naming both. A crash between the
+        writes leaves the previous pair whole, and ``--resume`` takes that one."""
+        updates = self.counters.updates
+        snapshots = replay_call(lambda: self.replay.snapshot(str(pair_replay_dir(self.run_dir, updates))))
         learner = self.link.call("state_dict")
         checkpoint = RunCheckpoint(
             counters=self.counters.as_dict(),  # after the learner call: those of the learner's state
             learner=learner, actors=to_safe(ray.get([a.get_state.remote() for a in self.actors])),
             config=self.config.to_json(), faults=dict(self.faults.totals))
         path = save_run_checkpoint(checkpoint_path(self.run_dir / "checkpoints", self.counters.updates), checkpoint)
+        manifest = commit_pair(self.run_dir, updates, path, snapshots)
+        # Restarting shards reload the live files: from now on those of this pair.
+        self._publish_pair(Pair(manifest, updates, path, pair_replay_dir(self.run_dir, updates)))
         prune(self.run_dir / "checkpoints", keep=self.config.keep_checkpoints)
+        prune_pairs(self.run_dir, keep=self.config.keep_checkpoints)
         self._checkpointed_at, self._checkpoint_path = (self.counters.iteration, self.counters.updates), path
         return path
 
+    def _publish_pair(self, pair: Pair) -> None:
+        live = Path(self.replay.snapshot_dir)
+        publish_snapshots(pair, [live / f"{shard}.parquet" for shard in self._shard_names()])
+
+    def _shard_names(self) -> list[str]:
+        return [f"{self.replay.name}-shard-{i}" for i in range(self.replay.num_shards)]
+
     def _restore(self) -> None:
-        path = latest_checkpoint(self.run_dir / "checkpoints")
+        pair = latest_pair(self.run_dir)
+        if pair is not None:
+            path, replay_dir = pair.checkpoint, pair.replay_dir
+        else:  # a run directory from before pairs: its newest checkpoint and live snapshots
+            if list_pairs(self.run_dir):
+                print(f"--resume {self.run_dir}: no snapshot/checkpoint pair verifies; falling back to the "
+                      f"newest checkpoint and the live replay snapshots, which may be of different moments")
+            path, replay_dir = latest_checkpoint(self.run_dir / "checkpoints"), self.run_dir / "replay"
         if path is None:
             raise ConfigError(f"--resume {self.run_dir}: no readable checkpoint in {self.run_dir / 'checkpoints'}")
         checkpoint = load_run_checkpoint(path)
@@ -360,7 +391,9 @@ class Run:
         ray.get([a.set_state.remote(s) for a, s in zip(self.actors, actor_states)])
         # The shards already reloaded their snapshots when they started; restoring again
         # makes a missing or foreign snapshot an error here rather than an empty buffer.
-        self.replay.restore(str(self.run_dir / "replay"))
+        self.replay.restore(str(replay_dir))
+        if pair is not None:
+            self._publish_pair(pair)
         print(f"resumed {self.run_dir} from {path.name}: iteration {self.counters.iteration}, "
               f"{self.counters.updates} updates, {self.replay.size()} replay rows")
 

@@ -66,7 +66,7 @@ def _check_payload(obj, where: str) -> None:
                         f"lists and dicts only")
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
     # Makes the renames durable; some filesystems do not support it and need not.
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -80,7 +80,7 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def _write_temporary(directory: Path, prefix: str, write) -> Path:
+def write_temporary(directory: Path, prefix: str, write) -> Path:
     """A new file in ``directory`` filled by ``write(file)`` and fsynced; removed again
     if anything fails."""
     fd, name = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
@@ -108,16 +108,16 @@ def save_checkpoint(path, payload: dict) -> Path:
     _check_payload(payload, f"checkpoint {path}: payload")
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
-    data = _write_temporary(directory, f".{path.name}.", lambda f: torch.save(payload, f))
+    data = write_temporary(directory, f".{path.name}.", lambda f: torch.save(payload, f))
     try:
         line = f"{_sha256_of(data)}  {path.name}\n".encode()
-        checksum = _write_temporary(directory, f".{path.name}.sha256.", lambda f: f.write(line))
+        checksum = write_temporary(directory, f".{path.name}.sha256.", lambda f: f.write(line))
     except BaseException:
         data.unlink()
         raise
     os.replace(checksum, _checksum_path(path))
     os.replace(data, path)
-    _fsync_directory(directory)
+    fsync_directory(directory)
     return path
 
 

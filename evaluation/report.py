@@ -189,7 +189,11 @@ def inference_evaluations(config: dict) -> float | None:
     Connect Four"), the policy head one, MCTS its simulations; None where not counted."""
     import games
 
-    policy = config.get("eval_policy", "auto")
+    # config.json nests the evaluation settings; one written before the roles owned their
+    # settings holds them flat (eval_policy, eval_simulations).
+    evaluation = config.get("evaluation") or {"policy": config.get("eval_policy", "auto"),
+                                              "simulations": config.get("eval_simulations", 0)}
+    policy = evaluation.get("policy", "auto")
     if policy == "auto":
         policy = "greedy" if config.get("algo") == "avi" else "policy-head"
     if policy == "greedy":
@@ -197,7 +201,7 @@ def inference_evaluations(config: dict) -> float | None:
     if policy == "policy-head":
         return 1.0
     if policy in ("mcts", "gumbel"):
-        return float(config.get("eval_simulations", 0))
+        return float(evaluation.get("simulations", 0))
     return None
 
 
@@ -262,9 +266,12 @@ def read_experiment(exp_dir) -> Experiment:
             # out until it is done (--resume finishes it).
             unfinished.append(trial["run_dir"])
             continue
+        start = next((r["time"] for r in records if "time" in r), None)
         for r in records:  # the forward passes alone: the x axis of the AVI paper's Figure 7
             if "actor_forward_samples" in r and "learner_forward_samples" in r:
                 r["forward"] = r["actor_forward_samples"] + r["learner_forward_samples"]
+            if start is not None and "time" in r:  # wall seconds since the run's first record
+                r["wall"] = r["time"] - start
         runs.setdefault((trial["group"], trial["arm"]), []).append((trial, records))
     if not runs:
         raise FileNotFoundError(f"experiment {exp_dir}: none of its {len(manifest['trials'])} trials has finished yet")
@@ -303,6 +310,8 @@ def _axes_x(exp: Experiment) -> list:
     axes_x = [("updates", "gradient updates"), ("compute", "compute (N_forward + 3 N_backward)")]
     if any("forward" in r for trials in exp.runs.values() for _, recs in trials for r in recs):
         axes_x.append(("forward", "network forward passes (N_forward, Figure 7's axis)"))
+    if any("wall" in r for trials in exp.runs.values() for _, recs in trials for r in recs):
+        axes_x.append(("wall", "wall time (s since the run's first record)"))
     return axes_x
 
 
@@ -338,7 +347,8 @@ def _save(fig, path: Path, rows: int, columns: int) -> Path:
 
 
 def draw_experiment_figures(exp: Experiment, out_dir: Path) -> list[Path]:
-    """Figure 1's layout per x axis (updates, compute, forward passes where counted), the
+    """Figure 1's layout per x axis (updates, compute, forward passes where counted, wall
+    time where the records have their time), the
     breakdown of every suite with subsets (Figures 5 and 6), and the inference study's
     figure where the experiment has one (Figure 2); returns their paths."""
     import matplotlib

@@ -22,13 +22,17 @@ def _experiment(tmp_path):
               ("hex", "az", 1): 0.70, ("hex-one", "avi", 0): 0.25, ("hex-one", "az", 0): 0.45}
     for (group, arm, seed), final in finals.items():
         run_dir = f"demo-{group}-{arm}-s{seed}"
+        evaluation = {"policy": "auto" if arm == "avi" else "mcts", "simulations": 32}
         config = {"algo": "avi" if arm == "avi" else "alphazero", "game": "hex", "game_params": {},
-                  "eval_policy": "auto" if arm == "avi" else "mcts", "eval_simulations": 32}
+                  # config.json nests the roles' settings; the "hex-one" trials are of a run
+                  # directory written before, whose evaluation settings were flat.
+                  **({"eval_" + k: v for k, v in evaluation.items()} if group == "hex-one"
+                     else {"evaluation": evaluation})}
         trials.append({"name": f"{group}-{arm}-s{seed}", "arm": arm, "group": group, "instance": group, "seed": seed,
                        "updates": 20, "rows": 640, "bundles": [{"CPU": 1.0}], "config": config, "run_dir": run_dir})
         (out / run_dir).mkdir(parents=True)
         compute = 1000.0 if arm == "avi" else 4000.0
-        records = [{"updates": u, "rows": 32 * u, "compute": compute * u, "actor_forward_samples": 10 * u,
+        records = [{"updates": u, "time": 1.7e9 + 3.0 * u, "rows": 32 * u, "compute": compute * u, "actor_forward_samples": 10 * u,
                     "learner_forward_samples": u, "eval/hex-uniform/value_mae": v,
                     "eval/hex-uniform/policy_regret": v / 2, "eval/hex-openings/error_rate": v / 4,
                     # Per subset (Connect Four's phases, here made up): the breakdown figures.
@@ -83,7 +87,9 @@ def test_suites_with_subsets_get_breakdown_figures(tmp_path):
     assert [n for n in names if n.startswith("figure_breakdown_")] == sorted(
         f"figure_breakdown_{group}_hex-uniform_vs_{x}.png" for group in ("hex", "hex-one")
         for x in ("compute", "updates"))
-    assert {"figure_vs_updates.png", "figure_vs_compute.png", "figure_vs_forward.png"} <= set(names)
+    assert {"figure_vs_updates.png", "figure_vs_compute.png", "figure_vs_forward.png", "figure_vs_wall.png"} <= set(names)
+    # The wall axis: seconds since each run's first record.
+    assert [r["wall"] for r in exp.runs[("hex", "avi")][0][1]] == [0.0, 30.0, 60.0]
     assert all((tmp_path / "figures" / n).read_bytes()[:4] == b"\x89PNG" for n in names)
     # The subsets' keys are in the summary's tables, each traceable to its files.
     summary = write_experiment_report(out, figures=False).read_text()

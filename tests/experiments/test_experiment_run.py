@@ -45,7 +45,7 @@ def _wait(condition, timeout: float, what: str):
 def test_a_spec_the_cluster_cannot_place_is_refused_before_anything_starts(ray_session, tmp_path, capsys):
     spec = tmp_path / "big.toml"
     spec.write_text((ROOT / "experiments" / "smoke.toml").read_text().replace(
-        'label = "AVI"', 'label = "AVI"\nset = { num_actors = 4 }'))
+        'label = "AVI"', 'label = "AVI"\nset = { actors = { num_actors = 4 } }'))
     out = tmp_path / "exp"
     with pytest.raises(SpecError, match=r"trial avi-s0 \(arm avi\) needs 5 CPU \(4 self-play actors and a CPU "
                                         r"learner\); the cluster has 2 CPU: missing 3 CPU"):
@@ -110,6 +110,6 @@ def test_smoke_killed_after_its_first_trial_resumes_without_rerunning_it_and_rep
     assert "± 0.0000" not in summary  # one seed: values without an interval
     assert "python -m launch experiment smoke --size test" in summary
     figures = sorted(p.name for p in (out / "report").glob("*.png"))  # a few figures, not one per metric
-    assert figures == ["figure_vs_compute.png", "figure_vs_forward.png", "figure_vs_updates.png"]
+    assert figures == ["figure_vs_compute.png", "figure_vs_forward.png", "figure_vs_updates.png", "figure_vs_wall.png"]
     for figure in figures:
         assert (out / "report" / figure).read_bytes()[:4] == b"\x89PNG"

@@ -13,7 +13,8 @@ the median of ``--repeats`` timed runs of ``--seconds`` on the same mid-game roo
 - OpenSpiel's Python ``MCTSBot`` (PUCT selection, exact terminal values, no solver) with
   an evaluator doing the same trivial work (uniform priors, value 0), measured in the
   same run, and our speed as a multiple of it.
-The process is pinned to one core and numba and torch to one thread.
+The process is pinned to one core and numba and torch to one thread. ``--gumbel`` adds
+Gumbel AlphaZero's search (``search.gumbel``, training's settings) in every case of ours.
 
 ``--cache``: AlphaZero self-play (``actors.alphazero``) on Connect Four with the preset
 policy-value network (fresh weights), ``--envs`` trees of ``--simulations[0]``
@@ -51,6 +52,7 @@ from learner.learner import numpy_weights  # noqa: E402
 from learner.networks import PRESET_NETWORKS, build_network  # noqa: E402
 from search import MCTS, MCTSConfig, UniformEvaluator  # noqa: E402
 from search.cache import CachedEvaluator  # noqa: E402
+from search.gumbel import GumbelMCTS  # noqa: E402
 from search.network import NetworkEvaluator  # noqa: E402
 
 C_PUCT = 3.0  # Table 4, for both searches
@@ -74,11 +76,13 @@ class TimedEvaluator:
         return out
 
 
-def ours(roots, evaluate, simulations: int):
-    """A function that runs one search from ``roots`` and returns (simulations, seconds,
-    seconds inside ``evaluate``)."""
+def ours(roots, evaluate, simulations: int, search: str = "puct"):
+    """A function that runs one search (PUCT, or Gumbel AlphaZero's with ``search="gumbel"``)
+    from ``roots`` and returns (simulations, seconds, seconds inside ``evaluate``)."""
     game = games.make("connect4")
     mcts = MCTS(game, MCTSConfig(simulations=simulations, c_puct=C_PUCT))
+    if search == "gumbel":  # training's settings: Gumbel noise on, 16 considered actions
+        mcts = GumbelMCTS(game, MCTSConfig(simulations=simulations))
     timed = TimedEvaluator(evaluate)
     rng = np.random.default_rng(0)
     B = len(roots[0])
@@ -172,6 +176,8 @@ def main(argv=None):
     p.add_argument("--seconds", type=float, default=2.0, help="length of one timed run")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--no-network", action="store_true", help="skip the preset network's run")
+    p.add_argument("--gumbel", action="store_true",
+                   help="time Gumbel AlphaZero's search beside PUCT's (each case twice, its rows 'ours gumbel')")
     p.add_argument("--json", action="store_true")
     p.add_argument("--cache", action="store_true", help="AlphaZero self-play without and with the evaluation cache")
     p.add_argument("--envs", type=int, default=128)
@@ -213,9 +219,11 @@ def main(argv=None):
     for S in args.simulations:
         for B in args.batches:
             roots = take(all_roots, np.arange(B))
-            cases.append(("ours", "trivial", B, S, ours(roots, UniformEvaluator(game), S)))
-            if not args.no_network and B == max(args.batches):
-                cases.append(("ours", "network", B, S, ours(roots, network, S)))
+            for search in ("puct", "gumbel") if args.gumbel else ("puct",):
+                who = "ours" if search == "puct" else "ours gumbel"
+                cases.append((who, "trivial", B, S, ours(roots, UniformEvaluator(game), S, search)))
+                if not args.no_network and B == max(args.batches):
+                    cases.append((who, "network", B, S, ours(roots, network, S, search)))
         if have_openspiel:
             cases.append(("OpenSpiel", "trivial", 1, S, openspiel(move_lists, S)))
     for *_, run in cases:
@@ -228,7 +236,7 @@ def main(argv=None):
     for (who, evaluator, B, S, _), out in zip(cases, measured):
         row = {"search": who, "evaluator": evaluator, "B": B, "S": S,
                "sims_per_s": statistics.median(r for r, _ in out)}
-        if who == "ours":
+        if who.startswith("ours"):
             row["tree_share"] = statistics.median(s for _, s in out)
         rows.append(row)
     reference = {r["S"]: r["sims_per_s"] for r in rows if r["search"] == "OpenSpiel"}

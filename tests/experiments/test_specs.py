@@ -10,7 +10,8 @@ import pytest
 from launch.experiments.spec import SPEC_DIR, SpecError, check_placement, load_spec, plan
 from launch.experiments.tune_run import EXPERIMENT_FILE, prepare
 
-NAMED = ("smoke", "avi-vs-az-connect4", "avi-vs-az-hex", "fgames", "azal-chomp", "azal-connect4")
+NAMED = ("smoke", "avi-vs-az-connect4", "avi-vs-az-hex", "fgames", "azal-chomp", "azal-connect4",
+         "gumbel-vs-puct-connect4", "gumbel-vs-puct-hex")
 # A cluster of the kind the full specs are for: four 16-CPU workers and one GPU node.
 CLUSTER = [{"CPU": 16.0}] * 4 + [{"CPU": 16.0, "GPU": 1.0}]
 THIS_MACHINE = [{"CPU": 2.0}]
@@ -30,14 +31,14 @@ def test_every_named_spec_plans_at_both_sizes_and_the_full_one_places_on_a_clust
     assert check_placement(full, CLUSTER) >= 1
     for trial in full.trials:  # one run directory per trial, each config resolved and checked
         assert trial.config.game == spec.game and trial.updates == spec.sizes["full"]["updates"]
-        assert any("GPU" in b for b in trial.bundles) == (trial.config.device != "cpu")
+        assert any("GPU" in b for b in trial.bundles) == (trial.config.learner.device != "cpu")
 
 
 def test_connect4_full_is_the_papers_grid_and_budget():
     full = plan(load_spec("avi-vs-az-connect4"), "full", gpus=1)
     seeds = {arm: sum(t.arm == arm for t in full.trials) for arm in {t.arm for t in full.trials}}
     assert seeds == {"avi": 20, "az32": 5, "az64": 5, "az128": 5, "az256": 5, "az512": 5}  # AVI paper 4.6
-    sims = sorted({t.config.mcts.simulations for t in full.trials if t.config.algo == "alphazero"})
+    sims = sorted({t.config.actors.mcts.simulations for t in full.trials if t.config.algo == "alphazero"})
     assert sims == [32, 64, 128, 256, 512]
     # Section 5.1: 2.4M gradient updates; Tables 3-4: 128 x 128 rows per iteration, 256 updates each.
     assert set(full.budgets.values()) == {(2_400_000, 2_400_000 // 256 * 128 * 128)}
@@ -56,7 +57,7 @@ def test_connect4_full_is_the_papers_grid_and_budget():
 
 def test_connect4_small_fits_this_machine_in_under_two_hours():
     small = plan(load_spec("avi-vs-az-connect4"), "small")
-    arms = sorted((t.arm, t.config.algo, t.config.mcts.simulations if t.config.algo != "avi" else 0)
+    arms = sorted((t.arm, t.config.algo, t.config.actors.mcts.simulations if t.config.algo != "avi" else 0)
                   for t in small.trials)
     assert arms == [("avi", "avi", 0)] * 3 + [("az32", "alphazero", 32)] * 2
     (updates, rows), = set(small.budgets.values())  # matched: one budget for both arms
@@ -78,11 +79,32 @@ def test_the_dry_run_describes_the_trials_the_study_and_the_whole_wall_time():
     assert "estimated wall time: 65 min (17 of them after the trials)" in text
 
 
+@pytest.mark.parametrize("game", ["connect4", "hex"])
+def test_gumbel_vs_puct_has_its_arms_matched_with_three_seeds_and_small_fits_two_hours(game):
+    """Issue 40's spec: Gumbel AlphaZero at 4 and 16 simulations, PUCT at 16 and 64, AVI,
+    one budget of rows and updates for all, 3 seeds each; small under 2 hours here."""
+    spec = load_spec(f"gumbel-vs-puct-{game}")
+    for size in ("small", "full"):
+        p = plan(spec, size, gpus=1)
+        arms = sorted((t.arm, t.config.algo, t.config.actors.search if t.config.algo != "avi" else "",
+                       t.config.actors.mcts.simulations if t.config.algo != "avi" else 0) for t in p.trials)
+        assert arms == sorted([("avi", "avi", "", 0)] * 3 + [("gumbel4", "alphazero", "gumbel", 4)] * 3
+                              + [("gumbel16", "alphazero", "gumbel", 16)] * 3 + [("az16", "alphazero", "puct", 16)] * 3
+                              + [("az64", "alphazero", "puct", 64)] * 3)
+        (updates, rows), = set(p.budgets.values())  # matched
+        assert rows == updates // 256 * 128 * 128
+    small = plan(spec, "small")
+    assert check_placement(small, THIS_MACHINE) >= 1
+    assert all(seconds is not None for seconds in small.estimated_seconds.values())
+    assert small.after_seconds > 0 and small.wall_seconds(1) <= 2 * 3600
+    assert {m["arm"] for m in small.matches} == {"gumbel16"} and len(small.inference) == 2 * 3 * 2 * 3
+
+
 def test_azal_specs_have_the_three_arms_of_the_paper():
     chomp = plan(load_spec("azal-chomp"), "full", gpus=1)
     arms = {(t.arm, t.config.algo, t.config.game_params.get("frames", 1)) for t in chomp.trials}
     assert arms == {("vanilla", "alphazero", 1), ("multiframe", "alphazero", 3), ("azal", "azal", 1)}
-    assert {t.config.mcts.simulations for t in chomp.trials} == {800}  # AZAL Table 5
+    assert {t.config.actors.mcts.simulations for t in chomp.trials} == {800}  # AZAL Table 5
     assert {(t.config.game_params["rows"], t.config.game_params["cols"]) for t in chomp.trials} == {(9, 10), (10, 11)}
     assert {t.seed for t in chomp.trials} == {0, 1, 2}
 
@@ -118,15 +140,21 @@ updates = 128
 
 @pytest.mark.parametrize("arm_extra, size_extra, message", [
     ("set = { no_such_field = 1 }", "", r"arm 'az', arm 'az' 'set'.*unknown config key 'no_such_field'"),
-    ("set = { mcts = { simulation = 8 } }", "", r"arm 'az'.*'mcts' has no field 'simulation'"),
-    ("set = { batch_size = \"big\" }", "", r"arm 'az'.*batch_size=big.*invalid literal"),
+    ("set = { actors = { mcts = { simulation = 8 } } }", "",
+     r"arm 'az'.*unknown config key 'actors.mcts.simulation'; keys of actors.mcts: c_base"),
+    ("set = { mcts = { simulations = 8 } }", "",
+     r"arm 'az'.*'mcts.simulations' is now actors.mcts.simulations \(each role owns its settings\)"),
+    ("set = { learner = { batch_size = \"big\" } }", "", r"arm 'az'.*learner.batch_size=big.*invalid literal"),
     ("set = { seed = 3 }", "", r"arm 'az', key 'set': 'seed' is set by the size's 'seeds'"),
     ("colour = \"red\"", "", r"arm 'az': unknown key 'colour'"),
     ("", "seeds = { avi = 2, alphazero = 2 }", r"size 'small', key 'seeds': 'alphazero' is not an arm"),
     ("", "updates_per_second = { avi = -1 }", r"'updates_per_second.avi' must be a number > 0"),
     ("", "after_seconds = -60", r"size 'small', key 'after_seconds' must be >= 0, got -60"),
-    ("", "eval_suites = \"tictactoe-states,hex-play\"",
-     r"size 'small', arm 'avi', key 'eval_suites': 'hex-play' is not a suite of tictactoe; its suites: tictactoe-states"),
+    ("", "evaluation = { suites = \"tictactoe-states,hex-play\" }",
+     r"size 'small', arm 'avi', key 'evaluation.suites': 'hex-play' is not a suite of tictactoe; "
+     r"its suites: tictactoe-states"),
+    ("", "eval_every = 2", r"size 'small': key 'eval_every' is now 'evaluation.every' \(evaluation = \{ every = ... \}\)"),
+    ("", "evaluation = { every = 0 }", r"size 'small'.*'evaluation.every=0': every must be >= 1, got 0"),
     ("[[head_to_head]]\narm = \"avi\"\nopponent = \"nobody\"\nsuite = \"x\"", "",
      r"head_to_head\[0\], key 'opponent': 'nobody' is not an arm"),
     ("[[head_to_head]]\narm = \"avi\"\nopponent = \"az\"\nsuite = \"tictactoe-states\"", "",
@@ -154,7 +182,7 @@ def test_bad_spec_files_are_refused_at_reading(tmp_path):
 def test_unmatched_budgets_are_refused_unless_the_spec_says_so(tmp_path):
     # Half the epochs per iteration: twice the rows for the same updates (4,096 rows and
     # 32 updates an iteration instead of 64).
-    text = BASE.format(arm_extra="set = { epochs_per_iteration = 2.0 }", size_extra="")
+    text = BASE.format(arm_extra="set = { learner = { epochs_per_iteration = 2.0 } }", size_extra="")
     with pytest.raises(SpecError, match=r"budgets do not match \(avi: 64 updates, 4096 rows; az: 64 updates, "
                                         r"8192 rows\).*matched_budget = false"):
         plan(load_spec(_write(tmp_path, text)), "small")
@@ -163,13 +191,13 @@ def test_unmatched_budgets_are_refused_unless_the_spec_says_so(tmp_path):
 
 
 def test_a_trial_that_needs_more_cpus_than_the_cluster_is_refused_saying_what_is_missing(tmp_path):
-    text = BASE.format(arm_extra="", size_extra="set = { num_actors = 8, num_envs = 256 }")
+    text = BASE.format(arm_extra="", size_extra="set = { actors = { num_actors = 8, num_envs = 256 } }")
     big = plan(load_spec(_write(tmp_path, text)), "small")
     with pytest.raises(SpecError, match=r"trial avi-s0 \(arm avi\) needs 9 CPU \(8 self-play actors and a CPU "
                                         r"learner\); the cluster has 2 CPU: missing 7 CPU"):
         check_placement(big, THIS_MACHINE)
     # Enough CPUs in all, but a GPU learner on a cluster without GPUs is missing the GPU.
-    gpu = plan(load_spec(_write(tmp_path, BASE.format(arm_extra="", size_extra="set = { device = \"cuda\" }"),
+    gpu = plan(load_spec(_write(tmp_path, BASE.format(arm_extra="", size_extra="set = { learner = { device = \"cuda\" } }"),
                                 "g.toml")), "small", gpus=1)
     with pytest.raises(SpecError, match="missing 1 GPU"):
         check_placement(gpu, [{"CPU": 64.0}])

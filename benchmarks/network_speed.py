@@ -19,7 +19,7 @@ learner initialises it, seed 0), on ``--threads`` torch threads:
   beside bf16 (autocast), in alternation.
 
 Every rate is the median of ``--repeats`` timed runs of ``--seconds`` each. ``--json``
-prints one JSON object keyed by preset name; without it, the README's table.
+prints one JSON object keyed by preset name; without it, the table of docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The HTTP server: the page and its JSON API, one game per session cookie.
 
-Routes (README, "Play in the browser"):
+Routes (docs/board.md):
   GET  /                the page (static/index.html; its script and style under /static/)
   GET  /api/state       this session's game
   POST /api/move        {"action": A}: the person's move, then the agent's reply

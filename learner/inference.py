@@ -8,7 +8,7 @@ answers. Modes (:data:`INFERENCE_DTYPES`):
 - ``fp32``: the fp32 network itself; bitwise the behaviour without this module.
 - ``bf16``: a copy with bfloat16 weights, fed bfloat16 activations (oneDNN kernels).
   Fast only on CPUs with native bf16 arithmetic (AVX512_BF16, AMX) and on GPUs; on an
-  AVX2 CPU torch emulates it, 4-7x slower than fp32 (README, Inference precision).
+  AVX2 CPU torch emulates it, 4-7x slower than fp32 (docs/benchmarks.md, Inference precision).
 - ``int8``: int8 weights and activations through fbgemm: dynamic quantisation of the
   ``nn.Linear`` layers for the residual MLPs (activation scales per batch), static
   quantisation of the conv towers (convs fused with their BatchNorm and ReLU, activation
@@ -152,7 +152,7 @@ def candidates(net: nn.Module, device: torch.device) -> tuple[str, ...]:
     ``inference_dtype=bf16`` still asks for it); int8 for the residual MLPs,
     whose dynamically quantised activations (the residual stream, one scale per batch)
     put the values 0.03-0.15 off fp32 (tic-tac-toe untrained, Connect Four trained), far
-    outside the tolerance, for a gain of 1.05-1.6x (README, Inference precision)."""
+    outside the tolerance, for a gain of 1.05-1.6x (docs/benchmarks.md, Inference precision)."""
     if device.type == "cuda":
         return ("bf16",)
     out = ()

@@ -31,7 +31,7 @@ DATASETS = ["tictactoe", "connect4-uniform", "connect4-eps-optimal", "chomp-9x10
 # enough to run emulated on a CPU without native bf16 (it then costs 4-7x fp32). (Forced
 # on fgame-deep-0 it keeps the values within 0.02 but agrees on 97.9% of the greedy
 # moves only: this briefly trained network's children are often closer than bf16's
-# rounding. README, Inference precision.)
+# rounding. docs/benchmarks.md, Inference precision.)
 CASES = [(name, "auto") for name in DATASETS] + [("tictactoe", "bf16")]
 
 

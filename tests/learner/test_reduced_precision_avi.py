@@ -3,7 +3,7 @@ autocast against fp32 across seeds.
 
 (A run whose actor evaluates in bf16 to the exact-values thresholds of
 ``tests/launch/test_train.py`` takes about 7 minutes on the loaded 2-core machine, far
-over this suite's budget; README, Inference precision, has its result.)
+over this suite's budget; docs/benchmarks.md, Inference precision, has its result.)
 
 The loop is Algorithm 1 in one process (no Ray) with the tic-tac-toe preset's values:
 256 environments, 16 steps each per iteration, epsilon 0.5, Adam at 3e-4, batches of

@@ -16,7 +16,10 @@ network. Reports, each the median over the repeats:
   the median over the reused roots, and ``kept_per_move`` their mean over every search
   as a fraction of ``--simulations`` (the extra search a move gets for free);
 - ``ms_per_move`` with and without reuse (the time of the policy's calls over the moves
-  it made: the copy of the subtree against the root evaluation it saves);
+  it made), ``tree_ms_per_move`` the part outside the evaluator (the tree's own work, the
+  reuse's lookups and copies included) and ``evaluated_per_move`` the states evaluated
+  (a reused root is not evaluated again). With rollouts the evaluator's time varies with
+  the playouts' lengths, so the tree's share is the cost of reuse itself;
 - ``score``: the reuse side's mean score in [-1, 1] (its mean and the half-width of a 95%
   Student-t interval over the repeats as well).
 """
@@ -57,13 +60,21 @@ class CountingReuse(TreeReuse):
 
 
 def timed_policy(search, evaluate, seed: int, reuse: TreeReuse | None):
-    """``choose(states)`` playing ``search``'s move, adding its time and moves to ``clock``."""
+    """``choose(states)`` playing ``search``'s move, adding to ``clock`` its time, the
+    evaluator's time and states, and the moves."""
     rng = np.random.default_rng(seed)
-    clock = {"seconds": 0.0, "moves": 0}
+    clock = {"seconds": 0.0, "evaluator_seconds": 0.0, "evaluated": 0, "moves": 0}
+
+    def timed(states):
+        start = time.perf_counter()
+        out = evaluate(states)
+        clock["evaluator_seconds"] += time.perf_counter() - start
+        clock["evaluated"] += len(out[1])
+        return out
 
     def choose(states):
         start = time.perf_counter()
-        action = search.search(states, evaluate, rng, reuse=reuse).action
+        action = search.search(states, timed, rng, reuse=reuse).action
         clock["seconds"] += time.perf_counter() - start
         clock["moves"] += len(action)
         return np.asarray(action, np.int64)
@@ -86,15 +97,26 @@ def one_match(name: str, game, simulations: int, openings: int, rollouts: int, s
                                         RolloutEvaluator(game, rollouts, seed=seed), seed, reuse)
     without, clock_off = timed_policy(make_search(name, game, simulations),
                                       RolloutEvaluator(game, rollouts, seed=seed + 10_000), seed, None)
-    for search in (make_search(name, game, simulations), make_search(name, game, simulations)):  # compile first
-        search.search(starts, RolloutEvaluator(game, 1), np.random.default_rng(0), reuse=TreeReuse())
+    warm = TreeReuse()  # compile (or load) every kernel first, a reused root's included
+    search = make_search(name, game, simulations)
+    played, _, _ = game.step(starts, search.search(starts, RolloutEvaluator(game, 1), rng, reuse=warm).action)
+    search.search(played, RolloutEvaluator(game, 1), rng, reuse=warm)
     result = head_to_head(game, with_reuse, without, starts)
     return {"score": result["score"], "games": result["games"],
             "reused_fraction": reuse.reused / max(reuse.searches, 1),
             "kept_visits": float(np.median(reuse.kept)) if reuse.kept else 0.0,
             "kept_per_move": sum(reuse.kept) / max(reuse.searches, 1) / simulations,
-            "ms_per_move_reuse": 1e3 * clock_on["seconds"] / max(clock_on["moves"], 1),
-            "ms_per_move_fresh": 1e3 * clock_off["seconds"] / max(clock_off["moves"], 1)}
+            **{f"{key}_{side}": value for side, clock in (("reuse", clock_on), ("fresh", clock_off))
+               for key, value in per_move(clock).items()}}
+
+
+def per_move(clock: dict) -> dict:
+    """A side's costs per move: milliseconds in all and outside the evaluator (the tree's
+    own work, reuse's copies included), and the states evaluated."""
+    moves = max(clock["moves"], 1)
+    return {"ms_per_move": 1e3 * clock["seconds"] / moves,
+            "tree_ms_per_move": 1e3 * (clock["seconds"] - clock["evaluator_seconds"]) / moves,
+            "evaluated_per_move": clock["evaluated"] / moves}
 
 
 def main(argv=None):
@@ -120,7 +142,9 @@ def main(argv=None):
         if not args.json:
             print(f"{name}: S={args.simulations}, {row['games']} games: reused roots {row['reused_fraction']:.0%}, "
                   f"kept visits (median of reused) {row['kept_visits']:.0f}, per move {row['kept_per_move']:.0%} of S; "
-                  f"ms/move {row['ms_per_move_reuse']:.1f} with reuse, {row['ms_per_move_fresh']:.1f} without; "
+                  f"ms/move {row['ms_per_move_reuse']:.1f} with reuse, {row['ms_per_move_fresh']:.1f} without "
+                  f"(outside the evaluator {row['tree_ms_per_move_reuse']:.2f} and {row['tree_ms_per_move_fresh']:.2f}); "
+                  f"states evaluated/move {row['evaluated_per_move_reuse']:.1f} and {row['evaluated_per_move_fresh']:.1f}; "
                   f"score of reuse {row['score']:+.3f} (mean {mean:+.3f} +- {half:.3f})", flush=True)
     if args.json:
         print(json.dumps(out))

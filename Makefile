@@ -46,10 +46,10 @@ bench: $(STAMP)
 # docs/reference/config.md is generated: `$(PY) -m launch.config_doc` rewrites it.
 docs: $(STAMP)
 	$(PY) -m launch.config_doc
-	$(PY) -m mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 docs-serve: $(STAMP)
-	$(PY) -m mkdocs serve -a 127.0.0.1:8000
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve -a 127.0.0.1:8000
 
 clean:
 	rm -rf $(VENV) build site *.egg-info

@@ -99,3 +99,33 @@ def test_no_tracked_file_points_outside_the_repository():
                 found.append(f"{rel}:{number}: names {design}, which is not in the repository "
                              f"(the design is docs/design.md)")
     assert not found, "references outside the repository:\n" + "\n".join(found)
+
+
+def _readme_launch_commands() -> list[list[str]]:
+    import shlex
+
+    text = (ROOT / "README.md").read_text()
+    lines = "\n".join(re.findall(r"```bash\n(.*?)```", text, re.S)).replace("\\\n", " ").splitlines()
+    return [shlex.split(line.split("python -m launch", 1)[1].split("#", 1)[0].replace('"$CKPT"', "CKPT"))
+            for line in lines if "python -m launch" in line and not line.lstrip().startswith("#")]
+
+
+def test_the_readme_training_commands_are_valid_runs():
+    """The README's training commands parse and give a valid configuration (their `--set`
+    keys included), and its other commands are subcommands that exist."""
+    from launch.cli import train_parser
+    from launch.config import resolve, validate
+
+    subcommands = {"evaluate", "report", "play", "experiment", "gtp", "demo"}
+    commands = _readme_launch_commands()
+    trained = 0
+    for words in commands:
+        if words and words[0] in subcommands:
+            continue
+        assert words and words[0].startswith("--"), f"README runs an unknown subcommand: python -m launch {words}"
+        args = train_parser().parse_args(words)
+        if args.resume:
+            continue
+        validate(resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed))
+        trained += 1
+    assert trained >= 2, commands

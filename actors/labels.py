@@ -28,7 +28,9 @@ from games import Game
 from oracle_service.store import connect4_keys, open_store
 
 SMOOTHING = 1e-3  # the AZAL paper's epsilon in q(a|s)
-LABELLED_GAMES = ("connect4", "chomp")  # games with an oracle that labels AZAL's moves
+# The built-in games whose descriptor names a labeller (a game registered later is asked
+# through games.descriptor(name).labeller).
+LABELLED_GAMES = tuple(name for name in games.BUILTIN if games.descriptor(name).labeller is not None)
 
 
 class LabelStats(NamedTuple):
@@ -43,12 +45,60 @@ class LabelStats(NamedTuple):
         return LabelStats(*(now - then for now, then in zip(self, before)))
 
 
+class Connect4Labels:
+    """Connect Four's label source: a position is its move string (columns 1..7), its
+    optimal moves the columns of maximal exact score; one with fewer than ``min_ply``
+    stones is not sent to the solver (key None) but looked up in the store."""
+
+    def __init__(self, game: Game):
+        self.game = game
+
+    def keys(self, states, histories: list[list[int]], min_ply: int) -> list[str | None]:
+        return ["".join(str(a + 1) for a in h) if len(h) >= min_ply else None for h in histories]
+
+    def ask(self, client, keys: list[str]) -> list:
+        return client.connect4_best_moves(keys)
+
+    def stored_optimal(self, store, states) -> np.ndarray:
+        """bool[N, 7]: the best columns of the positions whose analysis is stored; rows
+        of positions not in the store (or stored without an analysis) stay False."""
+        keys, mirrored = connect4_keys(states.current, states.mask)
+        out = np.zeros((len(keys), self.game.num_actions), bool)
+        for i, record in enumerate(store.get_many([int(k) for k in keys])):
+            if record is not None and record.analysis is not None:
+                analysis = record.oriented(bool(mirrored[i])).analysis
+                best = max(v for v in analysis if v is not None)
+                out[i] = [v == best for v in analysis]
+        return out
+
+
+class ChompLabels:
+    """Chomp's label source: a position is its profile, its optimal moves those to a
+    Grundy-0 position (none where the Grundy number is 0)."""
+
+    def __init__(self, game: Game):
+        self.game = game
+
+    def keys(self, states, histories: list[list[int]], min_ply: int) -> list[str]:
+        return [",".join(map(str, row)) for row in np.asarray(states.profile).tolist()]
+
+    def ask(self, client, keys: list[str]) -> list:
+        rows, cols = self.game.params["rows"], self.game.params["cols"]
+        profiles = [[int(x) for x in k.split(",")] for k in keys]
+        return client.chomp_winning_moves(rows, cols, profiles)
+
+
 class OracleLabeler:
-    """Smoothed oracle targets for batches of states, fetched from an oracle client."""
+    """Smoothed oracle targets for batches of states, fetched from an oracle client
+    through the game's label source (its descriptor's ``labeller``)."""
 
     def __init__(self, game: Game, client, *, min_ply: int = 0, store: str | None = None):
-        if game.name not in LABELLED_GAMES:
-            raise ValueError(f"AZAL labels exist for {', '.join(LABELLED_GAMES)}, not for {game.name!r}")
+        described = games.descriptor(game)
+        if described.labeller is None:
+            labelled = [d.name for d in games.every_descriptor() if d.labeller is not None]
+            raise ValueError(f"AZAL labels exist for {', '.join(labelled)}, not for {game.name!r} "
+                             f"(its descriptor names no labeller)")
+        self.source = described.piece("labeller")(game)
         self.game, self.client, self.min_ply = game, client, int(min_ply)
         self._store_location, self._store = store, None
         self.queries = self.unique = self.errors = self.store_labels = 0  # as LabelStats names them
@@ -58,10 +108,7 @@ class OracleLabeler:
         ``histories`` from the start); zero rows for unlabelled states."""
         legal = self.game.legal(states)  # [N, A]
         optimal = np.zeros_like(legal)
-        if self.game.name == "connect4":
-            keys = ["".join(str(a + 1) for a in h) if len(h) >= self.min_ply else None for h in histories]
-        else:
-            keys = [",".join(map(str, row)) for row in np.asarray(states.profile).tolist()]
+        keys = self.source.keys(states, histories, self.min_ply)
         wanted = sorted({k for k in keys if k is not None})
         self.queries += sum(k is not None for k in keys)
         self.unique += len(wanted)
@@ -81,27 +128,15 @@ class OracleLabeler:
 
     def _ask(self, keys: list[str]) -> list[list[int] | None]:
         """The optimal moves of each key (None where the oracle refused the item)."""
-        if self.game.name == "connect4":
-            answers = self.client.connect4_best_moves(keys)
-        else:
-            rows, cols = self.game.params["rows"], self.game.params["cols"]
-            profiles = [[int(x) for x in k.split(",")] for k in keys]
-            answers = self.client.chomp_winning_moves(rows, cols, profiles)
+        answers = self.source.ask(self.client, keys)
         self.errors += sum(not a.ok for a in answers)
         return [a.value if a.ok else None for a in answers]
 
     def _stored_optimal(self, states) -> np.ndarray:
-        """bool[N, 7]: the best columns of the positions whose analysis is stored; rows
-        of positions not in the store (or stored without an analysis) stay False."""
+        """bool[N, A]: the optimal moves of early positions (key None) from the store."""
         if self._store is None:
             self._store = open_store(self._store_location)
-        keys, mirrored = connect4_keys(states.current, states.mask)
-        out = np.zeros((len(keys), self.game.num_actions), bool)
-        for i, record in enumerate(self._store.get_many([int(k) for k in keys])):
-            if record is not None and record.analysis is not None:
-                analysis = record.oriented(bool(mirrored[i])).analysis
-                best = max(v for v in analysis if v is not None)
-                out[i] = [v == best for v in analysis]
+        out = self.source.stored_optimal(self._store, states)
         self.store_labels += int(out.any(axis=1).sum())
         return out
 

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+import games
 from games import Game
 
 
@@ -34,7 +35,7 @@ def _bits_to_rows(bits: int, rows: int, cols: int) -> np.ndarray:
     return np.array([[(bits >> (r * cols + c)) & 1 for c in range(cols)] for r in range(rows)], np.int8)
 
 
-def _connect4(game, state) -> Grid:
+def connect4_grid(game, state) -> Grid:
     from games.connect4 import COLUMN_BITS, HEIGHT, WIDTH
     cur, mask, moves = int(state.current[0]), int(state.mask[0]), int(state.moves[0])
     first = cur if moves % 2 == 0 else cur ^ mask  # the first player moves after an even number of plies
@@ -47,7 +48,7 @@ def _connect4(game, state) -> Grid:
     return Grid("columns", HEIGHT, WIDTH, cells, click, [])
 
 
-def _tictactoe(game, state) -> Grid:
+def tictactoe_grid(game, state) -> Grid:
     moves = int(state.moves[0])
     mine, theirs = int(state.mine[0]), int(state.theirs[0])
     first, second = (mine, theirs) if moves % 2 == 0 else (theirs, mine)
@@ -55,7 +56,7 @@ def _tictactoe(game, state) -> Grid:
     return Grid("squares", 3, 3, cells, [[r * 3 + c for c in range(3)] for r in range(3)], [])
 
 
-def _othello(game, state) -> Grid:
+def othello_grid(game, state) -> Grid:
     black_to_move = int(state.to_play[0]) == 0
     player, opponent = int(state.player[0]), int(state.opponent[0])
     black, white = (player, opponent) if black_to_move else (opponent, player)
@@ -64,21 +65,21 @@ def _othello(game, state) -> Grid:
                 [{"action": 64, "name": "pass"}])
 
 
-def _go(game, state) -> Grid:
+def go_grid(game, state) -> Grid:
     n = game.size
     cells = np.asarray(state.board[0], np.int64).reshape(n, n).tolist()
     return Grid("squares", n, n, cells, [[r * n + c for c in range(n)] for r in range(n)],
                 [{"action": n * n, "name": "pass"}])
 
 
-def _hex(game, state) -> Grid:
+def hex_grid(game, state) -> Grid:
     n = game.size
     cells = np.asarray(state.board[0], np.int64).reshape(n, n).tolist()
     extra = [{"action": n * n, "name": "swap"}] if game.num_actions > n * n else []
     return Grid("hex", n, n, cells, [[r * n + c for c in range(n)] for r in range(n)], extra)
 
 
-def _chomp(game, state) -> Grid:
+def chomp_grid(game, state) -> Grid:
     rows, cols = game.rows, game.cols
     profile = np.asarray(state.profile[0], np.int64)
     cells = [[1 if c < profile[r] else 0 for c in range(cols)] for r in range(rows)]
@@ -87,11 +88,8 @@ def _chomp(game, state) -> Grid:
     return Grid("chomp", rows, cols, cells, click, [])
 
 
-DECODERS = {"connect4": _connect4, "tictactoe": _tictactoe, "othello": _othello, "go": _go,
-            "hex": _hex, "chomp": _chomp}
-
-
 def grid_of(game: Game, state) -> Grid | None:
-    """The drawing of element 0 of ``state``; None for games without a board (F-Games)."""
-    decode = DECODERS.get(game.name)
-    return None if decode is None else decode(game, state)
+    """The drawing of element 0 of ``state`` (the game's descriptor's ``grid``, one of the
+    functions above for the built-in games); None for games without a board (F-Games)."""
+    decode = games.descriptor(game).grid
+    return None if decode is None else games.resolve(decode)(game, state)

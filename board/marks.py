@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import games
 from evaluation.oracles import Analysis, Oracle
 
 MARKS = ("optimal", "inaccuracy", "error", "blunder")
@@ -33,9 +34,14 @@ def outcome_word(q: float) -> str:
 
 
 def explain_score(game_name: str, score: float, plies: int) -> str:
-    """A person's reading of a move's exact value; ``plies``: plies played before it."""
-    if game_name != "connect4":
-        return outcome_word(score)
+    """A person's reading of a move's exact value; ``plies``: plies played before it (the
+    game's descriptor's ``score_reading``, else the outcome)."""
+    reading = games.descriptor(game_name).score_reading
+    return outcome_word(score) if reading is None else games.resolve(reading)(score, plies)
+
+
+def pons_reading(score: float, plies: int) -> str:
+    """Connect Four's reading of a Pons score: which stone of whom wins."""
     s = int(score)
     if s == 0:
         return "draw"

@@ -20,11 +20,14 @@ import re
 
 import numpy as np
 
+import games
 from games import Game
+from gtp.vertices import board_size
 
 _SGF_MOVE = re.compile(r";\s*(B|W)\[([a-z]{0,2})\]")
 _SGF_PROP = re.compile(r"\b(GM|SZ)\[([^\]]*)\]")
-_SGF_GAMES = {"1": "go", "2": "othello", "11": "hex"}
+# SGF's GM number -> the built-in game (those whose GTP facts have one: Go, Othello, Hex).
+_SGF_GAMES = {str(d.gtp.sgf_game): d.name for d in games.every_descriptor() if d.gtp is not None and d.gtp.sgf_game}
 
 
 class ReplayError(ValueError):
@@ -38,7 +41,7 @@ def _from_sgf(text: str, game: Game) -> list[int]:
                           f"({_SGF_GAMES.get(props['GM'], 'unknown here')}), not {game.name}")
     if game.name not in _SGF_GAMES.values():
         raise ReplayError(f"SGF replay is for go, othello and hex; this board plays {game.name}")
-    size = 8 if game.name == "othello" else game.size
+    size = board_size(game)
     if "SZ" in props and props["SZ"].strip() != str(size):
         raise ReplayError(f"the SGF's board is SZ[{props['SZ']}], this board's is {size}")
     moves = []
@@ -77,8 +80,9 @@ def parse_replay(text: str, game: Game, index: int = 0) -> list[int]:
         raise ReplayError("the replay is empty")
     if text.startswith("("):
         return _from_sgf(text, game)
-    if game.name == "connect4" and re.fullmatch(r"[1-7]+", text):
-        return [int(ch) - 1 for ch in text]
+    digits = games.descriptor(game).replay_digits  # Connect Four's solver strings: columns 1..7
+    if digits and re.fullmatch(f"[{re.escape(digits)}]+", text):
+        return [digits.index(ch) for ch in text]
     try:
         data = json.loads(text)
         records = data if isinstance(data, list) else [data]

@@ -15,6 +15,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+import games
 from board.grid import grid_of
 from board.marks import MARKS, mark, oracle_view
 from evaluation.oracles import HexOracle, HexUnsolvedError, Oracle, make_oracle
@@ -27,6 +28,13 @@ class BadMove(ValueError):
 
 HEX_SECONDS = 3.0  # the Hex solver's time for one position of a page
 
+
+def hex_page_oracle(game: Game, *, store=None) -> Oracle:
+    """Hex's oracle for pages (its descriptor's ``board_oracle``): a page waits for its
+    answer, so a few seconds a position, and a position the solver does not settle in
+    them is shown without the oracle's view."""
+    return HexOracle(game, store=store, time_limit=HEX_SECONDS, retries=0)
+
 class Table:
     """The game, its players and its oracle (None where the game has none)."""
 
@@ -37,11 +45,11 @@ class Table:
 
     @staticmethod
     def oracle_for(game: Game, store=None) -> Oracle | None:
-        if game.name == "hex" and not game.params.get("swap"):
-            # A page waits for its answer: a few seconds a position, and a position the
-            # solver does not settle in them is shown without the oracle's view.
-            return HexOracle(game, store=store, time_limit=HEX_SECONDS, retries=0)
+        """The game's oracle for pages (its descriptor's ``board_oracle``, else ``oracle``)."""
+        page_oracle = games.descriptor(game).board_oracle
         try:
+            if page_oracle is not None:
+                return games.resolve(page_oracle)(game, store=store)
             return make_oracle(game, store=store)
         except ValueError:  # Othello, Go, tic-tac-toe, Hex with the swap rule: no oracle here
             return None

@@ -31,24 +31,24 @@ HEX_TIME_LIMIT = 60.0
 HEX_RETRIES = 2
 
 
-def _moves_of(game: Game, states) -> list[list[int]]:
-    """Action sequences that reach ``states`` (F-Games keep their path; Chomp: a
-    canonical sequence rebuilt from the profile)."""
-    if game.name == "fgame":
-        return [p[:n].astype(int).tolist() for p, n in zip(states.path, states.length)]
-    if game.name == "chomp":
-        cols = game.params["cols"]
-        out = []
-        for prof in states.profile.astype(int):
-            # Bite row by row from the bottom: row r cut to prof[r] by taking (r, prof[r]).
-            seq, cur = [], [cols] * len(prof)
-            for r in range(len(prof) - 1, -1, -1):
-                if cur[r] > prof[r]:
-                    seq.append(r * cols + prof[r])
-                    cur = [min(x, prof[r]) if k >= r else x for k, x in enumerate(cur)]
-            out.append(seq)
-        return out
-    raise ValueError(f"no move reconstruction for {game.name}")
+def _fgame_moves(states) -> list[list[int]]:
+    """Action sequences that reach F-Game ``states``: the path each state keeps."""
+    return [p[:n].astype(int).tolist() for p, n in zip(states.path, states.length)]
+
+
+def _chomp_moves(game: Game, states) -> list[list[int]]:
+    """Action sequences that reach Chomp ``states``: a canonical one rebuilt from the profile."""
+    cols = game.params["cols"]
+    out = []
+    for prof in states.profile.astype(int):
+        # Bite row by row from the bottom: row r cut to prof[r] by taking (r, prof[r]).
+        seq, cur = [], [cols] * len(prof)
+        for r in range(len(prof) - 1, -1, -1):
+            if cur[r] > prof[r]:
+                seq.append(r * cols + prof[r])
+                cur = [min(x, prof[r]) if k >= r else x for k, x in enumerate(cur)]
+        out.append(seq)
+    return out
 
 
 def random_ply_move_lists(game: Game, count: int, seed: int, key=state_keys) -> list[list[int]]:
@@ -101,7 +101,7 @@ def build_fgame(name: str) -> tuple[dict, dict]:
     states = sample_random_play_states(game, count=4096, seed=0)
     labels = label_states(game, states, game.value)
     meta = dataset_meta(name, game, 0, "4096 distinct live states from uniform random play (AVI paper F.4)")
-    return dataset_columns(_moves_of(game, states), None, labels.v_star, labels.q_star), meta
+    return dataset_columns(_fgame_moves(states), None, labels.v_star, labels.q_star), meta
 
 
 def build_chomp(name: str) -> tuple[dict, dict]:
@@ -125,7 +125,7 @@ def build_chomp(name: str) -> tuple[dict, dict]:
              "grundy": pa.array(g, pa.int16()),
              "winning_moves": pa.array([np.flatnonzero(w).tolist() for w in win], pa.list_(pa.int16()))}
     if name.endswith("-openings"):
-        moves = _moves_of(game, states)
+        moves = _chomp_moves(game, states)
     return dataset_columns(moves, None, labels.v_star, labels.q_star, extra), dataset_meta(name, game, seed, desc)
 
 

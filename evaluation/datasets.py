@@ -173,27 +173,42 @@ def dataset_names() -> list[str]:
     return names
 
 
+# The game of each dataset whose name fixes it: (name, parameters of games.make).
+_FIXED_GAMES = {**{name: ("connect4", {}) for name in COMMITTED if name.startswith("connect4-")},
+                **{name: ("hex", {"size": 7}) for name in ("hex-uniform", "hex-openings", "hex-random-openings")},
+                "othello-openings": ("othello", {}), "go-openings": ("go", {"size": 9})}
+
+
+def _chomp_params(parts: list[str]) -> dict | None:
+    """``chomp-RxC[-...]``: the board's rows and columns."""
+    try:
+        rows, cols = (int(x) for x in parts[1].split("x"))
+    except (IndexError, ValueError):
+        return None
+    return {"rows": rows, "cols": cols}
+
+
+def _fgame_params(parts: list[str]) -> dict | None:
+    """``fgame-SHAPE-SEED``: the shape's height and branching, the seed."""
+    if len(parts) != 3 or parts[1] not in FGAME_SHAPES or not parts[2].isdigit():
+        return None
+    depth, branching = FGAME_SHAPES[parts[1]]
+    return {"depth": depth, "branching": branching, "beta": FGAME_BETA, "seed": int(parts[2])}
+
+
+# Games whose dataset names carry the game's parameters, by the name's first word.
+_NAMED_PARAMS = {"chomp": _chomp_params, "fgame": _fgame_params}
+
+
 def game_of(name: str) -> Game:
     """The game a dataset name is about (raises DatasetError for unknown names)."""
-    parts = name.split("-")
-    if parts[0] == "connect4" and name in COMMITTED:
-        return games.make("connect4")
-    if parts[0] == "chomp" and len(parts) >= 2:
-        try:
-            r, c = (int(x) for x in parts[1].split("x"))
-        except ValueError:
-            r = c = None
-        if r is not None:
-            return games.make("chomp", rows=r, cols=c)
-    if parts[0] == "fgame" and len(parts) == 3 and parts[1] in FGAME_SHAPES and parts[2].isdigit():
-        h, b = FGAME_SHAPES[parts[1]]
-        return games.make("fgame", depth=h, branching=b, beta=FGAME_BETA, seed=int(parts[2]))
-    if name in ("hex-uniform", "hex-openings", "hex-random-openings"):
-        return games.make("hex", size=7)
-    if name == "othello-openings":
-        return games.make("othello")
-    if name == "go-openings":
-        return games.make("go", size=9)
+    if name in _FIXED_GAMES:
+        game, params = _FIXED_GAMES[name]
+        return games.make(game, **params)
+    first, *_ = parts = name.split("-")
+    params = _NAMED_PARAMS[first](parts) if first in _NAMED_PARAMS else None
+    if params is not None:
+        return games.make(first, **params)
     raise DatasetError(f"unknown dataset {name!r}; known: {', '.join(dataset_names()[:8])}, ... "
                        f"(see evaluation.datasets.dataset_names())")
 

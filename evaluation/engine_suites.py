@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+import games
 from evaluation.metrics import mean_ci
 from gtp.engines import ENGINES, engine_argv
 from gtp.referee import Engine, Local, Pairing, play_games, summary
@@ -45,7 +46,7 @@ def _play(game, choose, suite: str, sides: list[tuple[tuple, bool]], level: int,
     """The records of the games ``sides`` (opening, whether the agent is Black) against the
     suite's engine at ``level``, in order, and the agent's moves."""
     name = ENGINE_SUITES[suite]
-    params = {"size": game.params["size"], "komi": game.params["komi"]} if game.name == "go" else {}
+    params = {k: game.params[k] for k in games.descriptor(game).needs_gtp().engine_params}
     engine = Engine(f"{name}-{level}", engine_argv(name, level=level, **params), timeout=timeout)
     moves = {"count": 0}
 
@@ -60,8 +61,6 @@ def _play(game, choose, suite: str, sides: list[tuple[tuple, bool]], level: int,
 
 
 def _play_remote(game_name: str, game_params: dict, make_choose, suite, sides, level, tables, timeout):
-    import games
-
     return _play(games.make(game_name, **game_params), make_choose(), suite, sides, level, tables, timeout)
 
 

@@ -83,18 +83,32 @@ def sample_random_play_states(game: Game, count: int = 4096, seed: int = 0):
 
 
 def exact_labels(game: Game, gamma: float = 1.0) -> LabelledStates | None:
-    """The built-in ground truth for ``game``, or None where it needs an oracle service.
-    Games small enough are enumerated (any gamma); F-Games (values by construction) and
-    Chomp (Grundy tables) are labelled on 4096 random-play states, undiscounted."""
-    if game.name == "tictactoe" or (game.name == "chomp" and game.num_actions <= 20):
+    """The built-in ground truth for ``game`` (its descriptor's ``exact_labels``), or None
+    where it needs an oracle service. Games small enough are enumerated (any gamma);
+    F-Games (values by construction) and Chomp (Grundy tables) are labelled on 4096
+    random-play states, undiscounted."""
+    described = games.descriptor(game)
+    return None if described.exact_labels is None else described.piece("exact_labels")(game, gamma)
+
+
+# The ground truths of the games' descriptors (``exact_labels``): (game, gamma) -> labels or None.
+
+def enumerated_labels(game: Game, gamma: float = 1.0) -> LabelledStates:
+    """Every state of a game small enough to enumerate, solved (any gamma)."""
+    return enumerate_and_solve(game, gamma)
+
+
+def fgame_labels(game: Game, gamma: float = 1.0) -> LabelledStates | None:
+    """4096 random-play states with their values by construction (undiscounted only)."""
+    return label_states(game, sample_random_play_states(game), game.value) if gamma == 1.0 else None
+
+
+def chomp_labels(game: Game, gamma: float = 1.0) -> LabelledStates | None:
+    """A board of at most 20 squares enumerated (any gamma); a larger one: 4096 random-play
+    states labelled from the Grundy table (undiscounted only)."""
+    if game.num_actions <= 20:
         return enumerate_and_solve(game, gamma)
-    if gamma != 1.0:
-        return None
-    if game.name == "fgame":
-        return label_states(game, sample_random_play_states(game), game.value)
-    if game.name == "chomp":
-        return label_states(game, sample_random_play_states(game), chomp_values(game))
-    return None
+    return label_states(game, sample_random_play_states(game), chomp_values(game)) if gamma == 1.0 else None
 
 
 def greedy_q(game: Game, states, value_fn: ValueFn, gamma: float = 1.0) -> np.ndarray:

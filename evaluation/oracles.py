@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+import games
 from games import Game, take
 from games.connect4 import CENTRE_FIRST
 from oracle_service.chomp_grundy import ChompTable
@@ -65,8 +66,14 @@ class Judged(NamedTuple):
 
 class Oracle:
     game: Game
+    for_game: str  # the registry name of the one game this oracle answers for
     strong: bool  # ranks moves of equal outcome (Connect Four), else only outcomes
     order: np.ndarray  # int64[A], preference among equally good moves
+
+    def _check_game(self, game: Game) -> None:
+        """An oracle's answers are about its own game's rules: another game is a mistake."""
+        if game.name != self.for_game:
+            raise ValueError(f"{type(self).__name__} needs the {self.for_game} game, got {game!r}")
 
     def analyze(self, states) -> Analysis:  # pragma: no cover - interface
         raise NotImplementedError
@@ -108,11 +115,10 @@ class Connect4Oracle(Oracle):
     ``oracle_service.store.open_store`` ("default" = its default), and ``engine`` (a name of
     ``oracle_service.connect4_engines.ENGINES``; the client's replicas have their own)."""
 
-    strong = True
+    for_game, strong = "connect4", True
 
     def __init__(self, game: Game, *, store=None, client=None, tt_log2_size: int = 24, engine: str = DEFAULT_ENGINE):
-        if game.name != "connect4":
-            raise ValueError(f"Connect4Oracle needs the connect4 game, got {game!r}")
+        self._check_game(game)
         self.game = game
         self.client = client
         self.order = CENTRE_FIRST
@@ -177,11 +183,10 @@ class Connect4Oracle(Oracle):
 class ChompOracle(Oracle):
     """Grundy-number oracle of one Chomp board (tables from ``ChompTable``)."""
 
-    strong = False
+    for_game, strong = "chomp", False
 
     def __init__(self, game: Game, table=None):
-        if game.name != "chomp":
-            raise ValueError(f"ChompOracle needs a chomp game, got {game!r}")
+        self._check_game(game)
         self.game = game
         self.table = table or ChompTable(game.params["rows"], game.params["cols"])
         self.order = np.arange(game.num_actions, dtype=np.int64)
@@ -211,11 +216,10 @@ class ChompOracle(Oracle):
 class FGameOracle(Oracle):
     """F-Game oracle: exact child values from the engine."""
 
-    strong = False
+    for_game, strong = "fgame", False
 
     def __init__(self, game: Game):
-        if game.name != "fgame":
-            raise ValueError(f"FGameOracle needs an fgame, got {game!r}")
+        self._check_game(game)
         self.game = game
         self.order = np.arange(game.num_actions, dtype=np.int64)
 
@@ -239,13 +243,12 @@ class HexOracle(Oracle):
     positions are also kept here (``cache_size`` of them), since play and its hook ask for
     the same ones."""
 
-    strong = False
+    for_game, strong = "hex", False
 
     def __init__(self, game: Game, *, store=None, client=None, node_limit: int | None = None,
                  time_limit: float | None = 60.0, retries: int = 2, growth: float = 10.0,
                  cache_size: int = 1_000_000, lenient: bool = False):
-        if game.name != "hex":
-            raise ValueError(f"HexOracle needs the hex game, got {game!r}")
+        self._check_game(game)
         if game.params.get("swap"):
             raise ValueError(f"no exact oracle for Hex with the swap rule ({game!r}): the Hex solver plays "
                              f"without it")
@@ -370,20 +373,36 @@ class HexOracle(Oracle):
         return Analysis(value, q, q.copy(), best, value > 0)
 
 
+# The oracles of the games' descriptors (``oracle``): each takes the game and the options
+# of make_oracle, and ignores those it has no use for.
+
+def connect4_oracle(game: Game, *, store=None, client=None, engine: str = DEFAULT_ENGINE) -> Oracle:
+    return Connect4Oracle(game, store=store, client=client, engine=engine)
+
+
+def chomp_oracle(game: Game, **_options) -> Oracle:
+    return ChompOracle(game)
+
+
+def fgame_oracle(game: Game, **_options) -> Oracle:
+    return FGameOracle(game)
+
+
+def hex_oracle(game: Game, *, store=None, client=None, **_options) -> Oracle:
+    # 60 s a position, then once 600 s: an evaluation does not wait hours on one; a game
+    # through a position still unknown is counted apart, not the end of the suite.
+    return HexOracle(game, store=store, client=client, time_limit=60.0, retries=1, lenient=True)
+
+
 def make_oracle(game: Game, *, store=None, client=None, engine: str = DEFAULT_ENGINE) -> Oracle:
-    """The exact oracle of ``game``; ValueError for games without one (Othello, Go, Hex
-    with the swap rule). ``client`` (an ``OracleClient``): Connect Four and Hex positions
-    are solved by the oracle service (Chomp and F-Games are answered here: tables and
-    values by construction); ``engine``: the Connect Four engine of an oracle in this process."""
-    if game.name == "connect4":
-        return Connect4Oracle(game, store=store, client=client, engine=engine)
-    if game.name == "chomp":
-        return ChompOracle(game)
-    if game.name == "fgame":
-        return FGameOracle(game)
-    if game.name == "hex":
-        # 60 s a position, then once 600 s: an evaluation does not wait hours on one; a game
-        # through a position still unknown is counted apart, not the end of the suite.
-        return HexOracle(game, store=store, client=client, time_limit=60.0, retries=1, lenient=True)
-    raise ValueError(f"no exact oracle for {game.name!r} here (oracles: connect4, chomp, fgame, hex); "
-                     f"use match-based evaluation (head-to-head) instead")
+    """The exact oracle of ``game`` (its descriptor's ``oracle``); ValueError for games
+    without one (Othello, Go, Hex with the swap rule). ``client`` (an ``OracleClient``):
+    Connect Four and Hex positions are solved by the oracle service (Chomp and F-Games are
+    answered here: tables and values by construction); ``engine``: the Connect Four engine
+    of an oracle in this process."""
+    described = games.descriptor(game)
+    if described.oracle is None:
+        with_oracle = [d.name for d in games.every_descriptor() if d.oracle is not None]
+        raise ValueError(f"no exact oracle for {game.name!r} here (oracles: {', '.join(with_oracle)}); "
+                         f"use match-based evaluation (head-to-head) instead")
+    return described.piece("oracle")(game, store=store, client=client, engine=engine)

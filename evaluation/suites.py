@@ -29,6 +29,7 @@ from evaluation.datasets import (
     committed_file_present,
     load_dataset,
 )
+import games
 from games import Game
 
 
@@ -41,72 +42,111 @@ class Suite:
 
 
 def suites_for(game: Game) -> list[Suite]:
-    """Every suite of ``game``; those with ``default`` run when none are named."""
-    name = game.name
-    if name == "connect4":
-        # Play from every 4-ply opening, both sides, is a default: the solver's 12-ply
-        # book answers its early positions in milliseconds, and the oracle's quick wins
-        # keep the games short (1,136 games: about 7 min on a cold store, 1 on a warm one).
-        # Traces annotate every ply of the agent's self-play, midgames past the book
-        # that a new checkpoint mostly leaves unsolved (568 traces: 9 min with the store
-        # warm from play); AlphaZero and AZAL runs add them (launch/config.py), as the
-        # AZAL paper reports them.
-        return [Suite("connect4-uniform", "states", "connect4-uniform"),
-                Suite("connect4-eps-optimal", "states", "connect4-eps-optimal"),
-                Suite("connect4-play", "play", "connect4-openings"),
-                Suite("connect4-traces", "traces", "connect4-openings", default=False),
-                Suite("connect4-h2h", "h2h", "connect4-openings", default=False)]
-    if name == "chomp":
-        board = f"chomp-{game.params['rows']}x{game.params['cols']}"
-        if (game.params["rows"], game.params["cols"]) in CHOMP_BOARDS:
-            states = Suite(board, "states", board)
-        else:
-            states = Suite(f"{board}-states", "states", None)
-        return [states, Suite(f"{board}-play", "play", None), Suite(f"{board}-traces", "traces", None),
-                Suite(f"{board}-h2h", "h2h", None, default=False)]
-    if name == "fgame":
-        named = [f"fgame-{shape}-{game.params['seed']}" for shape, (h, b) in FGAME_SHAPES.items()
-                 if (h, b, FGAME_BETA) == (game.params["depth"], game.params["branching"], game.params["beta"])
-                 and game.params["seed"] in FGAME_SEEDS]
-        states = Suite(named[0], "states", named[0]) if named else Suite("fgame-states", "states", None)
-        return [states, Suite("fgame-play", "play", None),
-                Suite("fgame-traces", "traces", None), Suite("fgame-h2h", "h2h", None, default=False)]
-    if name == "tictactoe":
-        return [Suite("tictactoe-states", "states", None)]
-    if name == "hex" and game.params["size"] == 7 and not game.params["swap"]:
-        # The weak solver's labels (AVI paper E.3): value error (MAE against +-1, and the
-        # sign error) and regret on the 445 uniform states, and play against the oracle
-        # from the 128 two-ply openings, both sides (256 games; the error rate counts the
-        # games from a won start that the agent loses). They are defaults once their files
-        # are built and committed (hours of solver time: evaluation.datasets); until then
-        # they run when named, and fail naming the build command. The matches start from
-        # the balanced openings once they exist, else from 128 random two-ply positions.
-        labelled = all(committed_file_present(n) for n in HEX_LABELLED)
-        starts = "hex-openings" if labelled else "hex-random-openings"
-        return [Suite("hex-uniform", "states", "hex-uniform", default=labelled),
-                Suite("hex-play", "play", "hex-openings", default=labelled),
-                Suite("hex-random", "random", starts),
-                Suite("hex-traces", "traces", "hex-openings", default=False),
-                Suite("hex-h2h", "h2h", starts, default=False)]
-    if name in ("hex", "othello", "go"):  # (Hex on another board: matches only, its datasets are 7x7)
-        out = [Suite(f"{name}-random", "random", f"{name}-openings"),
-               Suite(f"{name}-h2h", "h2h", f"{name}-openings", default=False)]
-        # Outside engines over GTP (installed from Debian), on the board they play.
-        if name == "go" and game.params["size"] == 9:
-            out.append(Suite("go-gnugo", "engine", "go-openings", default=False))
-        if name == "othello":
-            out.append(Suite("othello-grhino", "engine", "othello-openings", default=False))
-        return out
-    raise ValueError(f"no evaluation suites for game {name!r}")
+    """Every suite of ``game`` (its descriptor's ``suites``); those with ``default`` run when
+    none are named."""
+    described = games.descriptor(game)
+    if described.suites is None:
+        raise ValueError(f"no evaluation suites for game {game.name!r} (its descriptor names none)")
+    return described.piece("suites")(game)
+
+
+def auto_suite_names(game_name: str) -> list[str] | None | bool:
+    """What ``eval_suites=auto`` runs for the game (its descriptor's ``auto_suites``): None
+    its default suites, a list of suite names, or False: none."""
+    auto = games.descriptor(game_name).auto_suites
+    if auto is None:
+        return False
+    if auto == "default":
+        return None
+    # Named suites run once their files are built and committed (the Hex solver's labels).
+    present = [name for name in auto if committed_file_present(name)]
+    return present or False
+
+
+# The suites of the games' descriptors (``suites``): (game) -> list[Suite].
+
+def connect4_suites(game: Game) -> list[Suite]:
+    # Play from every 4-ply opening, both sides, is a default: the solver's 12-ply
+    # book answers its early positions in milliseconds, and the oracle's quick wins
+    # keep the games short (1,136 games: about 7 min on a cold store, 1 on a warm one).
+    # Traces annotate every ply of the agent's self-play, midgames past the book
+    # that a new checkpoint mostly leaves unsolved (568 traces: 9 min with the store
+    # warm from play); AlphaZero and AZAL runs add them (launch/config.py), as the
+    # AZAL paper reports them.
+    return [Suite("connect4-uniform", "states", "connect4-uniform"),
+            Suite("connect4-eps-optimal", "states", "connect4-eps-optimal"),
+            Suite("connect4-play", "play", "connect4-openings"),
+            Suite("connect4-traces", "traces", "connect4-openings", default=False),
+            Suite("connect4-h2h", "h2h", "connect4-openings", default=False)]
+
+
+def chomp_suites(game: Game) -> list[Suite]:
+    # A board with datasets starts its games from its openings dataset; another from
+    # every first move that does not end the game (dataset None).
+    board = f"chomp-{game.params['rows']}x{game.params['cols']}"
+    if (game.params["rows"], game.params["cols"]) in CHOMP_BOARDS:
+        states, openings = Suite(board, "states", board), f"{board}-openings"
+    else:
+        states, openings = Suite(f"{board}-states", "states", None), None
+    return [states, Suite(f"{board}-play", "play", openings), Suite(f"{board}-traces", "traces", openings),
+            Suite(f"{board}-h2h", "h2h", openings, default=False)]
+
+
+def fgame_suites(game: Game) -> list[Suite]:
+    named = [f"fgame-{shape}-{game.params['seed']}" for shape, (h, b) in FGAME_SHAPES.items()
+             if (h, b, FGAME_BETA) == (game.params["depth"], game.params["branching"], game.params["beta"])
+             and game.params["seed"] in FGAME_SEEDS]
+    states = Suite(named[0], "states", named[0]) if named else Suite("fgame-states", "states", None)
+    return [states, Suite("fgame-play", "play", None),
+            Suite("fgame-traces", "traces", None), Suite("fgame-h2h", "h2h", None, default=False)]
+
+
+def tictactoe_suites(game: Game) -> list[Suite]:
+    return [Suite("tictactoe-states", "states", None)]
+
+
+def match_suites(game: Game) -> list[Suite]:
+    """A game without an oracle: matches against a random player and an opponent policy,
+    from its openings dataset."""
+    return [Suite(f"{game.name}-random", "random", f"{game.name}-openings"),
+            Suite(f"{game.name}-h2h", "h2h", f"{game.name}-openings", default=False)]
+
+
+def hex_suites(game: Game) -> list[Suite]:
+    if game.params["size"] != 7 or game.params["swap"]:
+        return match_suites(game)  # (Hex on another board: matches only, its datasets are 7x7)
+    # The weak solver's labels (AVI paper E.3): value error (MAE against +-1, and the
+    # sign error) and regret on the 445 uniform states, and play against the oracle
+    # from the 128 two-ply openings, both sides (256 games; the error rate counts the
+    # games from a won start that the agent loses). They are defaults once their files
+    # are built and committed (hours of solver time: evaluation.datasets); until then
+    # they run when named, and fail naming the build command. The matches start from
+    # the balanced openings once they exist, else from 128 random two-ply positions.
+    labelled = all(committed_file_present(n) for n in HEX_LABELLED)
+    starts = "hex-openings" if labelled else "hex-random-openings"
+    return [Suite("hex-uniform", "states", "hex-uniform", default=labelled),
+            Suite("hex-play", "play", "hex-openings", default=labelled),
+            Suite("hex-random", "random", starts),
+            Suite("hex-traces", "traces", "hex-openings", default=False),
+            Suite("hex-h2h", "h2h", starts, default=False)]
+
+
+# Outside engines over GTP (installed from Debian), on the board they play.
+
+def othello_suites(game: Game) -> list[Suite]:
+    return match_suites(game) + [Suite("othello-grhino", "engine", "othello-openings", default=False)]
+
+
+def go_suites(game: Game) -> list[Suite]:
+    engines = [Suite("go-gnugo", "engine", "go-openings", default=False)] if game.params["size"] == 9 else []
+    return match_suites(game) + engines
 
 
 def suite_opening_moves(game: Game, suite: Suite, load=load_dataset) -> list[list[int]]:
     """The move lists of a play, trace or match suite's starts, in the suite's order: its
-    dataset's (Chomp's openings dataset where the board has one), else the first moves
-    that do not end the game (as ``evaluation.runner`` starts them). ``load(name)`` reads a dataset."""
+    dataset's, else the first moves that do not end the game (as ``evaluation.runner``
+    starts them). ``load(name)`` reads a dataset."""
     name = suite.dataset
-    if name is None and game.name == "chomp" and (game.params["rows"], game.params["cols"]) in CHOMP_BOARDS:
-        name = f"{suite.name.rsplit('-', 1)[0]}-openings"
     if name is None:
         exp = game.expand(game.init(1))
         return [[int(a)] for a in np.flatnonzero((exp.legal & ~exp.done)[0])]

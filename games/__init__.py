@@ -1,6 +1,9 @@
-"""Batched, compiled game engines behind one registry: ``games.make(name, **params)``.
+"""Batched, compiled game engines behind one registry: ``games.make(name, **params)``,
+each with its descriptor (``games.descriptor(name)``: ``games.descriptors.GameDescriptor``,
+what the rest of the system knows about the game).
 
-Engines are imported on first use, so asking for one game compiles only its kernels.
+Engine modules are imported on first use; their kernels compile on first call, so
+asking for one game compiles only its kernels.
 """
 
 from __future__ import annotations
@@ -25,28 +28,65 @@ from games.base import (  # noqa: F401  (re-exported: the package's public API)
     take,
     where,
 )
+from games.descriptors import GameDescriptor, GtpFacts, resolve  # noqa: F401  (re-exported)
 
-# name -> "module:Class"; the module is imported when the game is first made.
-REGISTRY = {
-    "connect4": "games.connect4:ConnectFour",
-    "tictactoe": "games.tictactoe:TicTacToe",
-    "hex": "games.hex:Hex",
-    "othello": "games.othello:Othello",
-    "go": "games.go:Go",
-    "chomp": "games.chomp:Chomp",
-    "fgame": "games.fgame:FGame",
+# name -> the module that defines the engine and its DESCRIPTOR, imported on first use.
+# Lists of games drawn from the descriptors (GTP's, AZAL's labelled ones) keep this order.
+BUILTIN = {
+    "go": "games.go",
+    "othello": "games.othello",
+    "connect4": "games.connect4",
+    "hex": "games.hex",
+    "tictactoe": "games.tictactoe",
+    "chomp": "games.chomp",
+    "fgame": "games.fgame",
 }
+_registered: dict[str, GameDescriptor] = {}  # games added by register (tests' toy games)
 
 
 def names() -> list[str]:
-    return sorted(REGISTRY)
+    return sorted({*BUILTIN, *_registered})
+
+
+def register(described: GameDescriptor) -> None:
+    """Add a game defined outside this package; ValueError if its name is taken."""
+    if described.name in BUILTIN or described.name in _registered:
+        raise ValueError(f"game {described.name!r} is already registered")
+    _registered[described.name] = described
+
+
+def unregister(name: str) -> None:
+    """Remove a game added by :func:`register` (the built-in games stay)."""
+    if name not in _registered:
+        raise ValueError(f"game {name!r} was not added by games.register")
+    del _registered[name]
+
+
+def descriptor(game: str | Game) -> GameDescriptor:
+    """The descriptor of a game, given its name or the engine itself."""
+    name = game if isinstance(game, str) else game.name
+    if name in _registered:
+        return _registered[name]
+    if name not in BUILTIN:
+        raise ValueError(f"unknown game {name!r}; known games: {', '.join(names())}")
+    found = getattr(importlib.import_module(BUILTIN[name]), "DESCRIPTOR", None)
+    if not isinstance(found, GameDescriptor) or found.name != name:
+        raise TypeError(f"{BUILTIN[name]}.DESCRIPTOR must be the GameDescriptor of {name!r}, got {found!r}")
+    return found
+
+
+def every_descriptor() -> list[GameDescriptor]:
+    """The descriptors of the built-in games, in BUILTIN's order, then of those registered."""
+    return [descriptor(name) for name in [*BUILTIN, *_registered]]
 
 
 def game_class(name: str) -> type:
-    if name not in REGISTRY:
-        raise ValueError(f"unknown game {name!r}; known games: {', '.join(names())}")
-    module, cls = REGISTRY[name].split(":")
-    return getattr(importlib.import_module(module), cls)
+    return resolve(descriptor(name).engine)
+
+
+def parameters(name: str) -> list[str]:
+    """The keyword arguments :func:`make` takes for game ``name``."""
+    return [p for p in inspect.signature(game_class(name).__init__).parameters if p != "self"]
 
 
 def parse_params(pairs: list[str]) -> dict:
@@ -76,7 +116,7 @@ def parse_params(pairs: list[str]) -> dict:
 def make(name: str, **params) -> Game:
     """The engine ``name`` built with ``params`` (see each game for its parameters)."""
     cls = game_class(name)
-    accepted = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    accepted = parameters(name)
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise ValueError(

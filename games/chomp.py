@@ -30,6 +30,7 @@ import numpy as np
 from numba import njit
 
 from games.base import Expansion, Game, Symmetry, identity_symmetry
+from games.descriptors import GameDescriptor
 
 MAX_SIDE = 16
 MAX_FRAMES = 8
@@ -285,3 +286,15 @@ class Chomp(Game):
             earlier = [",".join(map(str, p)) if p[0] else "-" for p in state.history[i].tolist()]
             lines.append(f"earlier profiles (1..{self.frames - 1} plies ago): {' | '.join(earlier)}")
         return "\n".join(lines)
+
+
+# What the rest of the system knows about Chomp (games.descriptors): Grundy tables answer
+# in the evaluator's process, and label AZAL's moves through the oracle service.
+DESCRIPTOR = GameDescriptor(
+    name="chomp", engine=Chomp,
+    oracle="evaluation.oracles:chomp_oracle", labeller="actors.labels:ChompLabels",
+    exact_labels="evaluation.exact:chomp_labels",
+    suites="evaluation.suites:chomp_suites", auto_suites="default",
+    grid="board.grid:chomp_grid",
+    network=dict(kind="mlp", blocks=2, layers_per_block=2),
+)

@@ -41,6 +41,7 @@ import numpy as np
 from numba import njit
 
 from games.base import Expansion, Game, Symmetry, identity_symmetry
+from games.descriptors import GameDescriptor, GtpFacts
 
 # The layout above, for every module that reads these bitboards (the solver, the store).
 WIDTH, HEIGHT = 7, 6
@@ -262,3 +263,17 @@ def moves_to_digits(actions) -> str:
             raise ValueError(f"connect4 action {a} is out of range 0..{WIDTH - 1}")
         out.append(str(int(a) + 1))
     return "".join(out)
+
+
+# What the rest of the system knows about Connect Four (games.descriptors).
+DESCRIPTOR = GameDescriptor(
+    name="connect4", engine=ConnectFour,
+    oracle="evaluation.oracles:connect4_oracle", oracle_service=True,  # the Pons solver, in the service
+    labeller="actors.labels:Connect4Labels",
+    suites="evaluation.suites:connect4_suites", auto_suites="default",
+    gtp=GtpFacts(letters="abcdefg", board_size=WIDTH, drop_rows=HEIGHT),
+    replay_digits="1234567",  # the solver's move strings: columns 1..7
+    score_reading="board.marks:pons_reading",
+    grid="board.grid:connect4_grid",
+    network=dict(kind="mlp", blocks=4, layers_per_block=4, symmetrize=True),  # AVI paper C.1
+)

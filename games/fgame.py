@@ -44,6 +44,7 @@ import numpy as np
 from numba import njit
 
 from games.base import Expansion, Game
+from games.descriptors import GameDescriptor
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _ROOT_SALT = np.uint64(0x2545F4914F6CDD1D)
@@ -256,3 +257,12 @@ class FGame(Game):
                 f"path:   {moves}\n"
                 f"length: {L}/{self._depth}, {status}\n"
                 f"value:  {value:+d} ({outcome} for the player to move)")
+
+
+# What the rest of the system knows about F-Games (games.descriptors): values by construction.
+DESCRIPTOR = GameDescriptor(
+    name="fgame", engine=FGame,
+    oracle="evaluation.oracles:fgame_oracle", exact_labels="evaluation.exact:fgame_labels",
+    suites="evaluation.suites:fgame_suites", auto_suites="default",
+    network=dict(kind="mlp", blocks=2, layers_per_block=2),  # AVI paper C.3
+)

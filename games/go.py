@@ -68,6 +68,7 @@ import numpy as np
 from numba import njit
 
 from games.base import Expansion, Game, square_board_symmetries
+from games.descriptors import GameDescriptor, GtpFacts
 
 COLUMNS = "ABCDEFGHJKLMNOPQRST"  # no I, as on Go boards
 EMPTY, BLACK, WHITE = 0, 1, 2
@@ -549,3 +550,26 @@ class Go(Game):
 
     def symmetries(self):
         return square_board_symmetries(self.size, extra_actions=1)
+
+
+def occupied(game: Go, state: GoState, action: int) -> bool:
+    """Whether ``action`` names a point of the first board of ``state`` that holds a stone."""
+    return action < game.size * game.size and bool(state.board[0, action])
+
+
+def black_margin(game: Go, state: GoState) -> float:
+    """Black's area margin, komi included, on the first board of ``state``."""
+    return float(game.score(state)[0])
+
+
+# What the rest of the system knows about Go (games.descriptors): no oracle; played over
+# GTP as GNU Go plays it (two passes end a game; size and komi on its command line).
+DESCRIPTOR = GameDescriptor(
+    name="go", engine=Go,
+    suites="evaluation.suites:go_suites",
+    gtp=GtpFacts(letters=COLUMNS, passes=True, occupied=occupied, black_margin=black_margin,
+                 end_reason="max length", two_passes_end=True, engine_params=("size", "komi"),
+                 sgf_game=1, sgf_records=True, sgf_rules="Tromp-Taylor, positional superko", row0_at_bottom=True),
+    grid="board.grid:go_grid",
+    network=dict(kind="conv", blocks=3, channels=64),  # AVI paper C.2
+)

@@ -43,6 +43,7 @@ import numpy as np
 from numba import njit
 
 from games.base import Expansion, Game, Symmetry, identity_symmetry
+from games.descriptors import GameDescriptor, GtpFacts
 
 EMPTY, BLACK, WHITE = 0, 1, 2
 _LETTERS = "abcdefghijklmnopqrs"  # column names, a..s for the 19 columns of the largest board
@@ -380,3 +381,21 @@ class Hex(Game):
             status = f"{'x (Black)' if moves % 2 == 0 else 'o (White)'} to move"
         lines.append(f"ply {moves}, {status}")
         return "\n".join(lines)
+
+
+def occupied(game: Hex, state: HexState, action: int) -> bool:
+    """Whether ``action`` names a cell of the first board of ``state`` that holds a stone."""
+    return action != game.swap_action and bool(state.board[0].reshape(-1)[action])
+
+
+# What the rest of the system knows about Hex (games.descriptors): a weak oracle (who
+# wins, not when) from the Hex solver, in the oracle service; a board page waits seconds.
+DESCRIPTOR = GameDescriptor(
+    name="hex", engine=Hex,
+    oracle="evaluation.oracles:hex_oracle", board_oracle="board.session:hex_page_oracle",
+    oracle_service=True, weak_oracle=True,
+    suites="evaluation.suites:hex_suites", auto_suites=("hex-uniform",),
+    gtp=GtpFacts(letters=_LETTERS, swap=True, occupied=occupied, sgf_game=11),
+    grid="board.grid:hex_grid",
+    network=dict(kind="mlp", blocks=2, layers_per_block=2, symmetrize=True),  # AVI paper C.1
+)

@@ -55,6 +55,7 @@ import numpy as np
 from numba import njit
 
 from games.base import Expansion, Game, Symmetry, square_board_symmetries
+from games.descriptors import GameDescriptor, GtpFacts
 
 SIZE = 8
 CELLS = SIZE * SIZE
@@ -383,3 +384,32 @@ class Othello(Game):
                 "" if legal else ", must pass")
         lines.append(f"ply {int(state.moves[i])}, X {nb} O {nw}, {status}")
         return "\n".join(lines)
+
+
+def _discs(bits: int) -> int:
+    return bin(int(bits)).count("1")
+
+
+def occupied(game: Othello, state: OthelloState, action: int) -> bool:
+    """Whether ``action`` names a square of the first board of ``state`` that holds a disc."""
+    return action < CELLS and bool((int(state.player[0]) | int(state.opponent[0])) >> action & 1)
+
+
+def black_margin(game: Othello, state: OthelloState) -> float:
+    """Black's disc difference on the first board of ``state``."""
+    mine = _discs(state.player[0]) - _discs(state.opponent[0])
+    return float(mine if int(state.to_play[0]) == 0 else -mine)
+
+
+# What the rest of the system knows about Othello (games.descriptors): no oracle; played
+# over GTP as gtp-rhino plays it (which skips a player without a move itself, and may
+# count the empty squares for the winner).
+DESCRIPTOR = GameDescriptor(
+    name="othello", engine=Othello,
+    suites="evaluation.suites:othello_suites",
+    gtp=GtpFacts(letters="abcdefgh", board_size=SIZE, passes=True, occupied=occupied, black_margin=black_margin,
+                 end_reason="no moves left", engines_skip_pass=True, engine_counts_empty=True,
+                 sgf_game=2, sgf_records=True),
+    grid="board.grid:othello_grid",
+    network=dict(kind="conv", blocks=3, channels=64),  # AVI paper C.2
+)

@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from games.base import Expansion, Game, square_board_symmetries
+from games.descriptors import GameDescriptor
 
 _LINES = np.array([0b000000111, 0b000111000, 0b111000000,  # rows
                    0b001001001, 0b010010010, 0b100100100,  # columns
@@ -124,3 +125,14 @@ class TicTacToe(Game):
             lines.append(f"{3 - r} " + " ".join(cells))
         lines.append("  a b c")
         return "\n".join(lines)
+
+
+# What the rest of the system knows about tic-tac-toe (games.descriptors): small enough to
+# enumerate, so its exact values are built in; not in the papers, so a small network.
+DESCRIPTOR = GameDescriptor(
+    name="tictactoe", engine=TicTacToe,
+    exact_labels="evaluation.exact:enumerated_labels",
+    suites="evaluation.suites:tictactoe_suites",
+    grid="board.grid:tictactoe_grid",
+    network=dict(kind="mlp", width=64, blocks=2, layers_per_block=2),
+)

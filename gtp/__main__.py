@@ -39,11 +39,10 @@ def referee_main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=60.0, help="seconds an engine may take per move")
     p.add_argument("--sgf-dir", type=Path, help="write each game as SGF (Go, Othello) and games.jsonl here")
     args = p.parse_args(argv)
-    params = {}
-    if args.game == "go":
-        params = {"size": args.size or 9, "komi": args.komi}
-    elif args.game == "hex" and args.size:
-        params = {"size": args.size}
+    # The options the game takes (Go: size and komi; Hex: size), at the game's defaults
+    # where not given (Go's komi has its default above).
+    accepted = games.parameters(args.game)
+    params = {k: v for k, v in (("size", args.size), ("komi", args.komi)) if k in accepted and v is not None}
     game = games.make(args.game, **params)
     openings = []
     try:

@@ -123,13 +123,10 @@ def final_score_value(text: str) -> float | None:
 
 
 def our_score(game, state) -> float | None:
-    """Black's margin by our rules (Go: area with komi; Othello: discs), None for other games."""
-    if game.name == "go":
-        return float(game.score(state)[0])
-    if game.name == "othello":
-        mine = bin(int(state.player[0])).count("1") - bin(int(state.opponent[0])).count("1")
-        return float(mine if int(state.to_play[0]) == 0 else -mine)
-    return None
+    """Black's margin by our rules (Go: area with komi; Othello: discs), None for games
+    without a score (their GTP facts have no ``black_margin``)."""
+    black_margin = vertices.gtp_facts(game).black_margin
+    return None if black_margin is None else games.resolve(black_margin)(game, state)
 
 
 def othello_counts(state, margin: float) -> set[float]:
@@ -170,13 +167,11 @@ class _Table:
             self.record.end = self._end_reason()
 
     def _end_reason(self) -> str:
-        moves, game = self.record.moves, self.game
-        if game.name == "go":
-            passes = game.size * game.size
-            if len(moves) >= 2 and moves[-1] == moves[-2] == passes:
-                return "two passes"
-            return "max length"
-        return "no moves left" if game.name == "othello" else "game over"
+        moves, facts = self.record.moves, vertices.gtp_facts(self.game)
+        passes = vertices.board_size(self.game) ** 2
+        if facts.two_passes_end and len(moves) >= 2 and moves[-1] == moves[-2] == passes:
+            return "two passes"
+        return facts.end_reason
 
     def fail(self, engine: Engine | None, err: Exception | str, *, command: str = "", answer: str = "") -> None:
         moves = self.record.moves
@@ -198,14 +193,14 @@ def _vertex(table: _Table, action: int) -> str:
 def _setup(table: _Table) -> None:
     """New board on each engine of the table, and the opening played on ours and theirs."""
     game = table.game
-    size = 8 if game.name == "othello" else 7 if game.name == "connect4" else game.params["size"]
+    size = vertices.board_size(game)
     for engine, _ in table.engines():
         try:
             proc = engine.process(table.index, restart=True)
             proc.command(f"boardsize {size}")
             proc.command("clear_board")
-            if game.name == "go":
-                proc.command(f"komi {game.komi:g}")
+            if "komi" in game.params:  # Go's
+                proc.command(f"komi {game.params['komi']:g}")
         except EngineFailure as e:
             table.fail(engine, e)
             return
@@ -237,7 +232,8 @@ def _tell(table: _Table, action: int, skip) -> bool:
         try:
             engine.process(table.index).receive()
         except EngineRefused as e:
-            if table.game.name == "othello" and action == 64:
+            facts = vertices.gtp_facts(table.game)
+            if facts.engines_skip_pass and facts.passes and action == vertices.board_size(table.game) ** 2:
                 continue  # gtp-rhino takes no `play c pass`: it skips a player without a move itself
             table.fail(engine, f"refused a move legal under our rules: {e.problem}",
                        command=f"play {colour} {word}", answer=f"? {e.problem}")
@@ -266,7 +262,7 @@ def _finish(table: _Table) -> None:
         # Go: GNU Go takes dead stones off before counting, Tromp-Taylor does not, so
         # only a different winner is a disagreement. Othello: the disc difference, or that
         # with the empty squares given to the winner (gtp-rhino's count, the tournament rule).
-        if table.game.name == "othello":
+        if vertices.gtp_facts(table.game).engine_counts_empty:
             differs = theirs not in othello_counts(table.state, rec.score)
         else:
             differs = np.sign(theirs) != np.sign(rec.score)

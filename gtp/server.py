@@ -37,14 +37,10 @@ COMMANDS = ("protocol_version", "name", "version", "known_command", "list_comman
 
 
 def _occupied(game, state, action: int) -> bool:
-    """Whether ``action`` names a point that holds a stone or disc (Go, Othello, Hex)."""
-    if game.name == "go" and action < game.size * game.size:
-        return bool(state.board[0, action])
-    if game.name == "othello" and action < 64:
-        return bool((int(state.player[0]) | int(state.opponent[0])) >> action & 1)
-    if game.name == "hex" and action != game.swap_action:
-        return bool(state.board[0].reshape(-1)[action])
-    return False
+    """Whether ``action`` names a point that holds a stone or disc (Go, Othello, Hex: the
+    game's GTP facts say how to tell)."""
+    occupied = vertices.gtp_facts(game).occupied
+    return occupied is not None and games.resolve(occupied)(game, state, action)
 
 
 class GtpServer:
@@ -52,7 +48,7 @@ class GtpServer:
     int64[B]`` the policy (``evaluation.policies``); ``name``, ``version`` as reported."""
 
     def __init__(self, game, choose: Callable, *, name: str = "selfplay", version: str = "1"):
-        if game.name not in vertices.GAMES:
+        if games.descriptor(game).gtp is None:
             raise ValueError(f"no GTP engine for game {game.name!r}; GTP games: {', '.join(vertices.GAMES)}")
         self.game, self.choose, self.name, self.version = game, choose, name, version
         self.moves: list[int] = []
@@ -63,7 +59,7 @@ class GtpServer:
 
     @property
     def size(self) -> int:
-        return {"othello": 8, "connect4": 7}.get(self.game.name) or int(self.game.params["size"])
+        return vertices.board_size(self.game)
 
     @property
     def over(self) -> bool:
@@ -86,11 +82,12 @@ class GtpServer:
         """Make ``colour`` the player to move, by a pass of the other where the rules allow."""
         if len(self.moves) % 2 == colour or self.over:
             return
-        name, pass_action = self.game.name, self.size * self.size
-        if name == "go" and not (self.moves and self.moves[-1] == pass_action):
+        # A pass where the rules allow one (Othello: only without a placement), but not a
+        # second in a row (Go: it would end the game).
+        pass_action = self.size * self.size
+        if (vertices.gtp_facts(self.game).passes and self.game.legal(self.state)[0, pass_action]
+                and not (self.moves and self.moves[-1] == pass_action)):
             self._play(pass_action, "pass")
-        elif name == "othello" and self.game.legal(self.state)[0, 64]:
-            self._play(64, "pass")
         else:
             raise GtpError(f"illegal move: it is {colour_name(1 - colour)}'s turn")
 
@@ -165,8 +162,8 @@ class GtpServer:
             komi = float(value)
         except ValueError:
             raise GtpError(f"syntax error: komi {value!r} is not a number") from None
-        if self.game.name == "go" and komi != self.game.komi:
-            self.game = games.make("go", **{**self.game.params, "komi": komi})
+        if "komi" in self.game.params and komi != self.game.params["komi"]:  # Go's
+            self.game = games.make(self.game.name, **{**self.game.params, "komi": komi})
             self._rebuild()
         return ""
 
@@ -182,7 +179,7 @@ class GtpServer:
     def cmd_genmove(self, colour):
         c = parse_colour(colour)
         if self.over:
-            if self.game.name in ("go", "othello"):
+            if vertices.gtp_facts(self.game).passes:
                 return "pass"
             raise GtpError("the game is over")
         self._align(c)
@@ -205,11 +202,9 @@ class GtpServer:
 
     def cmd_final_score(self):
         game, state = self.game, self.state
-        if game.name == "go":
-            margin = float(game.score(state)[0])
-        elif game.name == "othello":
-            mine = bin(int(state.player[0])).count("1") - bin(int(state.opponent[0])).count("1")
-            margin = float(mine if int(state.to_play[0]) == 0 else -mine)
+        black_margin = vertices.gtp_facts(game).black_margin
+        if black_margin is not None:  # Go and Othello count a score; the others have a winner
+            margin = games.resolve(black_margin)(game, state)
         else:
             if not self.over:
                 raise GtpError("cannot score: the game is not over")

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from sgfmill import sgf
 
+import games
 from gtp.referee import GameRecord
 
-SGF_GAMES = {"go": 1, "othello": 2}
+# The built-in games whose refereed games are written as SGF, with their GM numbers.
+SGF_GAMES = {d.name: d.gtp.sgf_game for d in games.every_descriptor() if d.gtp is not None and d.gtp.sgf_records}
 
 
 def _result(rec: GameRecord) -> str:
@@ -27,18 +29,19 @@ def _result(rec: GameRecord) -> str:
 
 def record_sgf(rec: GameRecord) -> bytes:
     """The SGF of ``rec`` (Go or Othello)."""
-    if rec.game not in SGF_GAMES:
+    facts = games.descriptor(rec.game).gtp
+    if facts is None or not facts.sgf_records:
         raise ValueError(f"no SGF for game {rec.game!r} (Go and Othello only)")
     size = int(rec.params.get("size", 8))
     game = sgf.Sgf_game(size=size)
     root = game.get_root()
-    root.set_raw("GM", str(SGF_GAMES[rec.game]).encode())
+    root.set_raw("GM", str(facts.sgf_game).encode())
     root.set("PB", rec.black)
     root.set("PW", rec.white)
     root.set("RE", _result(rec))
-    if rec.game == "go":
+    if facts.sgf_rules:
         root.set("KM", float(rec.params.get("komi", 7.0)))
-        root.set("RU", "Tromp-Taylor, positional superko")
+        root.set("RU", facts.sgf_rules)
     notes = [f"end: {rec.end}"]
     if rec.score is not None:
         notes.append(f"our score (Black's margin): {rec.score:g}")
@@ -58,7 +61,7 @@ def record_sgf(rec: GameRecord) -> bytes:
         else:
             row, col = divmod(int(a), size)
             # sgfmill counts rows from the bottom: Go's row 0 is the bottom, Othello's the top.
-            node.set_move(colour, (row if rec.game == "go" else size - 1 - row, col))
+            node.set_move(colour, (row if facts.row0_at_bottom else size - 1 - row, col))
         if i == len(rec.opening) - 1:
             node.set("C", "end of the opening")
     return game.serialise()

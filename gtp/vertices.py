@@ -18,40 +18,38 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import games
+from games import GtpFacts
 from gtp.protocol import GtpError
 
-GO_COLUMNS = "ABCDEFGHJKLMNOPQRST"
-LETTERS = "abcdefghijklmnopqrs"
-GAMES = ("go", "othello", "connect4", "hex")
+# The built-in games played over GTP (their descriptors have GTP facts).
+GAMES = tuple(d.name for d in games.every_descriptor() if d.gtp is not None)
 
 
-def _size(game) -> int:
-    return {"othello": 8, "connect4": 7}.get(game.name) or int(game.params["size"])
+def gtp_facts(game) -> GtpFacts:
+    """``game``'s GTP facts (its descriptor's ``gtp``); GtpError for a game without."""
+    facts = games.descriptor(game).gtp
+    if facts is None:
+        raise GtpError(f"no GTP vertices for game {game.name!r}")
+    return facts
+
+
+def board_size(game) -> int:
+    """The side of ``game``'s board as ``boardsize`` tells it (Connect Four: its columns)."""
+    return gtp_facts(game).board_size or int(game.params["size"])
 
 
 def vertex(game, action: int, moves: Sequence[int] = ()) -> str:
     """The GTP name of ``action``; ``moves``: the actions played before it (Connect Four's row)."""
-    action = int(action)
-    name = game.name
-    if name == "go":
-        size = _size(game)
-        if action == size * size:
-            return "pass"
-        row, col = divmod(action, size)
-        return f"{GO_COLUMNS[col]}{row + 1}"
-    if name == "othello":
-        if action == 64:
-            return "pass"
-        row, col = divmod(action, 8)
-        return f"{LETTERS[col]}{row + 1}"
-    if name == "connect4":
-        return f"{LETTERS[action]}{sum(1 for m in moves if int(m) == action) + 1}"
-    if name == "hex":
-        if action == game.swap_action:
-            return "swap"
-        row, col = divmod(action, _size(game))
-        return f"{LETTERS[col]}{row + 1}"
-    raise GtpError(f"no GTP vertices for game {name!r}")
+    action, facts, size = int(action), gtp_facts(game), board_size(game)
+    if facts.drop_rows:
+        return f"{facts.letters[action]}{sum(1 for m in moves if int(m) == action) + 1}"
+    if facts.passes and action == size * size:
+        return "pass"
+    if facts.swap and action == game.swap_action:
+        return "swap"
+    row, col = divmod(action, size)
+    return f"{facts.letters[col]}{row + 1}"
 
 
 def action(game, word: str, moves: Sequence[int] = ()) -> int:
@@ -59,37 +57,27 @@ def action(game, word: str, moves: Sequence[int] = ()) -> int:
     board). Legality is the rules' business, not this function's."""
     text = word.strip()
     low = text.lower()
-    name = game.name
+    facts, size = gtp_facts(game), board_size(game)
     bad = GtpError(f"invalid vertex: {word}")
-    if name in ("go", "othello") and low == "pass":
-        return _size(game) ** 2
-    if name == "hex" and low == "swap":
+    if facts.passes and low == "pass":
+        return size ** 2
+    if facts.swap and low == "swap":
         if game.swap_action is None:
-            raise GtpError("invalid vertex: swap (this Hex game has no swap rule)")
+            raise GtpError(f"invalid vertex: swap (this {game.name} game has no swap rule)")
         return game.swap_action
     if not text or not text[0].isalpha():
         raise bad
     letter, digits = low[0], text[1:]
     if digits and not digits.isdigit():
         raise bad
-    if name == "go":
-        size = _size(game)
-        col = GO_COLUMNS.lower().find(letter)
-        if col < 0 or col >= size or not digits or not 1 <= int(digits) <= size:
+    col = facts.letters.lower().find(letter)
+    if facts.drop_rows:
+        if col < 0 or col >= size or (digits and not 1 <= int(digits) <= facts.drop_rows):
             raise bad
-        return (int(digits) - 1) * size + col
-    if name in ("othello", "hex"):
-        size = _size(game)
-        col = LETTERS.find(letter)
-        if col < 0 or col >= size or not digits or not 1 <= int(digits) <= size:
-            raise bad
-        return (int(digits) - 1) * size + col
-    if name == "connect4":
-        col = LETTERS.find(letter)
-        if col < 0 or col >= 7 or (digits and not 1 <= int(digits) <= 6):
-            raise bad
-        if digits and int(digits) != sum(1 for m in moves if int(m) == col) + 1:
-            raise GtpError(f"illegal move: a disc in column {letter} falls to row "
-                           f"{sum(1 for m in moves if int(m) == col) + 1}, not {digits}")
+        falls_to = sum(1 for m in moves if int(m) == col) + 1
+        if digits and int(digits) != falls_to:
+            raise GtpError(f"illegal move: a disc in column {letter} falls to row {falls_to}, not {digits}")
         return col
-    raise GtpError(f"no GTP vertices for game {name!r}")
+    if col < 0 or col >= size or not digits or not 1 <= int(digits) <= size:
+        raise bad
+    return (int(digits) - 1) * size + col

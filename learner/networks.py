@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+import games
 from games import Game
 
 
@@ -237,18 +238,18 @@ class Symmetrized(nn.Module):
 
 # --------------------------------------------------------------------- building
 
-# Connect Four and Hex: C.1; F-Games: C.3; Othello and Go: C.2 (MiniZero's backbone,
-# 3 blocks). MiniZero uses 256 channels (its nn_num_hidden_channels default); 64 keeps
-# CPU self-play practical here. Tic-Tac-Toe and Chomp are not in the paper: small MLPs.
-PRESET_NETWORKS: dict[str, NetworkConfig] = {
-    "connect4": NetworkConfig("mlp", blocks=4, layers_per_block=4, symmetrize=True),
-    "hex": NetworkConfig("mlp", blocks=2, layers_per_block=2, symmetrize=True),
-    "fgame": NetworkConfig("mlp", blocks=2, layers_per_block=2),
-    "tictactoe": NetworkConfig("mlp", width=64, blocks=2, layers_per_block=2),
-    "chomp": NetworkConfig("mlp", blocks=2, layers_per_block=2),
-    "othello": NetworkConfig("conv", blocks=3, channels=64),
-    "go": NetworkConfig("conv", blocks=3, channels=64),
-}
+def preset_network(game_name: str) -> NetworkConfig:
+    """The network of a game's presets: its descriptor's ``network`` (games/<game>.py).
+    Connect Four and Hex: C.1; F-Games: C.3; Othello and Go: C.2 (MiniZero's backbone,
+    3 blocks). MiniZero uses 256 channels (its nn_num_hidden_channels default); 64 keeps
+    CPU self-play practical here. Tic-Tac-Toe and Chomp are not in the paper: small MLPs."""
+    network = games.descriptor(game_name).network
+    if not network:
+        raise ValueError(f"game {game_name!r} has no preset network (its descriptor's network is empty)")
+    return NetworkConfig(**network)
+
+
+PRESET_NETWORKS: dict[str, NetworkConfig] = {name: preset_network(name) for name in games.BUILTIN}
 
 
 def build_network(game: Game, config: NetworkConfig) -> nn.Module:

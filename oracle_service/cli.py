@@ -66,7 +66,7 @@ class InputError(ValueError):
 def _connect4(args) -> Callable[[str], str]:
     from oracle_service.connect4_engines import make_engine  # compiles or loads an engine: only when asked
 
-    solver = make_engine(args.engine)
+    solver = make_engine(args.engine or DEFAULT_ENGINE)
 
     def answer(line: str) -> str:
         moves = "" if line == EMPTY else line
@@ -210,7 +210,7 @@ def _check_options(parser: argparse.ArgumentParser, args) -> None:
     missing = [f"--{n}" for n in required.get(args.game, ()) if getattr(args, n) is None]
     if missing:
         parser.error(f"--game {args.game} needs {', '.join(missing)}")
-    if args.game == "hex" and args.analyze and args.value_only:
+    if args.analyze and args.value_only:  # (--value-only is Hex's: checked above)
         parser.error("--analyze (every cell's value) and --value-only (one winning cell) exclude each other")
 
 
@@ -252,8 +252,6 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin, stdout: TextI
     if args.command == "book":
         return run_book(args, stdout, stderr)
     _check_options(parser, args)
-    if args.game == "connect4" and args.engine is None:
-        args.engine = DEFAULT_ENGINE
     try:
         answer = ANSWERERS[args.game](args)
     except (ValueError, MissingEngineError) as e:  # a board or tree the engines reject (e.g. --rows 40),

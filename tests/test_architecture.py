@@ -15,6 +15,10 @@
   member of the protocol, and every member is one of ``Run``'s.
 - ``ray.init(`` is called in one module outside the tests, RAY_START: every entry point
   starts Ray through it, with the same options.
+- a game's name is compared with a literal (``game.name == "connect4"``, ``name in ("go",
+  "othello")``, ``case "hex":``) in at most MAX_GAME_NAME_COMPARISONS places outside
+  ``games/`` and the tests: the rest of the system asks the game's descriptor
+  (``games.descriptor(game)``) what it needs to know about the game.
 
 Each test fails naming what breaks the rule: the cycle with one import site per edge,
 the classes with their length, the forbidden import or the ``ray.init`` call with its line."""
@@ -31,6 +35,8 @@ MAX_CLASS_LINES = 300
 # module -> modules it must not import, in any block (TYPE_CHECKING's included).
 FORBIDDEN_IMPORTS = {"launch.schedules": ("launch.train",)}
 RAY_START = "lifecycle/ray_start.py"  # the one module that calls ray.init
+MAX_GAME_NAME_COMPARISONS = 5  # issue 37's bound, outside GAME_NAMES_AT_HOME
+GAME_NAMES_AT_HOME = "games"  # the package where a game's name is compared with literals
 # Not the project's source: checked-out environments, caches, and the tests' own clusters.
 NOT_SOURCE = {".git", ".venv", "tests", "build", "dist", "node_modules", "__pycache__"}
 
@@ -304,3 +310,109 @@ def test_the_ray_init_finder_finds_calls_and_skips_the_tests(tmp_path):
     (tmp_path / "pkg" / "b.py").write_text("from ray import init\n# ray.init( in a comment\n")
     (tmp_path / "tests" / "c.py").write_text("import ray\nray.init()\n")
     assert ray_init_calls(tmp_path) == ["pkg/a.py:4", "pkg/b.py:1"]
+
+
+def builtin_game_names(root: Path = ROOT) -> set[str]:
+    """The keys of ``games.BUILTIN`` (read from ``games/__init__.py``'s source)."""
+    for node in ast.walk(ast.parse((root / "games" / "__init__.py").read_text())):
+        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0] if isinstance(
+            node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(target, ast.Name) and target.id == "BUILTIN" and isinstance(node.value, ast.Dict):
+            return {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
+    raise AssertionError("no BUILTIN dict of game names in games/__init__.py")
+
+
+def _literals(node: ast.AST) -> set[str]:
+    """The strings of a literal: itself, or the items of a tuple, list or set of literals."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return set().union(*(_literals(e) for e in node.elts)) if node.elts else set()
+    return set()
+
+
+def game_name_comparisons(root: Path, names: set[str]) -> list[str]:
+    """"path:line: comparison" for every ``==``, ``!=``, ``in`` or ``not in`` with a literal
+    among ``names`` on a side (alone or in a tuple, list or set), and every ``case`` of
+    such a literal, in the source files under ``root`` outside GAME_NAMES_AT_HOME."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if (NOT_SOURCE & set(relative.parts) or any(p.startswith(".") for p in relative.parts)
+                or relative.parts[0] == GAME_NAMES_AT_HOME):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+            elif isinstance(node, ast.MatchValue):
+                sides = [node.value]
+            else:
+                continue
+            if any(_literals(side) & names for side in sides):
+                found.append(f"{relative}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_a_game_name_is_compared_with_a_literal_in_few_places():
+    found = game_name_comparisons(ROOT, builtin_game_names())
+    assert len(found) <= MAX_GAME_NAME_COMPARISONS, (
+        f"{len(found)} comparisons of a game's name with a literal outside {GAME_NAMES_AT_HOME}/ and the tests "
+        f"(at most {MAX_GAME_NAME_COMPARISONS}; ask games.descriptor(game) instead):\n" + "\n".join(found))
+
+
+def test_the_game_name_finder_finds_comparisons_and_skips_games_and_tests(tmp_path):
+    for folder in ("pkg", "games", "tests"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "games" / "__init__.py").write_text('BUILTIN = {"go": "games.go", "hex": "games.hex"}\n')
+    (tmp_path / "pkg" / "a.py").write_text(
+        'def f(game, name):\n    if game.name == "go":\n        return 1\n    if name not in ("hex", "x"):\n'
+        '        return 2\n    match name:\n        case "hex":\n            return 3\n'
+        '    return name == "gone" or {"go": 4}[name]\n')
+    (tmp_path / "games" / "b.py").write_text('ok = "go" == "go"\n')
+    (tmp_path / "tests" / "c.py").write_text('ok = "hex" in ("hex",)\n')
+    names = builtin_game_names(tmp_path)
+    assert names == {"go", "hex"}
+    assert game_name_comparisons(tmp_path, names) == [
+        "pkg/a.py:2: game.name == 'go'", "pkg/a.py:4: name not in ('hex', 'x')", "pkg/a.py:7: 'hex'"]
+
+
+MAX_FUNCTION_LINES = 80
+# Where long functions are allowed: benchmark scripts, read top to bottom, and numba
+# kernels, whose loops stay in one function so that the compiler sees them whole.
+LONG_FUNCTION_PACKAGES = ("benchmarks",)
+KERNEL_DECORATORS = ("njit", "jit", "vectorize", "guvectorize")
+
+
+def _decorator_name(node: ast.expr) -> str:
+    node = node.func if isinstance(node, ast.Call) else node
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+
+def long_functions(paths: dict[str, Path], root: Path = ROOT) -> list[str]:
+    """"path:line name: N lines" for every function or method of ``paths`` over
+    MAX_FUNCTION_LINES that is not a numba kernel."""
+    long = []
+    for path in paths.values():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            lines = node.end_lineno - node.lineno + 1
+            if lines > MAX_FUNCTION_LINES and not any(_decorator_name(d) in KERNEL_DECORATORS
+                                                      for d in node.decorator_list):
+                long.append(f"{path.relative_to(root)}:{node.lineno} {node.name}: {lines} lines")
+    return long
+
+
+def test_no_function_is_over_the_line_limit():
+    checked = {m: p for m, p in modules().items() if m.split(".")[0] not in LONG_FUNCTION_PACKAGES}
+    checked.update({f"examples.{p.stem}": p for p in (ROOT / "examples").glob("*.py")})
+    long = long_functions(checked)
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines (split them):\n" + "\n".join(long)
+
+
+def test_the_function_length_check_finds_long_functions_and_skips_kernels(tmp_path):
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    source = tmp_path / "m.py"
+    source.write_text(f"from numba import njit\n\ndef long():\n{body}\n@njit(cache=True)\ndef kernel():\n{body}\n"
+                      f"class C:\n    def short(self):\n        return 1\n")
+    assert long_functions({"m": source}, tmp_path) == [f"m.py:3 long: {MAX_FUNCTION_LINES + 1} lines"]

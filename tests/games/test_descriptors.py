@@ -64,3 +64,14 @@ def test_unknown_games_and_bad_references_are_named():
         games.unregister("go")
     with pytest.raises(ValueError, match="auto_suites must be None, 'default' or a tuple"):
         GameDescriptor(name="toy", engine=object, auto_suites=["toy-states"])
+
+
+def test_auto_suites_follow_the_descriptors(monkeypatch):
+    import evaluation.suites as suites
+
+    assert suites.auto_suite_names("connect4") is None and suites.auto_suite_names("chomp") is None
+    assert suites.auto_suite_names("othello") is False and suites.auto_suite_names("tictactoe") is False
+    monkeypatch.setattr(suites, "committed_file_present", lambda name: True)
+    assert suites.auto_suite_names("hex") == ["hex-uniform"]
+    monkeypatch.setattr(suites, "committed_file_present", lambda name: False)
+    assert suites.auto_suite_names("hex") is False

@@ -44,8 +44,9 @@ import numpy as np
 import ray
 
 import games
+from actors.config import SelfPlayConfig
 from lifecycle import watched
-from search.cache import EVAL_CACHE_MODES, CachedValueFn
+from search.cache import CachedValueFn
 
 
 class BatchingServer:
@@ -133,20 +134,22 @@ class InferenceWorker:
     not hold (a version evicted, or every version after a restart) is answered ``None``,
     and the client sends those weights and asks again."""
 
-    def __init__(self, *, game: str, game_params: dict, network, device: str = "cpu", threads: int = 1,
-                 eval_cache: str = "cache", inference_dtype: str = "fp32", versions: int = 1,
-                 min_requests: int = 1, max_wait_s: float = 0.0):
-        if eval_cache not in EVAL_CACHE_MODES:
-            raise ValueError(f"InferenceWorker: unknown eval_cache {eval_cache!r}; known: {', '.join(EVAL_CACHE_MODES)}")
+    def __init__(self, *, game: str, game_params: dict, network, config: SelfPlayConfig = SelfPlayConfig(),
+                 versions: int = 1, min_requests: int = 1, max_wait_s: float = 0.0):
+        """``config``: the self-play settings of the actors it serves (its device
+        ``inference_device``, resolved by the run, ``auto`` here being the CPU; ``threads``,
+        ``eval_cache``, ``inference_dtype``)."""
+        eval_cache = config.resolved_cache("avi")
         if versions < 1:
             raise ValueError(f"InferenceWorker: versions must be >= 1, got {versions}")
         # torch only here, in the server's process: its clients' processes need not load it.
         import torch
 
-        torch.set_num_threads(threads)
+        torch.set_num_threads(config.threads)
         self.game = games.make(game, **game_params)
+        device = "cpu" if config.inference_device == "auto" else config.inference_device
         self.network, self.device, self.eval_cache = network, device, eval_cache
-        self.inference_dtype, self.max_versions = inference_dtype, int(versions)
+        self.inference_dtype, self.max_versions = config.inference_dtype, int(versions)
         self.batching = dict(min_requests=min_requests, max_wait_s=max_wait_s)
         # A symmetrized network values a position and its images alike: one cache entry.
         self.images = [s.obs for s in self.game.symmetries()] if network.symmetrize else None

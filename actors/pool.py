@@ -16,9 +16,9 @@ The weights are frozen during a call, so the actor's network sees each distinct 
 once (``eval_cache``, ``search.cache``): ``"cache"`` deduplicates every network call and
 keeps the answers until the weight version changes, ``"batch"`` only deduplicates within
 a call, ``"off"`` evaluates everything. The default is ``"cache"`` for AVI (about half of
-Connect Four's children are repeats; README, Benchmarks) and ``"off"`` for AlphaZero and
-AZAL, where 29% of the leaves repeat but the speed-up is not yet measured on a quiet
-machine (x1.04 to x1.92 under load). The answers are the network's own;
+Connect Four's children are repeats; docs/benchmarks.md) and ``"off"`` for AlphaZero and
+AZAL, where about a third of the leaves repeat but the speed-up is not shown
+(``SelfPlayConfig.eval_cache``). The answers are the network's own;
 ``forward_samples`` counts the evaluations actually run.
 """
 
@@ -33,6 +33,7 @@ import torch
 
 import games
 from actors.alphazero import AlphaZeroCollector
+from actors.config import SelfPlayConfig
 from actors.avi import AviCollector
 from actors.inference_server import InferenceClient
 from actors.labels import LabelStats, OracleLabeler
@@ -41,7 +42,7 @@ from learner.weights import WeightVersion
 from lifecycle import watched, was_restarted
 from replay.rows import AUX_POLICY
 from replay.service import Stored
-from search.cache import EVAL_CACHE_MODES, CachedEvaluator, CachedValueFn
+from search.cache import CachedEvaluator, CachedValueFn
 from search.network import NetworkEvaluator
 
 
@@ -78,49 +79,43 @@ class CollectStats:
 class SelfPlayWorker:
     """The plain logic of one actor: environments, a value function, the replay target."""
 
-    def __init__(self, *, game: str, game_params: dict, network, num_envs: int, seed: int, index: int,
-                 replay, threads: int = 1, algo: str = "avi", epsilon: float = 0.0, gamma: float = 1.0,
-                 mcts=None, oracle=None, label_min_ply: int = 0, oracle_store: str | None = None,
-                 eval_cache: str | None = None, inference_dtype: str = "fp32", inference_server=None,
-                 search: str = "puct", gumbel=None):
-        """``epsilon``, ``gamma``: AVI; ``mcts`` (an ``MCTSConfig``), ``search`` (puct or gumbel)
-        and ``gumbel`` (a ``GumbelConfig``): AlphaZero and AZAL;
-        ``oracle`` (an ``OracleClient``), ``label_min_ply`` and ``oracle_store``: AZAL's labels;
-        ``eval_cache``: one of ``EVAL_CACHE_MODES``, None for the algorithm's default (see the
-        module docstring); ``inference_dtype``: the network's inference path (``learner.inference``);
-        ``inference_server``: an ``InferenceActor`` (AVI only) that evaluates for this actor,
-        which then holds no network (the server applies the cache and the inference path)."""
+    def __init__(self, *, game: str, game_params: dict, network, config: SelfPlayConfig, algo: str, seed: int,
+                 index: int, replay, gamma: float = 1.0, oracle=None, oracle_store: str | None = None,
+                 inference_server=None):
+        """``config``: the run's self-play settings, whole (this actor plays
+        ``config.envs_per_actor`` environments); ``gamma``: AVI's discount; ``oracle`` (an
+        ``OracleClient``) and ``oracle_store``: AZAL's labels; ``inference_server``: an
+        ``InferenceActor`` (AVI only) that evaluates for this actor, which then holds no
+        network (the server applies the cache and the inference path)."""
         if algo not in ALGOS:
             raise ValueError(f"self-play: unknown algo {algo!r}; known: {', '.join(ALGOS)}")
-        if eval_cache is None:
-            eval_cache = "cache" if algo == "avi" else "off"
-        if eval_cache not in EVAL_CACHE_MODES:
-            raise ValueError(f"self-play: unknown eval_cache {eval_cache!r}; known: {', '.join(EVAL_CACHE_MODES)}")
-        torch.set_num_threads(threads)
+        eval_cache = config.resolved_cache(algo)
+        torch.set_num_threads(config.threads)
         self.index, self.replay = index, replay
         self.game = games.make(game, **game_params)
         seed = np.random.SeedSequence([seed, index]).generate_state(1)[0]
+        num_envs = config.envs_per_actor
         if inference_server is not None and algo != "avi":
             raise ValueError(f"self-play: an inference server answers values only; {algo}'s search needs priors")
         if inference_server is not None:
             self.value_fn = InferenceClient(inference_server)
-            self.collector = AviCollector(self.game, num_envs, epsilon=epsilon, gamma=gamma, seed=seed)
+            self.collector = AviCollector(self.game, num_envs, epsilon=config.epsilon, gamma=gamma, seed=seed)
         elif algo == "avi":
-            self.value_fn = ValueFunction(self.game, network, inference_dtype=inference_dtype)
+            self.value_fn = ValueFunction(self.game, network, inference_dtype=config.inference_dtype)
             if eval_cache != "off":
                 # A symmetrized network (Connect Four, Hex) values a position and its
                 # images alike: they share one entry (more hits: docs/benchmarks.md).
                 images = [s.obs for s in self.game.symmetries()] if network.symmetrize else None
                 self.value_fn = CachedValueFn(self.value_fn, persist=eval_cache == "cache", symmetries=images)
-            self.collector = AviCollector(self.game, num_envs, epsilon=epsilon, gamma=gamma, seed=seed)
+            self.collector = AviCollector(self.game, num_envs, epsilon=config.epsilon, gamma=gamma, seed=seed)
         else:
-            self.value_fn = NetworkEvaluator(self.game, network, inference_dtype=inference_dtype)
+            self.value_fn = NetworkEvaluator(self.game, network, inference_dtype=config.inference_dtype)
             if eval_cache != "off":
                 self.value_fn = CachedEvaluator(self.game, self.value_fn, persist=eval_cache == "cache")
-            labeler = (OracleLabeler(self.game, oracle, min_ply=label_min_ply, store=oracle_store)
+            labeler = (OracleLabeler(self.game, oracle, min_ply=config.label_min_ply, store=oracle_store)
                        if algo == "azal" else None)
-            self.collector = AlphaZeroCollector(self.game, num_envs, mcts=mcts, seed=seed, labeler=labeler,
-                                                search=search, gumbel=gumbel)
+            self.collector = AlphaZeroCollector(self.game, num_envs, mcts=config.mcts, seed=seed, labeler=labeler,
+                                                search=config.search, gumbel=config.gumbel)
         self.version = -1
         self.calls = 0  # rotates the replay shard this actor writes to
         self.restarted = was_restarted()  # reported by the next collect call

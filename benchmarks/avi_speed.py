@@ -43,6 +43,7 @@ import os
 import statistics
 import tempfile
 import time
+from dataclasses import replace
 
 import numpy as np
 import ray
@@ -66,11 +67,18 @@ CACHE_MODES = ("off", "cache")  # measured side by side
 SERVER_MODES = ("cache", "server")  # with --server
 
 
-def actor_options(config, num_actors: int) -> dict:
-    """The self-play actors' arguments for ``config``, as the launcher gives them."""
+def actor_options(config, num_actors: int, eval_cache: str = "auto") -> dict:
+    """The self-play actors' arguments for ``config``, as the launcher gives them, with
+    ``num_actors`` actors sharing its environments and the evaluation cache ``eval_cache``."""
+    actors = replace(config.actors, num_actors=num_actors, threads=1, eval_cache=eval_cache)
+    return dict(game=config.game, game_params=config.game_params, network=config.network, config=actors,
+                algo=config.algo, gamma=config.gamma, seed=0, replay=None)
+
+
+def learner_options(config) -> dict:
+    """The learner actor's arguments for ``config`` on the CPU."""
     return dict(game=config.game, game_params=config.game_params, network=config.network,
-                num_envs=config.num_envs // num_actors, epsilon=config.epsilon, gamma=config.gamma, seed=0,
-                replay=None, threads=1, inference_dtype=config.inference_dtype)
+                config=replace(config.learner, device="cpu"), algo=config.algo, seed=0)
 
 
 def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str, modes=CACHE_MODES) -> dict:
@@ -78,19 +86,15 @@ def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str, mod
     ``"server"``: one shared inference server), their calls taking turns; the pools exist at
     once (as zero-CPU actors) and only one runs at a time."""
     game = games.make(config.game, **config.game_params)
-    replay = ReplayService.create(avi_schema(game.obs_shape), config.replay_capacity, config.replay_shards,
+    replay = ReplayService.create(avi_schema(game.obs_shape), config.replay.capacity, config.replay.shards,
                                   name=f"{name}-replay")
-    learner = LearnerActor.options(num_cpus=0).remote(
-        game=config.game, game_params=config.game_params, network=config.network, lr=config.lr,
-        batch_size=config.batch_size, replay=replay, prefetch=config.prefetch, seed=0, device="cpu",
-        augment=config.augment_symmetries)
+    learner = LearnerActor.options(num_cpus=0).remote(**learner_options(config), replay=replay)
     ref = learner.get_weights.remote()
-    options = dict(actor_options(config, num_actors), replay=replay)
     server = (InferenceActor.options(num_cpus=0).remote(game=config.game, game_params=config.game_params,
                                                         network=config.network)
               if "server" in modes else None)
     pools = {mode: [SelfPlayActor.options(num_cpus=0).remote(
-        **options, index=i, eval_cache="cache" if mode == "server" else mode,
+        **actor_options(config, num_actors, "cache" if mode == "server" else mode), replay=replay, index=i,
         inference_server=server if mode == "server" else None) for i in range(num_actors)] for mode in modes}
     for actors in pools.values():  # warm up: compile, load weights
         ray.get([a.collect.remote([WeightVersion(0, ref)], 1) for a in actors])
@@ -155,9 +159,9 @@ def hit_rates(name: str, num_envs: int, warmup: int | None, phases: int, phase_s
     vf.set_weights(weights, 0)
     network = Timed(vf)  # the network's own time, inside the cache
     cached = Timed(CachedValueFn(network))  # and the cache's time around it
-    collector = AviCollector(game, num_envs, epsilon=config.epsilon, gamma=config.gamma, seed=0)
+    collector = AviCollector(game, num_envs, epsilon=config.actors.epsilon, gamma=config.gamma, seed=0)
     collector.collect(cached, game.max_length if warmup is None else warmup)
-    steps = phase_steps or config.collect_steps
+    steps = phase_steps or config.actors.collect_steps
     seconds, rates = {m: [] for m in CACHE_MODES}, {"batch": [], "cache": [], "total": []}
     table = cached.fn.cache
     network.seconds = cached.seconds = 0.0
@@ -177,7 +181,7 @@ def hit_rates(name: str, num_envs: int, warmup: int | None, phases: int, phase_s
         rates["total"].append(1.0 - (after["evaluated"] - before["evaluated"]) / asked)
     rows, lookups = num_envs * steps, table.lookups - phases_before["lookups"]
     evaluated = table.evaluated - phases_before["evaluated"]
-    return {"game": name, "epsilon": config.epsilon, "num_envs": num_envs, "phase_steps": steps,
+    return {"game": name, "epsilon": config.actors.epsilon, "num_envs": num_envs, "phase_steps": steps,
             "hit_rate": statistics.median(rates["total"]), "hit_rate_batch": statistics.median(rates["batch"]),
             "hit_rate_steps": statistics.median(rates["cache"]),
             "rows_per_s_off": rows / statistics.median(seconds["off"]),
@@ -190,13 +194,10 @@ def hit_rates(name: str, num_envs: int, warmup: int | None, phases: int, phase_s
 
 def learner_speed(config, updates: int, repeats: int, name: str) -> dict:
     game = games.make(config.game, **config.game_params)
-    replay = ReplayService.create(avi_schema(game.obs_shape), config.replay_capacity, config.replay_shards,
+    replay = ReplayService.create(avi_schema(game.obs_shape), config.replay.capacity, config.replay.shards,
                                   name=f"{name}-replay")
     actor = SelfPlayActor.remote(**dict(actor_options(config, 1), replay=replay), index=0)
-    learner = LearnerActor.remote(
-        game=config.game, game_params=config.game_params, network=config.network, lr=config.lr,
-        batch_size=config.batch_size, replay=replay, prefetch=config.prefetch, seed=0, device="cpu",
-        augment=config.augment_symmetries)
+    learner = LearnerActor.remote(**learner_options(config), replay=replay)
     weights = WeightVersion(0, learner.get_weights.remote())
     ray.get(actor.collect.remote([weights], 8))  # rows to sample from
     ray.kill(actor)  # the learner alone: its updates/s without a competing actor
@@ -210,7 +211,7 @@ def learner_speed(config, updates: int, repeats: int, name: str) -> dict:
     ray.kill(learner)
     replay.close()
     return {"updates_per_s": statistics.median(rates), "wait_fraction": statistics.median(waits),
-            "batch_size": config.batch_size}
+            "batch_size": config.learner.batch_size}
 
 
 def main(argv=None):
@@ -248,7 +249,7 @@ def main(argv=None):
     started = start_ray(num_cpus=2, log_to_driver=False)
     try:
         modes = SERVER_MODES if args.server else CACHE_MODES
-        report = {"game": args.game, "preset": args.preset, "num_envs": config.num_envs,
+        report = {"game": args.game, "preset": args.preset, "num_envs": config.actors.num_envs,
                   "pools": [pool_speed(config, n, args.steps, args.repeats, f"bench{n}", modes) for n in args.actors],
                   "learner": None if args.server else learner_speed(config, args.updates, args.repeats, "benchl")}
     finally:

@@ -88,8 +88,8 @@ def time_learner(game_name: str, *, precision: str, graphs: str, device: str, se
 
     preset = PRESETS[(game_name, "paper")]
     game = games.make(game_name)
-    learner = Learner(game, preset.network, lr=preset.lr, device=device, seed=0, precision=precision,
-                      graphs=graphs, augment=preset.augment_symmetries)
+    learner = Learner(game, preset.network, lr=preset.learner.lr, device=device, seed=0, precision=precision,
+                      graphs=graphs, augment=preset.learner.augment_symmetries)
     rng = np.random.default_rng(0)
     rows = block_batches * BATCH
     block = {"obs": rng.integers(0, 2, size=(rows, *game.obs_shape), dtype=np.uint8),
@@ -111,7 +111,7 @@ def time_learner(game_name: str, *, precision: str, graphs: str, device: str, se
         done += block_batches
     elapsed = time.perf_counter() - start
     return {"game": game_name, "precision": precision, "graphs": learner.graphs, "updates_per_s": done / elapsed,
-            "updates": done, "seconds": elapsed, "loss": loss, "augment": preset.augment_symmetries,
+            "updates": done, "seconds": elapsed, "loss": loss, "augment": preset.learner.augment_symmetries,
             "params": sum(p.numel() for p in learner.net.parameters())}
 
 
@@ -134,6 +134,7 @@ def learner_phase(device: str, small: bool) -> list[dict]:
 
 def inference_phase(device: str, small: bool) -> dict:
     import games
+    from actors.config import SelfPlayConfig
     from actors.inference_server import InferenceWorker
     from launch.config import PRESETS
     from learner.learner import Learner, ValueFunction
@@ -159,8 +160,8 @@ def inference_phase(device: str, small: bool) -> dict:
     requests, rows = (2, 128) if small else (SERVER_REQUESTS, SERVER_ROWS)
     pool = [rng.integers(0, 2, size=(rows, *game.obs_shape), dtype=np.uint8) for _ in range(8 * requests)]
     for cache in ("off", "cache"):
-        worker = InferenceWorker(game="connect4", game_params={}, network=network, device=device,
-                                 eval_cache=cache, threads=1)
+        worker = InferenceWorker(game="connect4", game_params={}, network=network,
+                                 config=SelfPlayConfig(inference_device=device, eval_cache=cache, threads=1))
         worker.set_weights(weights, 0)
 
         async def rounds() -> tuple[int, int, float]:
@@ -251,10 +252,11 @@ def train_phase(out_dir: Path, minutes: float, small: bool) -> dict:
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # an embedded, single-node Ray
     started = start_ray(num_cpus=2 if small else None)  # (a test's session may have started one)
     if small:
-        config = resolve("connect4", "small", ["num_actors=1", "num_envs=64", "eval_play_every=1000",
-                                                "eval_suites=connect4-uniform", "batches_per_request=8"])
+        config = resolve("connect4", "small", ["actors.num_actors=1", "actors.num_envs=64",
+                                                "evaluation.play_every=1000", "evaluation.suites=connect4-uniform",
+                                                "learner.batches_per_request=8"])
     else:  # the run sizes itself for the node from what Ray reports (launch.config.resolved)
-        config = resolve("connect4", "node", ["eval_suites=connect4-uniform,connect4-eps-optimal"])
+        config = resolve("connect4", "node", ["evaluation.suites=connect4-uniform,connect4-eps-optimal"])
     run_dir = out_dir / "run"
     start = time.time()
     try:
@@ -269,7 +271,7 @@ def train_phase(out_dir: Path, minutes: float, small: bool) -> dict:
     updates, rows = last.get("updates", 0), last.get("rows", 0)
     rate = updates / elapsed if elapsed else 0.0
     summary = {
-        "config": {k: v for k, v in dataclasses.asdict(config).items() if k not in ("network", "mcts")},
+        "config": {k: v for k, v in dataclasses.asdict(config).items() if k != "network"},
         "network": dataclasses.asdict(config.network), "run_dir": str(run_dir), "wall_seconds": time.time() - start,
         "elapsed": elapsed, "updates": updates, "rows": rows, "positions": last.get("positions"),
         "games": last.get("games"), "rows_per_s": rows / elapsed if elapsed else 0.0, "updates_per_s": rate,

@@ -10,6 +10,7 @@ another game, algorithm or network than asked for is a :class:`CheckpointMismatc
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
 import games
 from games import Game
@@ -20,9 +21,18 @@ class CheckpointMismatchError(ValueError):
     """A checkpoint of another game, algorithm or network than asked for."""
 
 
-def read_checkpoint(path, game: str | None, algo: str | None = None) -> tuple[Game, dict, dict, dict]:
-    """(game, net_config dict, numpy weights, run config) of a ``launch`` checkpoint,
-    checked against ``game`` (a name; None: any) and ``algo`` when given."""
+class TrainedNetwork(NamedTuple):
+    """What evaluation reads of a ``launch`` training checkpoint."""
+
+    game: Game  # made with the run's game parameters
+    net_config: dict  # the NetworkConfig's fields
+    weights: dict  # parameter name -> numpy array
+    config: dict  # the run's config.json object (flat in runs written before the roles owned their settings)
+
+
+def read_checkpoint(path, game: str | None, algo: str | None = None) -> TrainedNetwork:
+    """The network of a ``launch`` checkpoint, checked against ``game`` (a name; None:
+    any) and ``algo`` when given."""
     checkpoint = load_run_checkpoint(path)  # CorruptCheckpointError names the file and what it lacks
     learner = checkpoint.learner.learner  # the Learner's own state dict
     if "net" not in learner or "net_config" not in learner:
@@ -38,4 +48,4 @@ def read_checkpoint(path, game: str | None, algo: str | None = None) -> tuple[Ga
         raise CheckpointMismatchError(f"checkpoint {path} was trained with algorithm {saved_algo!r}, "
                                       f"not {algo!r}")
     weights = {k: v.detach().cpu().numpy() for k, v in learner["net"].items()}
-    return games.make(saved_game, **params), dict(learner["net_config"]), weights, config
+    return TrainedNetwork(games.make(saved_game, **params), dict(learner["net_config"]), weights, config)

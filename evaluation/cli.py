@@ -19,11 +19,11 @@ import ray
 
 import games
 from evaluation.checkpoints import CheckpointMismatchError
+from evaluation.config import add_arguments as add_evaluation_arguments
+from evaluation.config import from_arguments as evaluation_from_arguments
 from evaluation.datasets import DatasetError
-from evaluation.policies import POLICIES
 from evaluation.runner import evaluate_checkpoint
 from learner.checkpoint import CorruptCheckpointError
-from learner.inference import INFERENCE_DTYPES
 from lifecycle.ray_start import start_ray
 from oracle_service.connect4_engines import DEFAULT_ENGINE, ENGINES
 from oracle_service.service import OracleClient
@@ -48,10 +48,8 @@ def evaluate_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoint", required=True, type=Path)
     parser.add_argument("--game", required=True, choices=games.names())
     parser.add_argument("--suite", action="append", help="a suite name (repeatable); default: the game's defaults")
-    parser.add_argument("--policy", default="auto", choices=POLICIES)
     parser.add_argument("--algo", help="fail unless the checkpoint was trained with this algorithm")
-    parser.add_argument("--simulations", type=int, default=64, help="MCTS simulations per move")
-    parser.add_argument("--depth", type=int, default=2, help="minimax depth")
+    add_evaluation_arguments(parser)  # --policy, --simulations, --depth, --max-openings, --inference-dtype
     parser.add_argument("--opponent", type=Path, help="checkpoint of the head-to-head opponent")
     parser.add_argument("--prior", type=Path,
                         help="with --policy mcts: the checkpoint whose policy head gives the search's prior, "
@@ -65,7 +63,6 @@ def evaluate_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--oracle-engine", default=DEFAULT_ENGINE, choices=ENGINES,
                         help="the Connect Four oracle's engine: ours (default), or bitbully (the optional "
                              "AGPL-3.0 extra, a reference)")
-    parser.add_argument("--max-openings", type=int, help="play/trace/match suites on the first N openings only")
     parser.add_argument("--engine-level", type=int,
                         help="level of the engine suites' engine (go-gnugo: GNU Go 0..10, default 0; "
                              "othello-grhino: gtp-rhino 1..5, default 1)")
@@ -76,8 +73,6 @@ def evaluate_main(argv: list[str] | None = None) -> int:
                              "embedded Ray), each with its own engines and copy of the agent (default 1: here)")
     parser.add_argument("--engine-timeout", type=float, default=60.0, help="seconds an engine may take per move")
     parser.add_argument("--sgf-dir", type=Path, help="keep each engine game as SGF, and a JSON line per game, here")
-    parser.add_argument("--inference-dtype", default="fp32", choices=INFERENCE_DTYPES,
-                        help="the network's inference path (README, Inference precision)")
     parser.add_argument("--games-out", type=Path,
                         help="write every game of the play suites here, one JSON record a line "
                              "(python -m launch play --replay FILE --replay-index N shows one)")
@@ -93,14 +88,12 @@ def evaluate_main(argv: list[str] | None = None) -> int:
         started_ray = start_ray(log_to_driver=False) or started_ray
     played = [] if args.games_out is not None else None
     try:
+        evaluation = evaluation_from_arguments(args)
         metrics = evaluate_checkpoint(
-            args.checkpoint, args.game, args.suite, algo=args.algo, policy=args.policy,
-            simulations=args.simulations, depth=args.depth, opponent_checkpoint=args.opponent,
-            prior_checkpoint=args.prior,
-            oracle_store=store, max_openings=args.max_openings, oracle_client=client,
+            args.checkpoint, args.game, args.suite, algo=args.algo, evaluation=evaluation,
+            opponent_checkpoint=args.opponent, prior_checkpoint=args.prior, oracle_store=store, oracle_client=client,
             oracle_engine=args.oracle_engine, engine_level=args.engine_level, engine_tables=args.engine_tables,
             engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir, engine_workers=args.engine_workers,
-            inference_dtype=args.inference_dtype,
             games_out=played)
         if played is not None:
             args.games_out.write_text("".join(json.dumps(r) + "\n" for r in played))

@@ -21,14 +21,15 @@ import numpy as np
 import games
 from evaluation import policies as P
 from evaluation.checkpoints import CheckpointMismatchError, read_checkpoint
+from evaluation.config import EvaluationConfig
 from evaluation.datasets import CHOMP_BOARDS, DatasetError, load_dataset
 from evaluation.engine_suites import engine_match
 from evaluation.exact import exact_labels
+from evaluation.metric_keys import suite_metric
 from evaluation.metrics import state_metrics
 from evaluation.network import NetworkModel
 from evaluation.oracles import make_oracle
 from evaluation.play import game_record, head_to_head, play_vs_oracle, trace_suite
-from evaluation.policies import POLICIES
 from evaluation.suites import Suite, suite_opening_moves, suites_for
 from games import Game, take
 from learner.networks import NetworkConfig
@@ -52,31 +53,27 @@ def _random_player(game: Game, seed: int):
 
 class SuiteRunner:
     """Evaluates weights of ``net_config`` for ``game`` on ``suites`` (names; None: the
-    defaults). ``policy``: auto (greedy for value networks, policy-head argmax for
-    policy-value ones), greedy, policy-head, mcts (``simulations``) or minimax
-    (``depth``). ``oracle_client``: an ``OracleClient`` whose service answers the
+    defaults), playing as ``evaluation`` says (an ``EvaluationConfig``: its policy, the
+    search's simulations or depth, the openings, the network's inference path).
+    ``oracle_client``: an ``OracleClient`` whose service answers the
     Connect Four oracle queries of play and trace suites; without one they are solved
     in this process, and ``oracle_store`` says where solved positions are kept
     ("default": the shared store; None: solve without one), and ``oracle_engine`` which engine
-    solves (``ours``, or ``bitbully``, the optional AGPL extra). ``max_openings``: play,
-    trace and match suites use only the first openings (a cheaper check). ``engine_level``,
+    solves (``ours``, or ``bitbully``, the optional AGPL extra). ``engine_level``,
     ``engine_tables`` (games at once), ``engine_timeout`` (seconds per engine move),
     ``engine_workers`` (Ray tasks the games are split over; 1: in this process) and
-    ``sgf_dir`` (where each game's SGF is kept) are those of the engine suites; ``inference_dtype``
-    is the network's inference path (``learner.inference``). ``record_games``: every game of a
+    ``sgf_dir`` (where each game's SGF is kept) are those of the engine suites. ``record_games``: every game of a
     play suite is kept in :attr:`games` (``evaluation.play.game_record``, with its suite and
     number), for ``launch evaluate --games-out`` and the board's replays. ``prior``: a second
     network (an ``evaluation.network.NetworkModel`` with a policy head) whose prior MCTS
     searches with while this network gives the leaf values, the AVI paper's
     cross-inference; both networks' evaluations are counted."""
 
-    def __init__(self, game: Game | str, net_config, *, suites=None, policy: str = "auto", gamma: float = 1.0,
-                 simulations: int = 64, depth: int = 2, oracle_store="default", cache_dir=None, seed: int = 0,
-                 opponent=None, max_openings: int | None = None, oracle_client=None,
-                 oracle_engine: str = DEFAULT_ENGINE, engine_level: int | None = None,
-                 engine_tables: int | None = None, engine_timeout: float = 60.0, sgf_dir=None,
-                 engine_workers: int = 1, inference_dtype: str = "fp32", record_games: bool = False,
-                 prior=None):
+    def __init__(self, game: Game | str, net_config, *, suites=None, evaluation: EvaluationConfig = EvaluationConfig(),
+                 gamma: float = 1.0, oracle_store="default", cache_dir=None, seed: int = 0,
+                 opponent=None, oracle_client=None, oracle_engine: str = DEFAULT_ENGINE,
+                 engine_level: int | None = None, engine_tables: int | None = None, engine_timeout: float = 60.0,
+                 sgf_dir=None, engine_workers: int = 1, record_games: bool = False, prior=None):
         if engine_workers < 1:
             raise ValueError(f"engine_workers must be >= 1, got {engine_workers}")
         self.engine_options = {"level": engine_level, "tables": engine_tables, "timeout": engine_timeout,
@@ -84,15 +81,15 @@ class SuiteRunner:
         self.game = games.make(game) if isinstance(game, str) else game
         if isinstance(net_config, dict):
             net_config = NetworkConfig(**net_config)
-        if policy not in POLICIES:
-            raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+        policy = evaluation.policy
         if policy == "auto":
             policy = "policy-head" if net_config.policy_head else "greedy"
         if policy == "policy-head" and not net_config.policy_head:
             raise CheckpointMismatchError("policy 'policy-head' needs a network with a policy head "
                                           "(an AlphaZero checkpoint); this one is a value network")
-        self.policy, self.gamma, self.simulations, self.depth, self.seed = policy, gamma, simulations, depth, seed
-        self.model = NetworkModel(self.game, net_config, inference_dtype=inference_dtype)
+        self.policy, self.gamma, self.seed = policy, gamma, seed
+        self.simulations, self.depth = evaluation.simulations, evaluation.depth
+        self.model = NetworkModel(self.game, net_config, inference_dtype=evaluation.inference_dtype)
         self.prior = prior
         if prior is not None:  # the policy's own checks (MCTS only, a prior with a policy head), before any suite loads
             self.choose()
@@ -116,7 +113,8 @@ class SuiteRunner:
         self._data = {s.name: self._load(s) for s in chosen}
         self._weights = None  # the weights evaluated last (engine suites on Ray rebuild the agent from them)
         self.record_games, self.games = record_games, []
-        if max_openings is not None:  # game suites on the first openings only (a cheaper check)
+        max_openings = evaluation.max_openings
+        if max_openings:  # game suites on the first openings only (a cheaper check)
             for s in chosen:
                 if s.kind == "engine":
                     self._data[s.name] = self._data[s.name][:max_openings]
@@ -248,12 +246,12 @@ class SuiteRunner:
             if decisions:
                 m["inference_evals_per_decision"] = m["inference_evals"] / decisions
             m["seconds"] = time.perf_counter() - start
-            out.update({f"eval/{suite.name}/{k}": v for k, v in m.items()})
+            out.update({suite_metric(suite.name, k): v for k, v in m.items()})
         return out
 
 
-def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None, policy: str = "auto",
-                        gamma: float | None = None, opponent_checkpoint=None, prior_checkpoint=None,
+def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None,
+                        evaluation: EvaluationConfig = EvaluationConfig(), gamma: float | None = None, opponent_checkpoint=None, prior_checkpoint=None,
                         games_out: list | None = None, **kwargs) -> dict:
     """Flat metrics of the checkpoint at ``path`` on ``game``'s suites (see :class:`SuiteRunner`).
     ``gamma``: default the run's own (its config), else 1. ``games_out``, when given,
@@ -276,7 +274,7 @@ def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None
             og, om.value_obs, float(oc.get("gamma", 1.0)))
     if prior_checkpoint is not None:
         _, prior, _ = other(prior_checkpoint, "prior")
-    ev = SuiteRunner(g, net_config, suites=suites, policy=policy, gamma=gamma, opponent=opponent,
+    ev = SuiteRunner(g, net_config, suites=suites, evaluation=evaluation, gamma=gamma, opponent=opponent,
                      record_games=games_out is not None, prior=prior, **kwargs)
     metrics = ev.evaluate(weights)
     if games_out is not None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, installed or not
@@ -35,7 +34,7 @@ import torch
 import games
 from actors.avi import AviCollector
 from evaluation.exact import exact_labels, value_metrics
-from launch.config import PRESETS
+from launch.config import PRESETS, changed
 from learner.learner import Learner, ValueFunction
 from replay.buffer import RingBuffer
 from replay.rows import avi_schema
@@ -54,13 +53,15 @@ def parse_args(argv):
     p.add_argument("--threads", type=int, default=1, help="torch threads (the networks are small)")
     # Unset hyperparameters come from the game's preset (launch/config.py: Table 3 of
     # the paper for Connect Four, a scaled-down Table 3 for tic-tac-toe).
-    for flag, kind in [("num-envs", int), ("collect-steps", int), ("epsilon", float), ("gamma", float),
-                       ("lr", float), ("batch-size", int), ("epochs-per-iteration", float),
-                       ("replay-capacity", int), ("eval-every", int)]:
-        p.add_argument(f"--{flag}", type=kind, default=None, help="default: the game's preset")
+    flags = {"num-envs": ("actors.num_envs", int), "collect-steps": ("actors.collect_steps", int),
+             "epsilon": ("actors.epsilon", float), "gamma": ("gamma", float), "lr": ("learner.lr", float),
+             "batch-size": ("learner.batch_size", int), "epochs-per-iteration": ("learner.epochs_per_iteration", float),
+             "replay-capacity": ("replay.capacity", int), "eval-every": ("evaluation.every", int)}
+    for flag, (key, kind) in flags.items():
+        p.add_argument(f"--{flag}", dest=key, type=kind, default=None, help=f"{key}; default: the game's preset")
     args = p.parse_args(argv)
-    preset = PRESETS[(args.game, "paper")]
-    return args, replace(preset, **{k: v for k, v in vars(args).items() if hasattr(preset, k) and v is not None})
+    chosen = {key: getattr(args, key) for key, _ in flags.values() if getattr(args, key) is not None}
+    return args, changed(PRESETS[(args.game, "paper")], **chosen)
 
 
 def main(argv=None) -> dict:
@@ -70,36 +71,36 @@ def main(argv=None) -> dict:
 
     # The learner owns the trained network (seeded initial weights); the collector only
     # ever reads a frozen copy of it, as the actors of the distributed run do.
-    learner = Learner(game, cfg.network, lr=cfg.lr, seed=cfg.seed)
+    learner = Learner(game, cfg.network, lr=cfg.learner.lr, seed=cfg.seed)
     value_fn = ValueFunction(game, cfg.network)
     version = 0  # of the weights the collector plays with: every row records it
     value_fn.set_weights(learner.get_weights(), version)
-    collector = AviCollector(game, cfg.num_envs, epsilon=cfg.epsilon, gamma=cfg.gamma, seed=cfg.seed)
-    replay = RingBuffer(avi_schema(game.obs_shape), cfg.replay_capacity, seed=cfg.seed)
+    collector = AviCollector(game, cfg.actors.num_envs, epsilon=cfg.actors.epsilon, gamma=cfg.gamma, seed=cfg.seed)
+    replay = RingBuffer(avi_schema(game.obs_shape), cfg.replay.capacity, seed=cfg.seed)
     # Exhaustive negamax over every position (tic-tac-toe); None where an oracle is needed.
     labels = exact_labels(game, cfg.gamma)
 
     # Replay ratio: each row collected is trained on `epochs_per_iteration` times on average.
     updates_per_iteration = cfg.updates_per_iteration
-    print(f"AVI on {game.name}: {cfg.num_envs} games x {cfg.collect_steps} steps per iteration, "
-          f"{updates_per_iteration} updates of {cfg.batch_size} rows, epsilon {cfg.epsilon}, lr {cfg.lr}")
+    print(f"AVI on {game.name}: {cfg.actors.num_envs} games x {cfg.actors.collect_steps} steps per iteration, "
+          f"{updates_per_iteration} updates of {cfg.learner.batch_size} rows, epsilon {cfg.actors.epsilon}, lr {cfg.learner.lr}")
     start, iteration, losses, metrics = time.time(), 0, [], {}
     while learner.updates < args.updates:
         # Self-play (Algorithm 1, lines 5-11) with the frozen weights of `version`.
-        rows = collector.collect(value_fn, cfg.collect_steps)
+        rows = collector.collect(value_fn, cfg.actors.collect_steps)
         rows["version"] = np.full(len(rows["target"]), version, np.int64)
         replay.add(rows)
 
         # Minibatch regression of V_theta onto the one-step targets (eq. 5).
         for _ in range(min(updates_per_iteration, args.updates - learner.updates)):
-            losses.append(learner.train_step(replay.sample(cfg.batch_size))["loss"])
+            losses.append(learner.train_step(replay.sample(cfg.learner.batch_size))["loss"])
 
         # The next iteration plays with the new weights.
         version += 1
         value_fn.set_weights(learner.get_weights(), version)
         iteration += 1
 
-        if iteration % cfg.eval_every and learner.updates < args.updates:
+        if iteration % cfg.evaluation.every and learner.updates < args.updates:
             continue
         metrics = {"iteration": iteration, "updates": learner.updates, "rows": replay.total_added,
                    "games": collector.games_finished, "loss": float(np.mean(losses)),

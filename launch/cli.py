@@ -15,7 +15,7 @@ import json
 import sys
 
 import games
-from evaluation.report import report_main
+from launch.experiments.report import report_main
 from evaluation.run_metrics import read_metrics
 from evaluation.cli import evaluate_main
 from launch.config import ConfigError, resolve
@@ -45,7 +45,8 @@ def train_parser() -> argparse.ArgumentParser:
     p.add_argument("--game", choices=games.names(), help="game to learn (required unless --resume)")
     p.add_argument("--preset", help="named hyperparameter preset (default: the paper's for the game)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one config field; repeatable")
+                   help="override one config field by its dotted key (learner.lr=1e-3, actors.num_envs=64, "
+                        "actors.mcts.simulations=32, evaluation.every=5; docs/reference/config.md); repeatable")
     p.add_argument("--run-dir", help="directory of this run (config.json, metrics.jsonl, checkpoints/)")
     p.add_argument("--resume", metavar="DIR", help="continue the run in DIR exactly")
     budget = p.add_mutually_exclusive_group()

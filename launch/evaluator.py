@@ -1,11 +1,11 @@
 """The evaluator of a training run: a Ray actor around ``evaluation.runner.SuiteRunner``.
 
-Every ``eval_every`` iterations the run hands it the newest weights (a versioned object
+Every ``evaluation.every`` iterations the run hands it the newest weights (a versioned object
 reference, as the self-play actors get them) and logs the metrics it returns under
 ``eval/<suite>/...`` in ``metrics.jsonl`` and W&B. Its game suites (``PLAY_KINDS``: play
 against the oracle, self-play traces and games against an outside engine, whole games
 from every opening) run at every
-``eval_play_every``-th of those evaluations, counted from the untrained network's, and
+``evaluation.play_every``-th of those evaluations, counted from the untrained network's, and
 on the final weights; the other suites at every one. Where it scores the game's states,
 the run logs no built-in exact metrics (``eval/value_mae`` ...) beside it. It works in
 its own process, on the game's fixed datasets (``evaluation/datasets.py``), and keeps
@@ -14,7 +14,7 @@ schedule leaves the actors idle while it runs.
 Its Connect Four and Hex oracle queries (play and trace suites) go to the run's oracle
 service (``oracle``, an ``OracleClient``), which the run starts for them.
 
-Which suites (``TrainConfig.eval_suites``): ``auto`` runs the default suites of the games
+Which suites (``EvaluationConfig.suites``): ``auto`` runs the default suites of the games
 with an oracle dataset (Connect Four, Chomp, F-Games), and on Hex its labelled states
 (``hex-uniform``, seconds, once the file exists) but not its play against the solver
 (256 games, minutes of solving for a new network, docs/results/hex-30min.md: ``hex-play`` is
@@ -29,6 +29,7 @@ import ray
 import torch
 
 import games
+from evaluation.config import EvaluationConfig
 from evaluation.datasets import committed_file_present
 from evaluation.runner import SuiteRunner
 from evaluation.suites import suites_for
@@ -71,14 +72,17 @@ def evaluator_needs_oracle(game: str, eval_suites: str) -> bool:
 
 
 class EvaluatorWorker:
-    def __init__(self, *, game: str, game_params: dict, network, suites, policy: str, gamma: float,
-                 simulations: int, max_openings: int | None, oracle_store: str | None, oracle=None,
-                 inference_dtype: str = "fp32"):
+    def __init__(self, *, game: str, game_params: dict, network, config: EvaluationConfig, gamma: float,
+                 oracle_store: str | None, oracle=None):
+        """``config``: the run's evaluation settings, whole (its suites resolved by
+        :func:`chosen_suites`; a run with none starts no evaluator)."""
         torch.set_num_threads(1)
-        self.evaluator = SuiteRunner(games.make(game, **game_params), network, suites=suites, policy=policy,
-                                   gamma=gamma, simulations=simulations, max_openings=max_openings,
-                                   oracle_store=oracle_store or "default", oracle_client=oracle,
-                                   inference_dtype=inference_dtype)
+        suites = chosen_suites(game, config.suites)
+        if suites is False:
+            raise ValueError(f"evaluation.suites={config.suites!r} runs no suite of {game}: start no evaluator")
+        self.evaluator = SuiteRunner(games.make(game, **game_params), network, suites=suites,
+                                     evaluation=config, gamma=gamma, oracle_store=oracle_store or "default",
+                                     oracle_client=oracle)
 
     def evaluate(self, weights: list, *, play: bool = True, others: bool = True) -> dict:
         """Metrics of ``weights[0]`` (a ``WeightVersion``, in a list so Ray passes the
@@ -91,7 +95,7 @@ class EvaluatorWorker:
         return [s.name for s in self.evaluator.suites]
 
     def play_suites(self) -> list[str]:
-        """The names of its suites on the eval_play_every cadence."""
+        """The names of its suites on the ``play_every`` cadence."""
         return [s.name for s in self.evaluator.suites if s.kind in PLAY_KINDS]
 
 

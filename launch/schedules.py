@@ -33,7 +33,7 @@ class ScheduleHost(Protocol):
     The schedules call the self-play ``actors`` (``collect``) with the published
     ``weights``, train through ``link`` (the learner, restarts survived), count what
     they collect and train in ``counters``, enter each actor call's faults in ``faults``,
-    and read ``config`` (collect_steps, batch_size, epochs_per_iteration,
+    and read ``config`` (actors.collect_steps, learner.batch_size, learner.epochs_per_iteration,
     updates_per_iteration, samples_per_insert, max_policy_lag). ``publish()`` makes the
     learner's newest weights ``weights`` (one version more); ``replay_record()`` is the
     replay's sizes for the record. ``launch.train.Run`` has all of them."""
@@ -115,15 +115,15 @@ def synchronous(run: ScheduleHost, budget: Budget) -> Iterator[dict]:
     cfg, counters = run.config, run.counters
     while not budget.spent(counters.updates):
         start = time.time()
-        stats = collect_all(run, cfg.collect_steps, budget.deadline)  # frozen weights
+        stats = collect_all(run, cfg.actors.collect_steps, budget.deadline)  # frozen weights
         record = collect_record(stats)
         collected = time.time()
-        if counters.rows < cfg.batch_size:  # AlphaZero's rows arrive when games end
+        if counters.rows < cfg.learner.batch_size:  # AlphaZero's rows arrive when games end
             counters.iteration += 1
             yield {**record, **run.replay_record(), "collect_seconds": collected - start}
             continue
         # Epochs per iteration over the positions played (fewer when time ran out).
-        steps = max(1, round(cfg.epochs_per_iteration * record["collect_positions"] / cfg.batch_size))
+        steps = max(1, round(cfg.learner.epochs_per_iteration * record["collect_positions"] / cfg.learner.batch_size))
         left = budget.updates_left(counters.updates)
         trained = run.link.call("train", steps if left is None else min(left, steps), counters.version,
                                 budget.deadline)
@@ -143,9 +143,9 @@ def asynchronous(run: ScheduleHost, budget: Budget) -> Iterator[dict]:
     """Every actor always has a collection call in flight; whenever the rate limiter allows,
     the learner trains a chunk, after which new weights are published and a record yielded."""
     cfg, counters = run.config, run.counters
-    steps = max(1, cfg.collect_steps // 4)  # shorter calls: fresher weights per call
+    steps = max(1, cfg.actors.collect_steps // 4)  # shorter calls: fresher weights per call
     chunk = max(1, cfg.updates_per_iteration // 4)
-    limiter = RateLimiter(samples_per_insert=cfg.samples_per_insert, batch_size=cfg.batch_size,
+    limiter = RateLimiter(samples_per_insert=cfg.samples_per_insert, batch_size=cfg.learner.batch_size,
                           max_policy_lag=cfg.max_policy_lag, chunk=chunk)
     pending = {}  # collection call -> (its actor, the weight version it took, when it was submitted)
 

@@ -8,9 +8,9 @@ weights, and the run, in :meth:`Run.run`:
 
 1. adds the run's counters (``launch/records.py``) and compute proxy to the record;
 2. adds the faults since the last record (``launch/faults.py``);
-3. every ``eval_every`` iterations, the exact metrics of the new weights (the
+3. every ``evaluation.every`` iterations, the exact metrics of the new weights (the
    evaluator's game suites, play against the oracle and traces, at every
-   ``eval_play_every``-th of these evaluations and on the final weights);
+   ``evaluation.play_every``-th of these evaluations and on the final weights);
 4. logs the record to ``metrics.jsonl`` and W&B, and shows it on the console;
 5. every ``checkpoint_every`` iterations, writes a replay snapshot and then a
    checkpoint (learner, optimizer, counters, faults, environments and random states
@@ -31,6 +31,7 @@ Faults (a process or a whole node dying) do not end a run:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import asdict
@@ -95,83 +96,40 @@ class Run:
         self.config, self.run_dir = config, Path(run_dir)
         self.game = games.make(config.game, **config.game_params)
         self.counters = RunCounters()
-        use_gpu = self._check_resources(fixed_cluster)
-        device = "cuda" if use_gpu else "cpu"
-        self.inference_device = self._inference_device(use_gpu)
-        # The learner's and each inference server's GPU share: a whole GPU each where the
-        # cluster has them, else one GPU shared (launch/placement.py). Recorded as the
-        # num_gpus of their self.placement options.
-        learner_gpus, inference_gpus = gpu_shares(device, self.inference_device, config.inference_servers,
-                                                  ray.cluster_resources().get("GPU", 0))
         self.logger = MetricsLogger(self.run_dir, asdict(config), wandb_mode=wandb_mode)
         # Actor names carry the run's name: runs sharing a cluster do not collide, and
         # operators (and the fault-tolerance tests) can find an actor by name.
-        name = self.run_dir.resolve().name
+        self.name = self.run_dir.resolve().name
         # Every actor logs its start, exit and crashes to logs/<its name>.log (lifecycle/).
-        log_dir = str(self.run_dir / "logs")
-        # Where each role runs: plain CPU/GPU requests on the embedded Ray; on a cluster,
-        # confined to the nodes declaring its resource (launch/placement.py, deploy/).
-        offered = () if fixed_cluster else offered_resources()
-        self.placement = run_options(embedded=fixed_cluster, offered=offered, device=device,
-                                     inference_device=self.inference_device, learner_gpus=learner_gpus,
-                                     inference_gpus=inference_gpus)
-        if fixed_cluster and self.inference_device == "cpu":
-            # A CPU inference server on the embedded Ray takes no CPU of its own: the actors
-            # waiting for its answers leave theirs to it (as for oracle replicas, below).
-            self.placement["inference"] = {**self.placement["inference"], "num_cpus": 0}
-        # An oracle replica on the embedded Ray takes no CPU of its own: the actor that
-        # waits for its labels leaves its CPU to it.
-        self.placement["oracle"] = role_options("oracle", embedded=fixed_cluster, offered=offered,
-                                                cpus=0 if fixed_cluster else 1)
+        self.log_dir = str(self.run_dir / "logs")
+        self.placement = self._placement(fixed_cluster)
         # The oracle service: AZAL's labels, and the Connect Four oracle of the evaluator's
         # play and trace suites (one service, one store: each position solved once).
         # Then the evaluator: a missing dataset or unknown suite stops the run before
         # any self-play or training starts.
-        needs_oracle = config.algo == "azal" or evaluator_needs_oracle(config.game, config.eval_suites)
-        self.oracle = (OracleClient(config.oracle_replicas, config.oracle_store or None,
-                                    replica_options=self.placement["oracle"], log_dir=log_dir,
-                                    engine=config.oracle_engine)
+        needs_oracle = config.algo == "azal" or evaluator_needs_oracle(config.game, config.evaluation.suites)
+        self.oracle = (OracleClient(config.oracle.replicas, config.oracle.store or None,
+                                    replica_options=self.placement["oracle"], log_dir=self.log_dir,
+                                    engine=config.oracle.engine)
                        if needs_oracle else None)
-        self.evaluator, evaluated_suites, self.play_suites = self._start_evaluator(name, log_dir)
+        self.evaluator, evaluated_suites, self.play_suites = self._start_evaluator()
         self.replay = ReplayService.create(schema_for(config.algo, self.game.obs_shape, self.game.num_actions),
-                                           config.replay_capacity, config.replay_shards, seed=config.seed,
-                                           snapshot_dir=str(self.run_dir / "replay"), name=f"{name}-replay",
-                                           actor_options=self.placement["replay"], log_dir=log_dir)
-        learner = LearnerActor.options(name=f"{name}-learner", **self.placement["learner"]).remote(
-            game=config.game, game_params=config.game_params, network=config.network, lr=config.lr,
-            batch_size=config.batch_size, replay=self.replay, prefetch=config.prefetch, seed=config.seed,
-            batches_per_request=config.batches_per_request,
-            device=device, augment=config.augment_symmetries, loss=config.algo, precision=config.learner_precision,
-            aux_weight=config.aux_weight, checkpoint_dir=str(self.run_dir / "checkpoints"), log_dir=log_dir)
+                                           config.replay.capacity, config.replay.shards, seed=config.seed,
+                                           snapshot_dir=str(self.run_dir / "replay"), name=f"{self.name}-replay",
+                                           actor_options=self.placement["replay"], log_dir=self.log_dir)
+        learner = LearnerActor.options(name=f"{self.name}-learner", **self.placement["learner"]).remote(
+            game=config.game, game_params=config.game_params, network=config.network, config=config.learner,
+            algo=config.algo, replay=self.replay, seed=config.seed,
+            checkpoint_dir=str(self.run_dir / "checkpoints"), log_dir=self.log_dir)
         self.faults = FaultLedger([r.incarnation for r in self.replay.recoveries()])
-        self.inference = [
-            InferenceActor.options(name=f"{name}-inference-{j}", **self.placement["inference"]).remote(
-                game=config.game, game_params=config.game_params, network=config.network,
-                device=self.inference_device, threads=config.actor_threads,
-                eval_cache=config.eval_cache,
-                inference_dtype=config.inference_dtype,
-                # The versions in flight: one (sync), up to max_policy_lag + 1 (async).
-                versions=1 if config.schedule == "sync" else config.max_policy_lag + 1, log_dir=log_dir)
-            for j in range(config.inference_servers)]
-        per_actor = config.num_envs // config.num_actors
-        self.actors = [
-            SelfPlayActor.options(name=f"{name}-selfplay-{i}", **self.placement["actor"]).remote(
-                game=config.game, game_params=config.game_params, network=config.network, num_envs=per_actor,
-                seed=config.seed, index=i, replay=self.replay, threads=config.actor_threads, algo=config.algo,
-                epsilon=config.epsilon, gamma=config.gamma, mcts=config.mcts, search=config.search,
-                gumbel=config.gumbel, oracle=self.oracle,
-                label_min_ply=config.label_min_ply, oracle_store=config.oracle_store or None,
-                eval_cache=config.eval_cache,
-                inference_dtype=config.inference_dtype, log_dir=log_dir,
-                inference_server=self.inference[i % len(self.inference)] if self.inference else None)
-            for i in range(config.num_actors)]
+        self.inference, self.actors = self._start_self_play()
         self.link = LearnerLink(learner, self.counters, self.faults)
         # One path for the exact metrics of states: the evaluator's states suite where it
         # runs one (Chomp, F-Games), else the labels built in here (tic-tac-toe, or none).
         states_suites = {s.name for s in suites_for(self.game) if s.kind == "states"}
         self.labels = (None if states_suites & set(evaluated_suites)
                        else exact_labels(self.game, config.gamma))
-        self.eval_fn = (ValueFunction(self.game, config.network, inference_dtype=config.inference_dtype)
+        self.eval_fn = (ValueFunction(self.game, config.network, inference_dtype=config.evaluation.inference_dtype)
                         if self.labels is not None else None)
         self._checkpointed_at: tuple[int, int] | None = None  # (iteration, updates) of the newest checkpoint
         self._checkpoint_path: Path | None = None
@@ -179,18 +137,63 @@ class Run:
             self._restore()
         self.weights = publish(self.link.call("get_weights"), self.counters.version)
 
+    def _placement(self, fixed_cluster: bool) -> dict:
+        """Where each role runs: plain CPU/GPU requests on the embedded Ray; on a cluster,
+        confined to the nodes declaring its resource (launch/placement.py, deploy/)."""
+        config = self.config
+        use_gpu = self._check_resources(fixed_cluster)
+        device = "cuda" if use_gpu else "cpu"
+        self.inference_device = self._inference_device(use_gpu)
+        # The learner's and each inference server's GPU share: a whole GPU each where the
+        # cluster has them, else one GPU shared (launch/placement.py). Recorded as the
+        # num_gpus of the placement options.
+        learner_gpus, inference_gpus = gpu_shares(device, self.inference_device, config.actors.inference_servers,
+                                                  ray.cluster_resources().get("GPU", 0))
+        offered = () if fixed_cluster else offered_resources()
+        placement = run_options(embedded=fixed_cluster, offered=offered, device=device,
+                                inference_device=self.inference_device, learner_gpus=learner_gpus,
+                                inference_gpus=inference_gpus)
+        if fixed_cluster and self.inference_device == "cpu":
+            # A CPU inference server on the embedded Ray takes no CPU of its own: the actors
+            # waiting for its answers leave theirs to it (as for oracle replicas, below).
+            placement["inference"] = {**placement["inference"], "num_cpus": 0}
+        # An oracle replica on the embedded Ray takes no CPU of its own: the actor that
+        # waits for its labels leaves its CPU to it.
+        placement["oracle"] = role_options("oracle", embedded=fixed_cluster, offered=offered,
+                                           cpus=0 if fixed_cluster else 1)
+        return placement
+
+    def _start_self_play(self) -> tuple[list, list]:
+        """The inference servers (if any) and the self-play actors, each given the run's
+        self-play config whole."""
+        config, actors = self.config, dataclasses.replace(self.config.actors, inference_device=self.inference_device)
+        inference = [
+            InferenceActor.options(name=f"{self.name}-inference-{j}", **self.placement["inference"]).remote(
+                game=config.game, game_params=config.game_params, network=config.network, config=actors,
+                # The versions in flight: one (sync), up to max_policy_lag + 1 (async).
+                versions=1 if config.schedule == "sync" else config.max_policy_lag + 1, log_dir=self.log_dir)
+            for j in range(actors.inference_servers)]
+        pool = [
+            SelfPlayActor.options(name=f"{self.name}-selfplay-{i}", **self.placement["actor"]).remote(
+                game=config.game, game_params=config.game_params, network=config.network, config=actors,
+                algo=config.algo, seed=config.seed, index=i, replay=self.replay, gamma=config.gamma,
+                oracle=self.oracle, oracle_store=config.oracle.store or None, log_dir=self.log_dir,
+                inference_server=inference[i % len(inference)] if inference else None)
+            for i in range(actors.num_actors)]
+        return inference, pool
+
     def _check_resources(self, fixed_cluster: bool) -> bool:
         """Whether the learner gets a GPU; a pool that cannot be placed is refused here."""
         cfg, resources = self.config, ray.cluster_resources()
         gpus, cpus = resources.get("GPU", 0), resources.get("CPU", 0)
-        if cfg.device == "cuda" and gpus < 1:
-            raise ConfigError("device=cuda but the Ray cluster offers no GPU")
-        use_gpu = learner_device(cfg.device, gpus) == "cuda"
-        needed = cfg.num_actors + (0 if use_gpu else 1)
+        if cfg.learner.device == "cuda" and gpus < 1:
+            raise ConfigError("learner.device=cuda but the Ray cluster offers no GPU")
+        use_gpu = learner_device(cfg.learner.device, gpus) == "cuda"
+        needed = cfg.actors.num_actors + (0 if use_gpu else 1)
         if fixed_cluster and needed > cpus:
             # Ray would wait forever for the missing CPU: refuse now, naming the numbers.
             # (An autoscaling cluster, reached with --address, adds nodes instead.)
-            raise ConfigError(f"num_actors={cfg.num_actors} self-play actors and a "
+            raise ConfigError(f"actors.num_actors={cfg.actors.num_actors} self-play actors and a "
                               f"{'GPU' if use_gpu else 'CPU'} learner need {needed} CPUs; "
                               f"the Ray cluster has {cpus:g}")
         return use_gpu
@@ -199,26 +202,24 @@ class Run:
         """The inference servers' device: the GPU wherever the cluster has one (``auto``: a
         whole one each, or a share of the learner's, ``gpu_shares``), a named error where
         ``cuda`` is asked and the cluster has no GPU."""
-        cfg = self.config
+        cfg = self.config.actors
         gpus = ray.cluster_resources().get("GPU", 0)
         device = inference_device(cfg.inference_device, cfg.inference_servers, gpus, "cuda" if use_gpu else "cpu")
         if cfg.inference_servers and cfg.inference_device == "cuda" and device != "cuda":
-            raise ConfigError(f"inference_device=cuda: {cfg.inference_servers} inference servers need a GPU "
+            raise ConfigError(f"actors.inference_device=cuda: {cfg.inference_servers} inference servers need a GPU "
                               f"(shared with the learner if need be); the Ray cluster has {gpus:g}")
         return device
 
-    def _start_evaluator(self, name: str, log_dir: str):
+    def _start_evaluator(self):
         """The evaluator actor on the game's datasets (launch/evaluator.py), the names of
-        its suites and of those among them on the eval_play_every cadence, or (None, [], [])."""
+        its suites and of those among them on the ``evaluation.play_every`` cadence, or
+        (None, [], [])."""
         cfg = self.config
-        suites = chosen_suites(cfg.game, cfg.eval_suites)
-        if suites is False:
+        if chosen_suites(cfg.game, cfg.evaluation.suites) is False:
             return None, [], []
-        evaluator = EvaluatorActor.options(name=f"{name}-evaluator").remote(
-            game=cfg.game, game_params=cfg.game_params, network=cfg.network, suites=suites, policy=cfg.eval_policy,
-            gamma=cfg.gamma, simulations=cfg.eval_simulations, max_openings=cfg.eval_max_openings or None,
-            oracle_store=cfg.oracle_store or None, oracle=self.oracle, inference_dtype=cfg.inference_dtype,
-            log_dir=log_dir)
+        evaluator = EvaluatorActor.options(name=f"{self.name}-evaluator").remote(
+            game=cfg.game, game_params=cfg.game_params, network=cfg.network, config=cfg.evaluation,
+            gamma=cfg.gamma, oracle_store=cfg.oracle.store or None, oracle=self.oracle, log_dir=self.log_dir)
         try:
             names = ray.get(evaluator.suites.remote())  # a missing dataset or unknown suite stops the run now
         except ray.exceptions.RayActorError:
@@ -231,10 +232,10 @@ class Run:
         return self.labels is not None or self.evaluator is not None
 
     def plays_at(self, iteration: int) -> bool:
-        """Whether the evaluation at ``iteration`` (one of every ``eval_every``) runs the
-        game suites: every ``eval_play_every``-th evaluation, the untrained network's
+        """Whether the evaluation at ``iteration`` (one of every ``evaluation.every``) runs the
+        game suites: every ``evaluation.play_every``-th evaluation, the untrained network's
         (iteration 0) first. Counted in iterations, so that a resumed run keeps the cadence."""
-        return iteration % (self.config.eval_every * self.config.eval_play_every) == 0
+        return iteration % (self.config.evaluation.every * self.config.evaluation.play_every) == 0
 
     # ------------------------------------------------------------- the loop
 
@@ -276,7 +277,7 @@ class Run:
                     record.update(self.oracle.stats_summary())
                 if self.inference:  # the inference servers' batches so far
                     record.update(inference_record(ray.get([s.stats.remote() for s in self.inference])))
-                if self.evaluates and self.counters.iteration % self.config.eval_every == 0:
+                if self.evaluates and self.counters.iteration % self.config.evaluation.every == 0:
                     record.update(evaluate(play=self.plays_at(self.counters.iteration)))
                 self.logger.log(record)
                 last = record
@@ -409,11 +410,11 @@ class Run:
 
 def no_update_reason(config: TrainConfig, rows: int) -> str:
     """Why a run that collected ``rows`` rows ended without an update, for its end row."""
-    if rows < config.batch_size:
+    if rows < config.learner.batch_size:
         what = ("a game must end before its rows are stored" if config.algo != "avi"
-                else "each iteration collects num_envs x collect_steps rows")
+                else "each iteration collects actors.num_envs x actors.collect_steps rows")
         return (f"the budget ended with {rows:,} rows in the replay, fewer than one batch "
-                f"(batch_size={config.batch_size}; {what}): give more --minutes or a smaller preset")
+                f"(learner.batch_size={config.learner.batch_size}; {what}): give more --minutes or a smaller preset")
     return (f"the budget ended during the first collection ({rows:,} rows collected, "
             f"{config.rows_per_iteration:,} per iteration): give more --minutes or fewer rows per iteration")
 

@@ -27,6 +27,7 @@ import ray
 
 import games
 from learner.checkpoint import LearnerState, latest_checkpoint, load_run_checkpoint
+from learner.config import LearnerConfig
 from learner.learner import Learner
 from lifecycle import watched, was_restarted
 from replay.service import ReplaySampler
@@ -69,24 +70,27 @@ class LearnerStatus(NamedTuple):
 
 
 class LearnerWorker:
-    def __init__(self, *, game: str, game_params: dict, network, lr: float, batch_size: int, replay,
-                 prefetch: int, seed: int, device: str, augment: bool, loss: str = "avi",
-                 aux_weight: float = 1.0, checkpoint_dir: str | None = None, precision: str = "fp32",
-                 batches_per_request: int = 1):
-        """``precision``: of the forward and backward passes (``Learner``); ``checkpoint_dir``:
+    def __init__(self, *, game: str, game_params: dict, network, config: LearnerConfig, algo: str, replay,
+                 seed: int, checkpoint_dir: str | None = None):
+        """``config``: the run's learner settings, whole (its ``device`` resolved by the run;
+        ``auto`` here is cuda where torch sees one); ``algo``: the loss; ``checkpoint_dir``:
         where the run writes its checkpoints (``RunCheckpoint.learner`` holds :meth:`state_dict`);
-        a restarted learner reloads the newest good one. ``batches_per_request``: batches the
-        sampler draws per request to the shards (``ReplaySampler.next_block``), moved to the
-        device together."""
+        a restarted learner reloads the newest good one."""
         import torch
 
+        device = config.device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
         if device == "cpu":
             torch.set_num_threads(1)
         self.game = games.make(game, **game_params)
-        self.learner = Learner(self.game, network, lr=lr, device=device, seed=seed, augment=augment, loss=loss,
-                               aux_weight=aux_weight, precision=precision)
-        self.sampler = ReplaySampler(replay, batch_size, prefetch=prefetch, seed=seed,
-                                     batches_per_request=batches_per_request)
+        self.learner = Learner(self.game, network, lr=config.lr, device=device, seed=seed,
+                               augment=config.augment_symmetries, loss=algo, aux_weight=config.aux_weight,
+                               precision=config.precision)
+        # batches_per_request: batches the sampler draws per request to the shards
+        # (ReplaySampler.next_block), moved to the device together.
+        self.sampler = ReplaySampler(replay, config.batch_size, prefetch=config.prefetch, seed=seed,
+                                     batches_per_request=config.batches_per_request)
         self.incarnation = uuid.uuid4().hex
         self.restarted = was_restarted()
         self.restored_from = None

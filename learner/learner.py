@@ -33,19 +33,14 @@ from learner.networks import (
     forward_cost,
     torch_symmetries,
 )
+from learner.config import ALGOS, PRECISIONS
 from learner.inference import FastPath, check_dtype
 from replay.rows import AUX_POLICY, POLICY, POLICY_COLUMNS
 
-# The training algorithms, each named by its loss (Learner): the one list that the command
-# line, the config, the actors and the learner check against. The replay keeps, per
-# algorithm, the action distributions its loss reads (POLICY_COLUMNS): one entry each.
-ALGOS = ("avi", "alphazero", "azal")
+# The replay keeps, per algorithm, the action distributions its loss reads (POLICY_COLUMNS):
+# one entry for each of the algorithms (learner/config.py).
 if set(POLICY_COLUMNS) != set(ALGOS):
     raise ImportError(f"replay.rows.POLICY_COLUMNS covers {sorted(POLICY_COLUMNS)}, the learner's losses {ALGOS}")
-# Of the learner's forward and backward passes (Learner.precision). tf32: fp32 tensors whose
-# CUDA matmuls and convolutions round their inputs to TF32 (10-bit mantissa); the same as
-# fp32 on a CPU.
-PRECISIONS = ("fp32", "tf32", "bf16")
 GRAPHS = ("auto", "on", "off")  # Learner.graphs: auto is on for CUDA, off elsewhere
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 import games
 from oracle_service.answers import Answer
+from oracle_service.counters import OracleCounters
 from oracle_service.store import HexSolved, Store, hex_keys
 
 
@@ -59,12 +60,11 @@ class HexValue(NamedTuple):
 
 
 class HexAnswers:
-    """The Hex part of an oracle worker: ``store`` (shared with the worker), its
-    ``stats`` dict (queries, store_hits, solved, errors, hex_unknown, children_stored:
-    the worker's counters), ``timed`` (the worker's timing of a solve) and the default
+    """The Hex part of an oracle worker: ``store`` (shared with the worker), the worker's
+    ``stats`` (an ``OracleCounters``, counted here too), ``timed`` (the worker's timing of a solve) and the default
     limits per query."""
 
-    def __init__(self, store: Store, stats: dict, timed: Callable, *, node_limit: int | None = None,
+    def __init__(self, store: Store, stats: OracleCounters, timed: Callable, *, node_limit: int | None = None,
                  time_limit: float | None = 60.0):
         self.store, self._stats, self._timed = store, stats, timed
         self._solvers: dict[int, object] = {}
@@ -121,11 +121,11 @@ class HexAnswers:
         The store is read first and written after (only exact, complete answers: a
         value-only win is not one); a winning move's child is lost for its mover, which
         makes a full record (-1, no winning cell), so those are stored too."""
-        self._stats["queries"] += len(positions)
+        self._stats.queries += len(positions)
         try:
             solver = self._solver(int(size))
         except (ValueError, TypeError) as e:  # a size the solver does not take
-            self._stats["errors"] += len(positions)
+            self._stats.errors += len(positions)
             return [Answer(error=f"hex: {e}") for _ in positions]
         out: list[Answer | None] = [None] * len(positions)
         boards = {}
@@ -141,7 +141,7 @@ class HexAnswers:
             rot_of = dict(zip(order, rotated.tolist()))
             unique = list(dict.fromkeys(keys))
             canonical = {k: v for k, v in zip(unique, self.store.hex_get_many(size, unique)) if v is not None}
-            self._stats["store_hits"] += len(canonical)
+            self._stats.store_hits += len(canonical)
             limits = {"node_limit": self.limits["node_limit"] if node_limit is None else node_limit,
                       "time_limit": self.limits["time_limit"] if time_limit is None else time_limit}
             fresh, failed = [], {}
@@ -159,9 +159,9 @@ class HexAnswers:
                     continue
                 if result.value is None:
                     failed[k] = None
-                    self._stats["hex_unknown"] += 1
+                    self._stats.hex_unknown += 1
                     continue
-                self._stats["solved"] += 1
+                self._stats.solved += 1
                 canonical[k] = HexSolved(int(result.value), tuple(int(c) for c in result.winning)).oriented(
                     rot_of[i], size)
                 fresh.append((k, canonical[k], board, to_move, result))
@@ -177,7 +177,7 @@ class HexAnswers:
                     out[i] = Answer(None)
                 else:
                     out[i] = Answer(error=failed[k])
-        self._stats["errors"] += sum(1 for a in out if a.error is not None)
+        self._stats.errors += sum(1 for a in out if a.error is not None)
         return out
 
     def _lost_children(self, size: int, fresh: list) -> list[tuple[bytes, HexSolved]]:
@@ -194,5 +194,5 @@ class HexAnswers:
         kids = np.stack(kids)
         live = games.make("hex", size=size).winners(kids) == 0
         keys, _ = hex_keys(kids[live])
-        self._stats["children_stored"] += len(keys)
+        self._stats.children_stored += len(keys)
         return [(k, HexSolved(-1, ())) for k in keys]

@@ -23,6 +23,7 @@ import itertools
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from lifecycle import stop, watched
 from oracle_service.answers import Answer
 from oracle_service.chomp_grundy import ChompTable
 from oracle_service.connect4_engines import DEFAULT_ENGINE, make_engine
+from oracle_service.counters import OracleCounters
 from oracle_service.fgame_oracle import FGamePathOracle
 from oracle_service.hex_service import HexAnswers
 from oracle_service.store import Solved, Store, connect4_keys, open_store
@@ -134,9 +136,7 @@ class OracleWorker:
         self._chomp: dict[tuple[int, int], Any] = {}
         self._fgame: dict[tuple, Any] = {}
         self._unique = DistinctKeys()
-        self._stats = {"queries": 0, "store_hits": 0, "solved": 0, "solve_seconds": 0.0,
-                       "errors": 0, "seed_lookups": 0, "seeded": 0, "children_stored": 0,
-                       "hex_unknown": 0}
+        self._stats = OracleCounters()
         self.hex = HexAnswers(self.store, self._stats, self._timed, node_limit=hex_node_limit,
                               time_limit=hex_time_limit)
 
@@ -155,8 +155,8 @@ class OracleWorker:
             except (ValueError, TypeError) as e:
                 parsed.append(None)
                 errors.append(str(e))
-        self._stats["queries"] += len(positions)
-        self._stats["errors"] += sum(e is not None for e in errors)
+        self._stats.queries += len(positions)
+        self._stats.errors += sum(e is not None for e in errors)
         return parsed, errors
 
     def _lookup(self, parsed, need_analysis: bool):
@@ -181,7 +181,7 @@ class OracleWorker:
             for k, v in zip(unique, self.store.get_many(list(unique))):
                 if v is not None and (v.analysis is not None or not need_analysis):
                     found[k] = v
-        self._stats["store_hits"] += len(found)
+        self._stats.store_hits += len(found)
         return keys, mirrored, unique, found
 
     def _seed(self, cur: np.ndarray, mask: np.ndarray, plies: np.ndarray) -> None:
@@ -211,13 +211,13 @@ class OracleWorker:
                                  for j in rows], dtype=np.int64)  # [R, 7], the mover's scores
             self.solver.seed(ccur[live], cmask[live], -analysis[live])
             seeded += int(live.sum())
-        self._stats["seed_lookups"] += len(keys)
-        self._stats["seeded"] += seeded
+        self._stats.seed_lookups += len(keys)
+        self._stats.seeded += seeded
 
     def _timed(self, fn, *args, **kwargs):
         t0 = time.perf_counter()
         out = fn(*args, **kwargs)
-        self._stats["solve_seconds"] += time.perf_counter() - t0
+        self._stats.solve_seconds += time.perf_counter() - t0
         return out
 
     def connect4_solve(self, positions: Sequence[Moves], weak: bool = False) -> list[Answer]:
@@ -231,7 +231,7 @@ class OracleWorker:
                                 for j, dt in ((0, np.uint64), (1, np.uint64), (2, np.int64)))
             self._timed(self._seed, cur, mask, plies)
             solved = self._timed(self.solver.solve_states, cur, mask, plies, weak)
-            self._stats["solved"] += len(missing)
+            self._stats.solved += len(missing)
             scores.update(zip(missing, (int(s) for s in solved)))
             if not weak:
                 self.store.put_many((k, Solved(scores[k])) for k in missing)
@@ -263,7 +263,7 @@ class OracleWorker:
             analyses.append(tuple(self._timed(self.solver.analyze, positions[i])))
             score = max(s for s in analyses[-1] if s is not None)
             canonical[k] = Solved(score, analyses[-1]).oriented(mirrored[i])
-        self._stats["solved"] += len(first)
+        self._stats.solved += len(first)
         records = [(k, canonical[k]) for k in first]
         if first:  # the children's scores came with the analyses: keep them too
             from oracle_service.connect4_solver import children
@@ -273,7 +273,7 @@ class OracleWorker:
             cscores = -np.array([[0 if v is None else v for v in a] for a in analyses],
                                 dtype=np.int64)[live]  # [L]
             records += [(int(k), Solved(int(v))) for k, v in zip(ckeys, cscores)]
-            self._stats["children_stored"] += len(ckeys)
+            self._stats.children_stored += len(ckeys)
         self.store.put_many(records)
         return [Answer(error=errors[i]) if errors[i] is not None
                 else Answer(list(canonical[k].oriented(mirrored[i]).analysis))
@@ -299,11 +299,11 @@ class OracleWorker:
         return self._chomp[(rows, cols)]
 
     def _chomp_items(self, rows, cols, profiles, answer_batch) -> list[Answer]:
-        self._stats["queries"] += len(profiles)
+        self._stats.queries += len(profiles)
         try:
             table = self._chomp_table(rows, cols)
         except ValueError as e:  # a board size the engine does not allow
-            self._stats["errors"] += len(profiles)
+            self._stats.errors += len(profiles)
             return [Answer(error=str(e)) for _ in profiles]
         out: list[Answer | None] = [None] * len(profiles)
         good = []
@@ -318,7 +318,7 @@ class OracleWorker:
                     shown = repr(p)
                 out[i] = Answer(error=f"chomp ({rows} x {cols}): item {i} of the batch, "
                                       f"profile {shown}: {problem}")
-                self._stats["errors"] += 1
+                self._stats.errors += 1
             else:
                 good.append(i)
         if good:
@@ -344,13 +344,13 @@ class OracleWorker:
     def fgame_value(self, params: dict, paths: Sequence[Sequence[int]]) -> list[Answer]:
         """Per action path from the root: the node's exact value for the player to move
         (-1, 0, 1; leaves too). ``params``: ``depth``, ``branching``, ``beta``, ``seed``."""
-        self._stats["queries"] += len(paths)
+        self._stats.queries += len(paths)
         ident = tuple(sorted(params.items()))
         try:
             if ident not in self._fgame:
                 self._fgame[ident] = FGamePathOracle(**params)
         except (ValueError, TypeError) as e:
-            self._stats["errors"] += len(paths)
+            self._stats.errors += len(paths)
             return [Answer(error=f"fgame {params}: {e}") for _ in paths]
         oracle = self._fgame[ident]
         out = []
@@ -358,7 +358,7 @@ class OracleWorker:
             try:
                 out.append(Answer(oracle.value(p)))
             except (ValueError, TypeError) as e:
-                self._stats["errors"] += 1
+                self._stats.errors += 1
                 out.append(Answer(error=str(e)))
         return out
 
@@ -382,7 +382,7 @@ class OracleWorker:
         ``children_stored`` (children's score records written after analyses),
         ``book_leaves`` (search nodes the solver's 12-ply book answered); and the store's
         own counters under ``store``."""
-        return {**self._stats, "unique_positions": self._unique.count(), "book_leaves": self.solver.book_leaves,
+        return {**asdict(self._stats), "unique_positions": self._unique.count(), "book_leaves": self.solver.book_leaves,
                 "store": self.store.stats()}
 
     def unique_state(self) -> tuple[np.ndarray | None, np.ndarray]:

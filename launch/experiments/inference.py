@@ -20,16 +20,14 @@ import json
 import time
 from pathlib import Path
 
-from evaluation.report import inference_path
-from launch.experiments.matches import evaluate_command, final_checkpoint
+from launch.experiments.layout import inference_path
+from launch.experiments.matches import evaluate_command, evaluate_with_options, final_checkpoint
 from launch.experiments.spec import INFERENCE_POLICIES
 
 
 def run_inference(out, manifest: dict, log=print) -> list[Path]:
     """Evaluate the manifest's inference points that have no result file yet; returns every
     result file."""
-    from evaluation.runner import evaluate_checkpoint
-
     out = Path(out)
     run_dirs = {t["name"]: t["run_dir"] for t in manifest["trials"]}
     games = {t["name"]: t["config"]["game"] for t in manifest["trials"]}
@@ -47,7 +45,7 @@ def run_inference(out, manifest: dict, log=print) -> list[Path]:
                    if point.get("prior_trial") else None,
                    **({"max_openings": point["max_openings"]} if "max_openings" in point else {})}
         start = time.time()
-        metrics = evaluate_checkpoint(checkpoint, games[point["trial"]], [point["suite"]], **options)
+        metrics = evaluate_with_options(checkpoint, games[point["trial"]], point["suite"], options)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"point": point, "checkpoint": str(checkpoint),
                                     "prior_checkpoint": str(options["prior_checkpoint"] or ""),

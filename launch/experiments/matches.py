@@ -16,7 +16,8 @@ import shlex
 import time
 from pathlib import Path
 
-from evaluation.report import match_path
+from evaluation.config import EVALUATE_OPTIONS
+from launch.experiments.layout import match_path
 
 
 def evaluate_command(checkpoint, game: str, suite: str, options: dict) -> str:
@@ -29,6 +30,21 @@ def evaluate_command(checkpoint, game: str, suite: str, options: dict) -> str:
         if value is not None:
             command += [f"--{flags.get(key, key).replace('_', '-')}", str(value)]
     return shlex.join(command)
+
+
+def evaluate_with_options(checkpoint, game: str, suite: str, options: dict) -> dict:
+    """``evaluate_checkpoint`` of ``checkpoint`` on ``suite`` with ``launch evaluate``'s
+    ``options``: the evaluation settings (``policy``, ``simulations``, ``max_openings`` ...)
+    make its EvaluationConfig, the checkpoints of an opponent or a prior pass as they are."""
+    from dataclasses import fields
+
+    from evaluation.config import EvaluationConfig
+    from evaluation.runner import evaluate_checkpoint
+
+    settings = {f.name for f in fields(EvaluationConfig)}
+    evaluation = EvaluationConfig(**{k: v for k, v in options.items() if k in settings})
+    others = {k: v for k, v in options.items() if k not in settings}
+    return evaluate_checkpoint(checkpoint, game, [suite], evaluation=evaluation, **others)
 
 
 def final_checkpoint(out: Path, run_dir: str, what: str) -> Path:
@@ -44,8 +60,6 @@ def final_checkpoint(out: Path, run_dir: str, what: str) -> Path:
 
 def play_matches(out, manifest: dict, log=print) -> list[Path]:
     """Play the manifest's matches that have no result file yet; returns every result file."""
-    from evaluation.runner import evaluate_checkpoint
-
     out = Path(out)
     run_dirs = {t["name"]: t["run_dir"] for t in manifest["trials"]}
     configs = {t["name"]: t["config"] for t in manifest["trials"]}
@@ -59,9 +73,9 @@ def play_matches(out, manifest: dict, log=print) -> list[Path]:
                        for name in (match["trial"], match["opponent_trial"])]
         game = configs[match["trial"]]["game"]
         options = {"opponent_checkpoint": checkpoints[1], "policy": match.get("policy", "auto"),
-                   **{k: match[k] for k in ("max_openings", "simulations") if k in match}}
+                   **{k: match[k] for k in EVALUATE_OPTIONS if k in match and k != "policy"}}
         start = time.time()
-        metrics = evaluate_checkpoint(checkpoints[0], game, [match["suite"]], **options)
+        metrics = evaluate_with_options(checkpoints[0], game, match["suite"], options)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"match": match, "checkpoint": str(checkpoints[0]),
                                     "opponent_checkpoint": str(checkpoints[1]), "seconds": time.time() - start,

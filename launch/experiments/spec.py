@@ -33,6 +33,7 @@ import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+from evaluation.config import EVALUATE_OPTIONS, EvaluationConfig
 from evaluation.datasets import COMMITTED, committed_file_present, game_of
 from evaluation.suites import suites_for
 from launch.config import ConfigError, TrainConfig, apply_overrides, resolve, validate
@@ -47,14 +48,16 @@ _NUMBER = (int, float)
 TOP_KEYS = {"name": str, "description": str, "game": str, "preset": str, "game_params": dict,
             "matched_budget": bool, "reference_arm": str, "arms": dict, "instances": list, "sizes": dict,
             "head_to_head": list, "inference": list}
-MATCH_KEYS = {"arm": str, "opponent": str, "suite": str, "policy": str, "max_openings": int, "simulations": int}
+# A match's and an inference point's evaluation settings are launch evaluate's: the
+# fields of EvaluationConfig, with its types, checked by it when the spec is read.
+EVALUATION_KEYS = {name: type(getattr(EvaluationConfig(), name)) for name in EVALUATE_OPTIONS}
+MATCH_KEYS = {"arm": str, "opponent": str, "suite": str, **EVALUATION_KEYS}
 INFERENCE_KEYS = {"name": str, "policy": str, "budgets": list, "arms": list, "prior": str, "suite": str,
                   "max_openings": int}
 INFERENCE_POLICIES = {"mcts": "simulations", "gumbel": "simulations", "minimax": "depth"}  # policy -> its budget
 ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict}
 INSTANCE_KEYS = {"name": str, "group": str, "params": dict}
-SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "eval_every": int, "eval_play_every": int,
-             "eval_suites": str, "set": dict, "instances": list, "arms": dict, "updates_per_second": dict,
+SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "evaluation": dict, "set": dict, "instances": list, "arms": dict, "updates_per_second": dict,
              "overhead_seconds": _NUMBER, "after_seconds": _NUMBER, "only": list}
 SIZE_ARM_KEYS = {"set": dict, "game_params": dict, "seeds": (int, list), "updates": int}
 # Fields an arm may not set: they are the spec's (game) or the trial's (seed).
@@ -220,26 +223,9 @@ def load_spec(name_or_path: str) -> Spec:
     _check_keys(where, raw, TOP_KEYS, required=("name", "game", "arms", "sizes"))
     if not raw["arms"]:
         raise SpecError(f"{where}: 'arms' is empty")
-    arms = {}
-    for name, table in raw["arms"].items():
-        at = f"{where}: arm {name!r}"
-        if not isinstance(table, dict):
-            raise SpecError(f"{at}: must be a table ([arms.{name}])")
-        _check_keys(at, table, ARM_KEYS, required=("algo",))
-        overrides = flatten(table.get("set", {}))
-        _check_owned(f"{at}, key 'set'", overrides)
-        arms[name] = Arm(name, table["algo"], table.get("label", name), dict(table.get("game_params", {})),
-                         overrides)
-    instances = []
-    for i, table in enumerate(raw.get("instances", [])):
-        at = f"{where}: instances[{i}]"
-        if not isinstance(table, dict):
-            raise SpecError(f"{at}: must be a table ([[instances]])")
-        _check_keys(at, table, INSTANCE_KEYS, required=("name",))
-        instances.append(Instance(table["name"], table.get("group", table["name"]), dict(table.get("params", {}))))
+    arms = _read_arms(where, raw["arms"])
+    instances = _read_instances(where, raw.get("instances", []))
     names = [i.name for i in instances]
-    if len(set(names)) != len(names):
-        raise SpecError(f"{where}: instances: names repeat ({', '.join(sorted({n for n in names if names.count(n) > 1}))})")
     reference = raw.get("reference_arm", next(iter(arms)))
     if reference not in arms:
         raise SpecError(f"{where}: key 'reference_arm': {reference!r} is not an arm; arms: {', '.join(arms)}")
@@ -247,42 +233,14 @@ def load_spec(name_or_path: str) -> Spec:
     if missing:
         raise SpecError(f"{where}: sizes: missing {', '.join(missing)} (every spec has {' and '.join(SIZES)})")
     for size, table in raw["sizes"].items():
-        at = f"{where}: size {size!r}"
-        if not isinstance(table, dict):
-            raise SpecError(f"{at}: must be a table ([sizes.{size}])")
-        _check_keys(at, table, SIZE_KEYS, required=("updates",))
-        if table["updates"] < 1:
-            raise SpecError(f"{at}: key 'updates' must be >= 1, got {table['updates']}")
-        for arm_name, arm_table in table.get("arms", {}).items():
-            if arm_name not in arms:
-                raise SpecError(f"{at}: arms: {arm_name!r} is not an arm of the spec; arms: {', '.join(arms)}")
-            _check_keys(f"{at}, arm {arm_name!r}", arm_table, SIZE_ARM_KEYS)
-            _check_owned(f"{at}, arm {arm_name!r}, key 'set'", flatten(arm_table.get("set", {})))
-        _check_owned(f"{at}, key 'set'", flatten(table.get("set", {})))
-        if isinstance(table.get("seeds"), dict):
-            for arm_name in table["seeds"]:
-                if arm_name not in arms:
-                    raise SpecError(f"{at}, key 'seeds': {arm_name!r} is not an arm; arms: {', '.join(arms)}")
-        for arm_name, rate in table.get("updates_per_second", {}).items():
-            if arm_name not in arms:
-                raise SpecError(f"{at}, key 'updates_per_second': {arm_name!r} is not an arm")
-            if isinstance(rate, bool) or not isinstance(rate, _NUMBER) or rate <= 0:
-                raise SpecError(f"{at}, key 'updates_per_second.{arm_name}' must be a number > 0, got {rate!r}")
-        for key in ("overhead_seconds", "after_seconds"):
-            if key in table and table[key] < 0:
-                raise SpecError(f"{at}, key {key!r} must be >= 0, got {table[key]!r}")
-        for arm_name in table.get("only", []):
-            if arm_name not in arms:
-                raise SpecError(f"{at}, key 'only': {arm_name!r} is not an arm; arms: {', '.join(arms)}")
-        for name in table.get("instances", []):
-            if name not in names:
-                raise SpecError(f"{at}, key 'instances': {name!r} is not an instance; instances: {', '.join(names)}")
+        _check_size(f"{where}: size {size!r}", size, table, arms, names)
     matches = []
     for i, table in enumerate(raw.get("head_to_head", [])):
         at = f"{where}: head_to_head[{i}]"
         if not isinstance(table, dict):
             raise SpecError(f"{at}: must be a table ([[head_to_head]])")
         _check_keys(at, table, MATCH_KEYS, required=("arm", "opponent", "suite"))
+        _check_evaluation(at, table)
         for key in ("arm", "opponent"):
             if table[key] not in arms:
                 raise SpecError(f"{at}, key {key!r}: {table[key]!r} is not an arm; arms: {', '.join(arms)}")
@@ -300,10 +258,79 @@ def load_spec(name_or_path: str) -> Spec:
                 head_to_head=tuple(matches), inference=tuple(studies))
 
 
+def _read_arms(where: str, tables: dict) -> dict:
+    """The spec's arms by name, each checked."""
+    arms = {}
+    for name, table in tables.items():
+        at = f"{where}: arm {name!r}"
+        if not isinstance(table, dict):
+            raise SpecError(f"{at}: must be a table ([arms.{name}])")
+        _check_keys(at, table, ARM_KEYS, required=("algo",))
+        overrides = flatten(table.get("set", {}))
+        _check_owned(f"{at}, key 'set'", overrides)
+        arms[name] = Arm(name, table["algo"], table.get("label", name), dict(table.get("game_params", {})),
+                         overrides)
+    return arms
+
+
+def _read_instances(where: str, tables: list) -> list:
+    """The spec's instances, each checked, their names distinct."""
+    instances = []
+    for i, table in enumerate(tables):
+        at = f"{where}: instances[{i}]"
+        if not isinstance(table, dict):
+            raise SpecError(f"{at}: must be a table ([[instances]])")
+        _check_keys(at, table, INSTANCE_KEYS, required=("name",))
+        instances.append(Instance(table["name"], table.get("group", table["name"]), dict(table.get("params", {}))))
+    names = [i.name for i in instances]
+    if len(set(names)) != len(names):
+        raise SpecError(f"{where}: instances: names repeat ({', '.join(sorted({n for n in names if names.count(n) > 1}))})")
+    return instances
+
+
+# The size keys of specs written before the evaluation settings were one table.
+OLD_SIZE_KEYS = {"eval_every": "every", "eval_play_every": "play_every", "eval_suites": "suites"}
+
+
+def _check_size(at: str, size: str, table, arms: dict, names: list) -> None:
+    """One ``[sizes.SIZE]`` table checked against the spec's arms and instances."""
+    if not isinstance(table, dict):
+        raise SpecError(f"{at}: must be a table ([sizes.{size}])")
+    for old, new in OLD_SIZE_KEYS.items():
+        if old in table:
+            raise SpecError(f"{at}: key {old!r} is now 'evaluation.{new}' (evaluation = {{ {new} = ... }})")
+    _check_keys(at, table, SIZE_KEYS, required=("updates",))
+    if table["updates"] < 1:
+        raise SpecError(f"{at}: key 'updates' must be >= 1, got {table['updates']}")
+    for arm_name, arm_table in table.get("arms", {}).items():
+        if arm_name not in arms:
+            raise SpecError(f"{at}: arms: {arm_name!r} is not an arm of the spec; arms: {', '.join(arms)}")
+        _check_keys(f"{at}, arm {arm_name!r}", arm_table, SIZE_ARM_KEYS)
+        _check_owned(f"{at}, arm {arm_name!r}, key 'set'", flatten(arm_table.get("set", {})))
+    _check_owned(f"{at}, key 'set'", flatten(table.get("set", {})))
+    for key in ("seeds", "updates_per_second"):
+        for arm_name in (table.get(key) if isinstance(table.get(key), dict) else {}):
+            if arm_name not in arms:
+                raise SpecError(f"{at}, key {key!r}: {arm_name!r} is not an arm; arms: {', '.join(arms)}")
+    for arm_name, rate in table.get("updates_per_second", {}).items():
+        if isinstance(rate, bool) or not isinstance(rate, _NUMBER) or rate <= 0:
+            raise SpecError(f"{at}, key 'updates_per_second.{arm_name}' must be a number > 0, got {rate!r}")
+    for key in ("overhead_seconds", "after_seconds"):
+        if key in table and table[key] < 0:
+            raise SpecError(f"{at}, key {key!r} must be >= 0, got {table[key]!r}")
+    for arm_name in table.get("only", []):
+        if arm_name not in arms:
+            raise SpecError(f"{at}, key 'only': {arm_name!r} is not an arm; arms: {', '.join(arms)}")
+    for name in table.get("instances", []):
+        if name not in names:
+            raise SpecError(f"{at}, key 'instances': {name!r} is not an instance; instances: {', '.join(names)}")
+
+
 def _inference_entry(at: str, table, arms: dict) -> dict:
     if not isinstance(table, dict):
         raise SpecError(f"{at}: must be a table ([[inference]])")
     _check_keys(at, table, INFERENCE_KEYS, required=("policy", "budgets", "arms", "suite"))
+    _check_evaluation(at, table)
     if table["policy"] not in INFERENCE_POLICIES:
         raise SpecError(f"{at}, key 'policy': {table['policy']!r} is not a search; one of "
                         f"{', '.join(INFERENCE_POLICIES)}")
@@ -318,6 +345,15 @@ def _inference_entry(at: str, table, arms: dict) -> dict:
         raise SpecError(f"{at}, key 'prior': only MCTS takes a prior, not {table['policy']!r}")
     name = table.get("name", "-".join([table["policy"], *([table["prior"]] if "prior" in table else [])]))
     return {**table, "name": name, "budgets": sorted(set(budgets))}
+
+
+def _check_evaluation(at: str, table: dict) -> None:
+    """The evaluation settings of a match or an inference point, checked as
+    ``launch evaluate`` will check them, when the spec is read rather than after the trials."""
+    try:
+        EvaluationConfig(**{k: v for k, v in table.items() if k in EVALUATION_KEYS})
+    except ValueError as err:
+        raise SpecError(f"{at}: {err}") from None
 
 
 def _check_owned(where: str, overrides: dict) -> None:
@@ -359,8 +395,7 @@ def arm_config(spec: Spec, size: str, arm: Arm, instance: Instance, seed: int) -
     params = {**spec.game_params, **instance.params, **arm.game_params, **size_arm.get("game_params", {})}
     layers = [("size 'set'", flatten(table.get("set", {}))), (f"arm {arm.name!r} 'set'", arm.overrides),
               (f"size arm {arm.name!r} 'set'", flatten(size_arm.get("set", {}))),
-              ("size evaluation keys", {k: table[k] for k in ("eval_every", "eval_play_every", "eval_suites")
-                                        if k in table})]
+              ("size 'evaluation'", flatten({"evaluation": table.get("evaluation", {})}))]
     try:
         config = resolve(spec.game, spec.preset, [], algo=arm.algo, seed=seed)
     except ConfigError as err:
@@ -385,13 +420,13 @@ def _check_suites(where: str, config: TrainConfig) -> None:
     its start; here the spec is refused before any trial)."""
     import games
 
-    chosen = chosen_suites(config.game, config.eval_suites)
+    chosen = chosen_suites(config.game, config.evaluation.suites)
     if not isinstance(chosen, list):
         return
     known = [s.name for s in suites_for(games.make(config.game, **config.game_params))]
     unknown = [name for name in chosen if name not in known]
     if unknown:
-        raise SpecError(f"{where}, key 'eval_suites': {', '.join(map(repr, unknown))} "
+        raise SpecError(f"{where}, key 'evaluation.suites': {', '.join(map(repr, unknown))} "
                         f"{'is not a suite' if len(unknown) == 1 else 'are not suites'} of {config.game}; "
                         f"its suites: {', '.join(known)}")
 
@@ -409,18 +444,19 @@ def trial_bundles(config: TrainConfig, *, embedded: bool, offered=(), gpus: floa
     trial's group). The trial's driver itself (the Tune function) takes none: the empty
     head bundle of ``tune.PlacementGroupFactory``. The devices and GPU shares are chosen
     as ``Run`` does (a learner and two servers sharing one GPU: 0.5, 0.25 and 0.25)."""
-    learner = learner_device(config.device, gpus)
-    serving = inference_device(config.inference_device, config.inference_servers, gpus, learner)
-    learner_gpus, inference_gpus = gpu_shares(learner, serving, config.inference_servers, gpus)
+    actors = config.actors
+    learner = learner_device(config.learner.device, gpus)
+    serving = inference_device(actors.inference_device, actors.inference_servers, gpus, learner)
+    learner_gpus, inference_gpus = gpu_shares(learner, serving, actors.inference_servers, gpus)
     options = run_options(embedded=embedded, offered=offered, device=learner, inference_device=serving,
                           learner_gpus=learner_gpus, inference_gpus=inference_gpus)
-    bundles = [_bundle(options["learner"])] + [_bundle(options["actor"])] * config.num_actors
-    if config.inference_servers and not (embedded and serving == "cpu"):
-        bundles += [_bundle(options["inference"])] * config.inference_servers
-    bundles += [_bundle(options["replay"])] * config.replay_shards
-    if config.algo == "azal" or evaluator_needs_oracle(config.game, config.eval_suites):
+    bundles = [_bundle(options["learner"])] + [_bundle(options["actor"])] * actors.num_actors
+    if actors.inference_servers and not (embedded and serving == "cpu"):
+        bundles += [_bundle(options["inference"])] * actors.inference_servers
+    bundles += [_bundle(options["replay"])] * config.replay.shards
+    if config.algo == "azal" or evaluator_needs_oracle(config.game, config.evaluation.suites):
         oracle = role_options("oracle", embedded=embedded, offered=offered, cpus=0 if embedded else 1)
-        bundles += [_bundle(oracle)] * config.oracle_replicas
+        bundles += [_bundle(oracle)] * config.oracle.replicas
     return tuple(b for b in bundles if b)
 
 
@@ -518,7 +554,7 @@ def _inference(spec: Spec, trials: list) -> tuple:
                 raise SpecError(f"{at}, key 'suite': {entry['suite']!r} is not a play or states suite of "
                                 f"{t.config.game}; its: {', '.join(usable) or 'none'}")
             # The trial's own evaluation openings unless the entry says (0: all of them).
-            openings = entry.get("max_openings", t.config.eval_max_openings)
+            openings = entry.get("max_openings", t.config.evaluation.max_openings)
             for budget in entry["budgets"]:
                 out.append({"name": f"{entry['name']}-{t.name}-{budget}", "entry": entry["name"],
                             "policy": entry["policy"], "budget": budget, "suite": entry["suite"],
@@ -565,7 +601,7 @@ def check_placement(plan: Plan, nodes: list[dict]) -> int:
         need = _total(trial.bundles)
         short = {k: v - cluster.get(k, 0.0) for k, v in need.items() if v > cluster.get(k, 0.0) + 1e-9}
         cfg = trial.config
-        roles = (f"{cfg.num_actors} self-play actor{'s' * (cfg.num_actors > 1)} and a "
+        roles = (f"{cfg.actors.num_actors} self-play actor{'s' * (cfg.actors.num_actors > 1)} and a "
                  f"{'GPU' if 'GPU' in trial.bundles[0] else 'CPU'} learner")
         if short:
             raise SpecError(f"{plan.spec.path}: trial {trial.name} (arm {trial.arm}) needs {_fmt(need)} "
@@ -593,7 +629,7 @@ def check_datasets(plan: Plan) -> None:
         game = games.make(trial.config.game, **trial.config.game_params)
         after = {m["suite"] for m in plan.matches if m["trial"] == trial.name}
         after |= {p["suite"] for p in plan.inference if p["trial"] == trial.name}
-        suites = evaluated_suites(game, trial.config.eval_suites) + [s for s in suites_for(game) if s.name in after]
+        suites = evaluated_suites(game, trial.config.evaluation.suites) + [s for s in suites_for(game) if s.name in after]
         for suite in suites:
             if suite.dataset in COMMITTED and not committed_file_present(suite.dataset):
                 needs.setdefault(suite.dataset, set()).add(suite.name)

@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from evaluation.report import DONE_FILE, EXPERIMENT_FILE
+from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE
 from launch.config import TrainConfig
 from launch.experiments.spec import SpecError, Plan, check_datasets, check_placement, load_spec, plan as make_plan
 

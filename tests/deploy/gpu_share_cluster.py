@@ -67,8 +67,8 @@ def main() -> None:
         from launch.config import resolve
         from launch.experiments.spec import trial_bundles
 
-        config = resolve("connect4", overrides=["num_actors=2", "num_envs=64", f"inference_servers={SERVERS}",
-                                                "eval_suites=none"])
+        config = resolve("connect4", overrides=["actors.num_actors=2", "actors.num_envs=64", f"actors.inference_servers={SERVERS}",
+                                                "evaluation.suites=none"])
         bundles = trial_bundles(config, embedded=True, gpus=gpus)
         group = placement_group(list(bundles), strategy="PACK")
         group_ready = group.wait(timeout_seconds=60)

@@ -115,8 +115,8 @@ def test_a_trial_reserves_its_inference_servers():
     from launch.config import resolve
     from launch.experiments.spec import trial_bundles
 
-    config = resolve("connect4", overrides=["num_actors=4", "num_envs=128", "inference_servers=2",
-                                            "eval_suites=none"])  # no oracle replicas
+    config = resolve("connect4", overrides=["actors.num_actors=4", "actors.num_envs=128", "actors.inference_servers=2",
+                                            "evaluation.suites=none"])  # no oracle replicas
     on_gpus = trial_bundles(config, embedded=False, offered=(), gpus=3)
     assert on_gpus.count({"GPU": 1.0}) == 3  # the learner and the two servers
     # One GPU: the learner and the two servers share it (launch/placement.py gpu_shares).

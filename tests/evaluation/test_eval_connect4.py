@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import games
+from evaluation.config import EvaluationConfig
 from evaluation.datasets import GROUPS, DatasetError
 from evaluation.metrics import trace_metrics
 from evaluation.oracles import Connect4Oracle
@@ -95,7 +96,7 @@ def test_worst_agent_against_the_oracle(game):
 def test_evaluator_on_the_committed_sets(game):
     config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, symmetrize=True)
     try:  # the default suites, games from the first openings only (the whole protocol takes minutes)
-        ev = SuiteRunner(game, config, max_openings=3, oracle_store=None)
+        ev = SuiteRunner(game, config, evaluation=EvaluationConfig(max_openings=3), oracle_store=None)
     except DatasetError as e:
         pytest.fail(f"committed Connect Four sets are missing or corrupt: {e}")
     assert [s.name for s in ev.suites] == ["connect4-uniform", "connect4-eps-optimal", "connect4-play"]

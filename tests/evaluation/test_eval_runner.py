@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import games
+from evaluation.config import EvaluationConfig
 from evaluation import policies as P
 from evaluation.datasets import DatasetError, committed_file_present, load_dataset
 from evaluation.exact import enumerate_and_solve
@@ -44,7 +45,7 @@ def test_evaluate_checkpoint_chomp(tmp_path):
     path, weights = _checkpoint(tmp_path, game)
     m = evaluate_checkpoint(path, "chomp")
     assert m["eval/chomp-4x5-play/games"] == 2 * 19 and m["eval/chomp-4x5-traces/traces"] == 19
-    few = evaluate_checkpoint(path, "chomp", ["chomp-4x5-play"], max_openings=3)
+    few = evaluate_checkpoint(path, "chomp", ["chomp-4x5-play"], evaluation=EvaluationConfig(max_openings=3))
     assert few["eval/chomp-4x5-play/games"] == 6
     for key in ("eval/chomp-4x5-states/value_mae", "eval/chomp-4x5-states/policy_regret",
                 "eval/chomp-4x5-play/error_rate", "eval/chomp-4x5-play/blunder_rate",
@@ -79,7 +80,7 @@ def test_checkpoint_errors_name_the_problem(tmp_path, capsys):
     with pytest.raises(CheckpointMismatchError, match=r"algorithm 'avi', not 'alphazero'"):
         evaluate_checkpoint(path, "chomp", algo="alphazero")
     with pytest.raises(CheckpointMismatchError, match="policy head"):
-        evaluate_checkpoint(path, "chomp", policy="policy-head")
+        evaluate_checkpoint(path, "chomp", evaluation=EvaluationConfig(policy="policy-head"))
     with pytest.raises(DatasetError, match="unknown suite"):
         evaluate_checkpoint(path, "chomp", ["connect4-uniform"])
     data = bytearray(path.read_bytes())

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 
-from evaluation.report import DONE_FILE, write_experiment_report
+from launch.experiments.layout import DONE_FILE
+from launch.experiments.report import write_experiment_report
 
 T_0975 = {1: 12.7062, 2: 4.3027}  # Student-t quantiles, from tables
 
@@ -76,7 +77,7 @@ def test_the_experiment_report_has_intervals_pairs_relative_compute_and_sources(
 
 
 def test_suites_with_subsets_get_breakdown_figures(tmp_path):
-    from evaluation.report import draw_experiment_figures, read_experiment
+    from launch.experiments.report import draw_experiment_figures, read_experiment
 
     out = _experiment(tmp_path)
     exp = read_experiment(out)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.report import report_main
+from launch.experiments.report import report_main
 from launch.experiment import experiment_main
 from launch.experiments.spec import SpecError
 from launch.experiments.tune_run import DONE_FILE, EXPERIMENT_FILE, run_experiment

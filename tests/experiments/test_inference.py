@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 import games
+from evaluation.config import EvaluationConfig
 from evaluation.network import NetworkModel
 from evaluation.policies import cross_evaluator
-from evaluation.report import inference_layout, write_experiment_report
+from launch.experiments.report import inference_layout, write_experiment_report
 from evaluation.checkpoints import read_checkpoint
 from evaluation.cli import evaluate_main
 from evaluation.runner import evaluate_checkpoint
@@ -97,11 +98,12 @@ def test_an_inference_study_is_planned_evaluated_replayed_and_reported(tmp_path,
         assert 1.5 * native < cross < 2.5 * native
     # Native inference is MCTS on the prior's checkpoint alone.
     az = results["mcts-az-az-s0-8"]
-    alone = evaluate_checkpoint(az["checkpoint"], "chomp", ["chomp-3x4-play"], policy="mcts", simulations=8)
+    alone = evaluate_checkpoint(az["checkpoint"], "chomp", ["chomp-3x4-play"],
+                                evaluation=EvaluationConfig(policy="mcts", simulations=8))
     assert alone[f"{PLAY}/error_rate"] == az["metrics"][f"{PLAY}/error_rate"]
     # Minimax to depth 1 over AVI's values is AVI's greedy policy.
     greedy = evaluate_checkpoint(results["minimax-avi-s1-1"]["checkpoint"], "chomp", ["chomp-3x4-play"],
-                                 policy="greedy")
+                                 evaluation=EvaluationConfig(policy="greedy"))
     assert greedy[f"{PLAY}/error_rate"] == results["minimax-avi-s1-1"]["metrics"][f"{PLAY}/error_rate"]
     # The file's command replays a cross-inference point through the command line.
     cross = results["mcts-az-avi-s1-8"]

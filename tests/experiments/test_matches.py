@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import games
-from evaluation.report import write_experiment_report
+from launch.experiments.report import write_experiment_report
 from evaluation.cli import evaluate_main
 from launch.experiments.matches import match_path, play_matches
 from launch.experiments.tune_run import DONE_FILE, EXPERIMENT_FILE, prepare

@@ -36,8 +36,8 @@ from launch.train import Run
 STORE = 100 * 1024 * 1024  # object store per node
 HEALTH = {"health_check_initial_delay_ms": 1000, "health_check_period_ms": 1000, "health_check_timeout_ms": 1000,
           "health_check_failure_threshold": 3}
-TINY = ["network.width=32", "num_envs=32", "collect_steps=4", "epochs_per_iteration=2", "replay_capacity=4096",
-        "replay_shards=2", "batch_size=64", "eval_every=1", "num_actors=1"]
+TINY = ["network.width=32", "actors.num_envs=32", "actors.collect_steps=4", "learner.epochs_per_iteration=2", "replay.capacity=4096",
+        "replay.shards=2", "learner.batch_size=64", "evaluation.every=1", "actors.num_actors=1"]
 ITERATIONS = 5
 
 

@@ -17,13 +17,13 @@ from launch.restarts import LearnerLink
 from launch.train import train
 from learner.checkpoint import checkpoint_path, load_run_checkpoint
 
-TINY = ["network.width=32", "num_envs=32", "collect_steps=4", "epochs_per_iteration=2",
-        "replay_capacity=4096", "replay_shards=2", "batch_size=64", "eval_every=1", "checkpoint_every=1"]
+TINY = ["network.width=32", "actors.num_envs=32", "actors.collect_steps=4", "learner.epochs_per_iteration=2",
+        "replay.capacity=4096", "replay.shards=2", "learner.batch_size=64", "evaluation.every=1", "checkpoint_every=1"]
 
 
 @pytest.mark.parametrize("corrupt_newest", [False, True])
 def test_killed_learner_restarts_from_its_checkpoint(ray_session, tmp_path, capsys, corrupt_newest):
-    config = resolve("tictactoe", "small", TINY + ["num_actors=1"])
+    config = resolve("tictactoe", "small", TINY + ["actors.num_actors=1"])
     per = config.updates_per_iteration
     run_dir = tmp_path / "run"
     killed = []
@@ -70,8 +70,8 @@ def test_killed_learner_restarts_from_its_checkpoint(ray_session, tmp_path, caps
 def test_killed_learner_restarts_in_the_async_schedule(ray_session, tmp_path, capsys):
     """Asynchronous: actors keep collecting while the learner restarts; the chunk trained
     after the restart goes on from the checkpoint written right before the kill."""
-    config = resolve("tictactoe", "small", TINY + ["num_actors=1", "schedule=async", "samples_per_insert=2",
-                                                    "max_policy_lag=2", "collect_steps=8", "epochs_per_iteration=4"])
+    config = resolve("tictactoe", "small", TINY + ["actors.num_actors=1", "schedule=async", "samples_per_insert=2",
+                                                    "max_policy_lag=2", "actors.collect_steps=8", "learner.epochs_per_iteration=4"])
     budget = 4 * config.updates_per_iteration
     run_dir = tmp_path / "run"
     killed = []
@@ -99,7 +99,7 @@ def test_learner_killed_inside_its_train_call(ray_session, tmp_path, monkeypatch
     here; the kill comes 0.2 s in): the restarted learner reloads the checkpoint of the
     iteration before, the interrupted call is made again, and no update is lost or
     counted twice."""
-    config = resolve("tictactoe", "small", TINY + ["num_actors=1", "epochs_per_iteration=100"])
+    config = resolve("tictactoe", "small", TINY + ["actors.num_actors=1", "learner.epochs_per_iteration=100"])
     per = config.updates_per_iteration
     seen = {"train_calls": 0, "in_train": False, "waits_in_train": 0}
     call, wait = LearnerLink.call, LearnerLink.await_restart

@@ -18,8 +18,8 @@ from pathlib import Path
 from launch.config import resolve
 from launch.metrics import read_metrics
 
-TINY = ["network.width=32", "num_envs=32", "collect_steps=4", "epochs_per_iteration=2", "replay_capacity=4096",
-        "replay_shards=2", "batch_size=64", "num_actors=1"]
+TINY = ["network.width=32", "actors.num_envs=32", "actors.collect_steps=4", "learner.epochs_per_iteration=2", "replay.capacity=4096",
+        "replay.shards=2", "learner.batch_size=64", "actors.num_actors=1"]
 ITERATIONS = 5  # fault_cluster.ITERATIONS
 PER_ROWS = 32 * 4  # rows per iteration: num_envs x collect_steps
 REPO = Path(__file__).resolve().parents[2]

@@ -11,6 +11,7 @@ import pytest
 from sgfmill import sgf
 
 import games
+from evaluation.config import EvaluationConfig
 from evaluation.cli import evaluate_main
 from evaluation.runner import evaluate_checkpoint
 from evaluation.suites import suites_for
@@ -26,8 +27,8 @@ def test_the_engine_suites_are_registered_off_by_default():
 
 
 def test_othello_against_gtp_rhino_from_the_openings_both_sides(rhino, checkpoint_of, tmp_path):
-    m = evaluate_checkpoint(checkpoint_of("othello"), "othello", ["othello-grhino"], max_openings=1,
-                            engine_level=1, engine_tables=2, sgf_dir=tmp_path)  # the first of the 54 openings
+    m = evaluate_checkpoint(checkpoint_of("othello"), "othello", ["othello-grhino"],
+                            evaluation=EvaluationConfig(max_openings=1), engine_level=1, engine_tables=2, sgf_dir=tmp_path)  # the first of the 54 openings
     k = "eval/othello-grhino/"
     assert m[k + "games"] == 2 and m[k + "failures"] == 0 and m[k + "disagreements"] == 0
     assert m[k + "wins"] + m[k + "draws"] + m[k + "losses"] == 2
@@ -58,8 +59,9 @@ def test_in_training_the_engine_suites_run_on_the_game_suites_cadence():
 
     assert chosen_suites("go", "go-gnugo") == ["go-gnugo"]
     worker = EvaluatorWorker(game="othello", game_params={}, network=dict(kind="mlp", width=16, blocks=1,
-                             layers_per_block=1, head_width=16), suites=["othello-grhino"], policy="auto",
-                             gamma=1.0, simulations=8, max_openings=3, oracle_store=None)
+                             layers_per_block=1, head_width=16),
+                             config=EvaluationConfig(suites="othello-grhino", simulations=8, max_openings=3),
+                             gamma=1.0, oracle_store=None)
     assert worker.play_suites() == ["othello-grhino"]  # every eval_play_every-th evaluation, not every one
 
 

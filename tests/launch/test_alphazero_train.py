@@ -77,7 +77,7 @@ def test_the_perfect_player_check_catches_a_weak_agent():
 
 # Budgets in updates, not minutes: a loaded machine takes longer instead of failing.
 # Measured: 320 updates (20 s unloaded).
-@pytest.mark.parametrize("budget_updates,search", [(3200, []), (3200, ["search=gumbel", "mcts.simulations=16"])],
+@pytest.mark.parametrize("budget_updates,search", [(3200, []), (3200, ["actors.search=gumbel", "actors.mcts.simulations=16"])],
                          ids=["puct-64", "gumbel-16"])
 def test_alphazero_learns_to_never_lose_tictactoe(ray_session, tmp_path, budget_updates, search):
     """Within the budget, the AlphaZero agent (MCTS with 64 simulations over the learned
@@ -88,7 +88,7 @@ def test_alphazero_learns_to_never_lose_tictactoe(ray_session, tmp_path, budget_
     game = games.make("tictactoe")
     labels = enumerate_and_solve(game)
     q_star_of = dict(zip(games.state_keys(labels.states), labels.q_star))
-    config = resolve("tictactoe", "paper", ["checkpoint_every=5", "eval_every=5", *search], algo="alphazero")
+    config = resolve("tictactoe", "paper", ["checkpoint_every=5", "evaluation.every=5", *search], algo="alphazero")
     evaluator, choose = untrained_mcts_agent(game, config)
     # The same search over the untrained network loses as second player: there is something to learn.
     untrained = losses_against_a_perfect_player(game, q_star_of, choose)
@@ -132,8 +132,8 @@ def test_azal_matches_the_grundy_oracle_on_chomp_5x6(ray_session, tmp_path, budg
     states = sample_random_play_states(game, count=1000, seed=1)
     winning = ChompTable(5, 6).winning_actions_batch(np.asarray(states.profile))  # bool[N, A]
     assert 0.3 < winning.any(axis=1).mean() < 1.0
-    config = resolve("chomp", "paper", ['game_params={"rows": 5, "cols": 6}', "num_envs=64", "collect_steps=16",
-                                        "checkpoint_every=5", "eval_every=5"], algo="azal")
+    config = resolve("chomp", "paper", ['game_params={"rows": 5, "cols": 6}', "actors.num_envs=64", "actors.collect_steps=16",
+                                        "checkpoint_every=5", "evaluation.every=5"], algo="azal")
     evaluator, choose = untrained_mcts_agent(game, config)
     untrained = chomp_match_rate(game, states, winning, choose)
     assert untrained < 0.95

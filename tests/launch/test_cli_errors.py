@@ -35,12 +35,12 @@ def test_malformed_set(capsys):
     assert code == 2 and "--set 'lr' is not of the form key=value" in err
     code, err = run_cli(["--algo", "avi", "--game", "tictactoe", "--set", "learning_rate=1", "--updates", "1"], capsys)
     assert code == 2 and "unknown config key 'learning_rate'" in err
-    code, err = run_cli(["--algo", "avi", "--game", "tictactoe", "--set", "lr=fast", "--updates", "1"], capsys)
-    assert code == 2 and "--set 'lr=fast'" in err
-    code, err = run_cli(["--algo", "avi", "--game", "tictactoe", "--set", "epsilon=2", "--updates", "1"], capsys)
+    code, err = run_cli(["--algo", "avi", "--game", "tictactoe", "--set", "learner.lr=fast", "--updates", "1"], capsys)
+    assert code == 2 and "--set 'learner.lr=fast'" in err
+    code, err = run_cli(["--algo", "avi", "--game", "tictactoe", "--set", "actors.epsilon=2", "--updates", "1"], capsys)
     assert code == 2 and "epsilon must lie in [0, 1]" in err
-    code, err = run_cli(["--algo", "avi", "--game", "connect4", "--set", "oracle_engine=pons", "--updates", "1"], capsys)
-    assert code == 2 and "oracle_engine must be one of ours, bitbully, got 'pons'" in err
+    code, err = run_cli(["--algo", "avi", "--game", "connect4", "--set", "oracle.engine=pons", "--updates", "1"], capsys)
+    assert code == 2 and "--set 'oracle.engine=pons': engine must be one of ours, bitbully, got 'pons'" in err
 
 
 def test_preset_for_another_game(capsys):
@@ -70,36 +70,42 @@ def test_budget_is_required(capsys):
 
 
 def test_nested_override_and_types():
-    config = resolve("connect4", overrides=["network.width=64", "epsilon=0.1", "game_params={}"])
-    assert config.network.width == 64 and config.epsilon == 0.1
-    with pytest.raises(ConfigError, match="'network' has no field 'depth'"):
+    config = resolve("connect4", overrides=["network.width=64", "actors.epsilon=0.1", "game_params={}"])
+    assert config.network.width == 64 and config.actors.epsilon == 0.1
+    with pytest.raises(ConfigError, match="unknown config key 'network.depth'; keys of network: blocks, channels"):
         apply_overrides(config, ["network.depth=3"])
+    with pytest.raises(ConfigError, match="unknown config key 'learner.mcts'; keys of learner: augment_symmetries"):
+        apply_overrides(config, ["learner.mcts.simulations=3"])
+    with pytest.raises(ConfigError, match=r"set the fields of 'actors.mcts' one by one \(actors.mcts.FIELD=...\)"):
+        apply_overrides(config, ["actors.mcts=3"])
     with pytest.raises(ConfigError, match="game_params"):
         resolve("hex", overrides=['game_params={"size": 1}'])
     assert json.loads(config.to_json())["network"]["width"] == 64
 
 
 def test_precision_settings_are_checked_by_name():
-    config = resolve("tictactoe", overrides=["inference_dtype=auto", "learner_precision=bf16"])
-    assert (config.inference_dtype, config.learner_precision) == ("auto", "bf16")
-    assert (resolve("tictactoe").inference_dtype, resolve("tictactoe").learner_precision) == ("fp32", "fp32")
+    config = resolve("tictactoe", overrides=["actors.inference_dtype=auto", "learner.precision=bf16"])
+    assert (config.actors.inference_dtype, config.learner.precision) == ("auto", "bf16")
+    default = resolve("tictactoe")
+    assert (default.actors.inference_dtype, default.evaluation.inference_dtype, default.learner.precision) == (
+        "fp32", "fp32", "fp32")
     with pytest.raises(ConfigError, match="inference_dtype must be one of auto, fp32, bf16, int8, got 'fp16'"):
-        resolve("tictactoe", overrides=["inference_dtype=fp16"])
-    with pytest.raises(ConfigError, match="learner_precision must be one of fp32, tf32, bf16, got 'int8'"):
-        resolve("tictactoe", overrides=["learner_precision=int8"])
-    assert resolve("tictactoe", overrides=["eval_cache=batch"]).eval_cache == "batch"
+        resolve("tictactoe", overrides=["evaluation.inference_dtype=fp16"])
+    with pytest.raises(ConfigError, match="precision must be one of fp32, tf32, bf16, got 'int8'"):
+        resolve("tictactoe", overrides=["learner.precision=int8"])
+    assert resolve("tictactoe", overrides=["actors.eval_cache=batch"]).actors.eval_cache == "batch"
     with pytest.raises(ConfigError, match="eval_cache must be one of auto, off, batch, cache, got 'lru'"):
-        resolve("tictactoe", overrides=["eval_cache=lru"])
+        resolve("tictactoe", overrides=["actors.eval_cache=lru"])
 
 
 def test_inference_servers_are_checked():
-    assert resolve("connect4", overrides=["num_actors=4", "num_envs=128", "inference_servers=2"]).inference_servers == 2
+    assert resolve("connect4", overrides=["actors.num_actors=4", "actors.num_envs=128", "actors.inference_servers=2"]).actors.inference_servers == 2
     with pytest.raises(ConfigError, match="answers values only, and alphazero's MCTS needs priors"):
-        resolve("tictactoe", overrides=["inference_servers=1"], algo="alphazero")
+        resolve("tictactoe", overrides=["actors.inference_servers=1"], algo="alphazero")
     with pytest.raises(ConfigError, match=r"inference_servers \(2\) must not exceed num_actors \(1\)"):
-        resolve("tictactoe", overrides=["inference_servers=2"])
+        resolve("tictactoe", overrides=["actors.inference_servers=2"])
     with pytest.raises(ConfigError, match="inference_device must be auto, cpu or cuda, got 'tpu'"):
-        resolve("tictactoe", overrides=["inference_servers=1", "inference_device=tpu"])
+        resolve("tictactoe", overrides=["actors.inference_servers=1", "actors.inference_device=tpu"])
 
 
 def test_resume_refuses_what_would_change_the_run(tmp_path, capsys):
@@ -107,6 +113,6 @@ def test_resume_refuses_what_would_change_the_run(tmp_path, capsys):
     run_dir.mkdir()
     (run_dir / "config.json").write_text(resolve("tictactoe").to_json())
     for flags, named in ((["--seed", "3"], "--seed"), (["--preset", "small"], "--preset"),
-                         (["--set", "lr=0.1"], "--set"), (["--seed", "0", "--set", "lr=0.1"], "--set and --seed")):
+                         (["--set", "learner.lr=0.1"], "--set"), (["--seed", "0", "--set", "learner.lr=0.1"], "--set and --seed")):
         code, err = run_cli(["--resume", str(run_dir), "--updates", "1", *flags], capsys)
         assert code == 2 and f"{named} cannot change a resumed run; --resume {run_dir} keeps its config.json" in err

@@ -12,8 +12,8 @@ from pathlib import Path
 from launch.config import resolve
 from learner.checkpoint import load_checkpoint
 
-TINY = ["network.width=32", "num_envs=32", "collect_steps=4", "epochs_per_iteration=2", "replay_capacity=4096",
-        "replay_shards=2", "batch_size=64", "eval_every=1", "checkpoint_every=1"]
+TINY = ["network.width=32", "actors.num_envs=32", "actors.collect_steps=4", "learner.epochs_per_iteration=2", "replay.capacity=4096",
+        "replay.shards=2", "learner.batch_size=64", "evaluation.every=1", "checkpoint_every=1"]
 ITERATIONS = 3
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,8 +46,8 @@ def test_python_m_launch_trains_checkpoints_and_logs(tmp_path, tmp_path_factory)
     # warning about constructor arguments (ray#53727) nor a retried termination task.
     logs = {path.name: path.read_text() for path in (run_dir / "logs").glob("*.log")}
     config = json.loads((run_dir / "config.json").read_text())
-    roles = ["learner", *(f"selfplay-{i}" for i in range(config["num_actors"])),
-             *(f"replay-shard-{i}" for i in range(config["replay_shards"]))]
+    roles = ["learner", *(f"selfplay-{i}" for i in range(config["actors"]["num_actors"])),
+             *(f"replay-shard-{i}" for i in range(config["replay"]["shards"]))]
     assert sorted(logs) == sorted(f"run-{role}.log" for role in roles)  # tic-tac-toe has no evaluator actor
     for name, text in logs.items():
         assert "started on node" in text and "exiting" in text, f"{name}: {text!r}"

@@ -12,9 +12,9 @@ from launch.metrics import read_metrics
 from launch.train import train
 
 TINY = ["network.width=16", "network.blocks=1", "network.layers_per_block=1", "network.head_width=16",
-        "num_envs=16", "collect_steps=4", "epochs_per_iteration=1", "batch_size=32", "replay_capacity=4096",
-        "eval_suites=connect4-uniform,connect4-play", "eval_max_openings=2", "eval_every=1",
-        "eval_play_every=2", "checkpoint_every=100"]
+        "actors.num_envs=16", "actors.collect_steps=4", "learner.epochs_per_iteration=1", "learner.batch_size=32", "replay.capacity=4096",
+        "evaluation.suites=connect4-uniform,connect4-play", "evaluation.max_openings=2", "evaluation.every=1",
+        "evaluation.play_every=2", "checkpoint_every=100"]
 PLAY = "eval/connect4-play/error_rate"
 STATES = "eval/connect4-uniform/value_mae"
 
@@ -48,4 +48,4 @@ def test_play_runs_every_second_evaluation_and_on_the_final_weights(ray_session,
 
 def test_eval_play_every_must_be_positive():
     with pytest.raises(ConfigError, match="eval_play_every must be >= 1"):
-        resolve("connect4", "small", ["eval_play_every=0"])
+        resolve("connect4", "small", ["evaluation.play_every=0"])

@@ -9,8 +9,8 @@ from launch.config import ConfigError, resolve
 from launch.metrics import read_metrics
 from launch.train import train
 
-TINY = ['game_params={"rows": 4, "cols": 5}', "network.width=32", "num_envs=32", "collect_steps=4",
-        "epochs_per_iteration=2", "replay_capacity=4096", "batch_size=64", "eval_every=2", "checkpoint_every=2"]
+TINY = ['game_params={"rows": 4, "cols": 5}', "network.width=32", "actors.num_envs=32", "actors.collect_steps=4",
+        "learner.epochs_per_iteration=2", "replay.capacity=4096", "learner.batch_size=64", "evaluation.every=2", "checkpoint_every=2"]
 
 
 def test_evaluator_curves_reach_metrics_and_wandb(ray_session, tmp_path):
@@ -32,11 +32,11 @@ def test_evaluator_curves_reach_metrics_and_wandb(ray_session, tmp_path):
 
 
 def test_an_unknown_suite_stops_the_run_at_start(ray_session, tmp_path):
-    config = resolve("chomp", "small", TINY + ["eval_suites=chomp-4x5-states,no-such-suite"])
+    config = resolve("chomp", "small", TINY + ["evaluation.suites=chomp-4x5-states,no-such-suite"])
     with pytest.raises(Exception, match="no-such-suite"):
         train(config, run_dir=tmp_path / "run", updates=1, wandb_mode="disabled")
     with pytest.raises(ConfigError, match="eval_policy"):
-        resolve("chomp", "small", TINY + ["eval_policy=telepathy"])
+        resolve("chomp", "small", TINY + ["evaluation.policy=telepathy"])
 
 
 def test_the_run_starts_the_oracle_service_for_connect4_play_and_traces():

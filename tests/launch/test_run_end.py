@@ -43,8 +43,8 @@ def test_a_short_connect4_run_trains_after_its_first_evaluation_and_ends_with_a_
     # from 2 openings against the solver), which no longer counts.
     run_dir = tmp_path / "run"
     done = launch(tmp_path, "--algo", "avi", "--game", "connect4", "--preset", "small", "--minutes", "0.02",
-                  "--run-dir", str(run_dir), "--set", "num_envs=64", "--set", "batch_size=64",
-                  "--set", "eval_max_openings=2", "--set", "collect_steps=4")
+                  "--run-dir", str(run_dir), "--set", "actors.num_envs=64", "--set", "learner.batch_size=64",
+                  "--set", "evaluation.max_openings=2", "--set", "actors.collect_steps=4")
     assert done.returncode == 0, done.stderr[-3000:]
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     first, end = records[0], records[-1]
@@ -56,7 +56,8 @@ def test_a_short_connect4_run_trains_after_its_first_evaluation_and_ends_with_a_
     assert checkpoint is not None and end["checkpoint"] == str(checkpoint)
     # config.json records the values the run used: every auto resolved before it started.
     config = json.loads((run_dir / "config.json").read_text())
-    assert (config["device"], config["inference_device"], config["eval_cache"]) == ("cpu", "cpu", "cache")
+    assert (config["learner"]["device"], config["actors"]["inference_device"], config["actors"]["eval_cache"]) == (
+        "cpu", "cpu", "cache")
     assert load_run_checkpoint(checkpoint).counters["updates"] == end["updates"]  # the final weights
     # The summary for people: short, with the headline metrics and the next commands.
     out = done.stdout
@@ -72,12 +73,12 @@ def test_a_run_without_an_update_says_why_and_still_leaves_a_checkpoint(tmp_path
     run_dir = tmp_path / "run"
     # 8 environments, a step of 8 rows at a time for 0.6 s: never a batch of 1,024.
     done = launch(tmp_path, "--algo", "avi", "--game", "tictactoe", "--preset", "small", "--minutes", "0.01",
-                  "--run-dir", str(run_dir), "--set", "num_envs=8", "--set", "collect_steps=1",
-                  "--set", "batch_size=1024", "--json")
+                  "--run-dir", str(run_dir), "--set", "actors.num_envs=8", "--set", "actors.collect_steps=1",
+                  "--set", "learner.batch_size=1024", "--json")
     assert done.returncode == 0, done.stderr[-3000:]
     final = json.loads(done.stdout.strip().splitlines()[-1])  # --json: the final record, one object
     assert final["updates"] == 0
-    assert "fewer than one batch" in final["no_update"] and "batch_size=1024" in final["no_update"]
+    assert "fewer than one batch" in final["no_update"] and "learner.batch_size=1024" in final["no_update"]
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert records[-1]["no_update"] == final["no_update"] and records[-1]["end"] == "0.01 minutes"
     assert latest_checkpoint(run_dir / "checkpoints") is not None

@@ -15,8 +15,8 @@ from launch.config import resolve
 from launch.metrics import read_metrics
 from launch.train import train
 
-TINY = ["network.width=32", "num_envs=32", "collect_steps=4", "epochs_per_iteration=2",
-        "replay_capacity=4096", "replay_shards=2", "batch_size=64", "eval_every=1", "checkpoint_every=1"]
+TINY = ["network.width=32", "actors.num_envs=32", "actors.collect_steps=4", "learner.epochs_per_iteration=2",
+        "replay.capacity=4096", "replay.shards=2", "learner.batch_size=64", "evaluation.every=1", "checkpoint_every=1"]
 
 
 def tiny_config(*extra):
@@ -58,10 +58,10 @@ def test_rows_flow_weights_reach_actors_and_resume_is_exact(ray_session, tmp_pat
     # Rows went from the actor through the shards to the learner.
     assert last["rows"] == 3 * config.rows_per_iteration
     assert last["replay_size"] == 3 * config.rows_per_iteration
-    shard_sizes = [last[f"replay/shard{i}_size"] for i in range(config.replay_shards)]
+    shard_sizes = [last[f"replay/shard{i}_size"] for i in range(config.replay.shards)]
     assert sum(shard_sizes) == last["replay_size"] and min(shard_sizes) > 0  # rows spread over shards
-    sampled = sum(last[f"replay/shard{i}_total_sampled"] for i in range(config.replay_shards))
-    assert sampled >= last["updates"] * config.batch_size  # the learner drew its batches from them
+    sampled = sum(last[f"replay/shard{i}_total_sampled"] for i in range(config.replay.shards))
+    assert sampled >= last["updates"] * config.learner.batch_size  # the learner drew its batches from them
     assert all(np.isfinite(r["loss"]) for r in records)
     # AVI's actors cache their evaluations by default: tic-tac-toe's openings repeat.
     assert all(0.0 < r["cache_hit_rate"] < 1.0 for r in records), [r.get("cache_hit_rate") for r in records]
@@ -70,7 +70,7 @@ def test_rows_flow_weights_reach_actors_and_resume_is_exact(ray_session, tmp_pat
     assert records[-1]["sample_age"] > 0 and records[-1]["policy_lag"] == 0  # frozen weights in sync mode
     assert json.loads((run_dir / "config.json").read_text())["game"] == "tictactoe"
     assert list((run_dir / "checkpoints").glob("ckpt-*.pt"))
-    assert len(list((run_dir / "replay").glob("*.parquet"))) == config.replay_shards
+    assert len(list((run_dir / "replay").glob("*.parquet"))) == config.replay.shards
 
     # Resume for two more iterations, and compare with a run that never stopped.
     _, resumed = train(config, resume=run_dir, updates=5 * per_iteration, wandb_mode="disabled")
@@ -87,7 +87,7 @@ def test_rows_flow_weights_reach_actors_and_resume_is_exact(ray_session, tmp_pat
 
 
 def test_killed_actor_restarts_and_the_run_completes(ray_session, tmp_path):
-    config = tiny_config("num_actors=1")
+    config = tiny_config("actors.num_actors=1")
     budget = 8 * config.updates_per_iteration
     train_killing(config, tmp_path / "run", budget, lambda run: f"{run.name}-selfplay-0")
     records = read_metrics(tmp_path / "run")
@@ -113,9 +113,9 @@ def test_avi_learns_tictactoe_exactly(ray_session, tmp_path, budget_updates):
 def test_avi_learns_a_small_fgame_exactly(ray_session, tmp_path, depth, branching, updates, bound):
     """On a tree small enough to visit, the values known by construction are learned."""
     params = json.dumps({"depth": depth, "branching": branching, "seed": 3})
-    config = resolve("fgame", "small", [f"game_params={params}", "network.width=64", "num_envs=64",
-                                        "epochs_per_iteration=4", "epsilon=0.5", "checkpoint_every=50",
-                                        "eval_suites=none"])  # eval/value_mae: the run's built-in labels
+    config = resolve("fgame", "small", [f"game_params={params}", "network.width=64", "actors.num_envs=64",
+                                        "learner.epochs_per_iteration=4", "actors.epsilon=0.5", "checkpoint_every=50",
+                                        "evaluation.suites=none"])  # eval/value_mae: the run's built-in labels
     run_dir, last = train(config, run_dir=tmp_path / "run", updates=updates, wandb_mode="disabled",
                           stop=lambda r: r.get("eval/value_mae", 1) < bound)
     assert last["eval/value_mae"] < bound, last
@@ -140,9 +140,9 @@ def test_avi_value_error_falls_on_the_balanced_fgame(ray_session, tmp_path):
     import games
     from evaluation.exact import exact_labels
 
-    config = resolve("fgame", "paper", ["num_envs=1024", "collect_steps=16", "eval_every=20", "epsilon=1.0",
-                                        "epochs_per_iteration=4", "lr=1e-3", "checkpoint_every=100",
-                                        "eval_suites=none"])  # the built-in labels, as below
+    config = resolve("fgame", "paper", ["actors.num_envs=1024", "actors.collect_steps=16", "evaluation.every=20", "actors.epsilon=1.0",
+                                        "learner.epochs_per_iteration=4", "learner.lr=1e-3", "checkpoint_every=100",
+                                        "evaluation.suites=none"])  # the built-in labels, as below
     run_dir, last = train(config, run_dir=tmp_path / "run", updates=FGAME_UPDATES, wandb_mode="disabled")
     curve = [r for r in read_metrics(run_dir) if "eval/value_mae" in r]
     labels = exact_labels(games.make("fgame"))
@@ -160,8 +160,8 @@ def test_avi_value_error_falls_on_the_balanced_fgame(ray_session, tmp_path):
 
 
 def test_async_schedule_respects_the_rate_limiter_and_logs_to_wandb(ray_session, tmp_path):
-    config = tiny_config("schedule=async", "samples_per_insert=2", "max_policy_lag=2", "num_envs=64",
-                         "collect_steps=8", "epochs_per_iteration=4")
+    config = tiny_config("schedule=async", "samples_per_insert=2", "max_policy_lag=2", "actors.num_envs=64",
+                         "actors.collect_steps=8", "learner.epochs_per_iteration=4")
     budget = 6 * config.updates_per_iteration
     run_dir, last = train(config, run_dir=tmp_path / "run", updates=budget, wandb_mode="offline")
     records = [r for r in read_metrics(run_dir) if "loss" in r and "end" not in r]
@@ -169,7 +169,7 @@ def test_async_schedule_respects_the_rate_limiter_and_logs_to_wandb(ray_session,
     for r in records:
         # Gradient samples never ran ahead of samples_per_insert times the rows inserted
         # when the chunk started (rows only grow afterwards).
-        assert r["updates"] * config.batch_size <= config.samples_per_insert * r["rows"] + 1e-9
+        assert r["updates"] * config.learner.batch_size <= config.samples_per_insert * r["rows"] + 1e-9
         assert r["policy_lag"] <= config.max_policy_lag
     assert [r["version"] for r in records] == list(range(1, len(records) + 1))
     # The W&B run's files stay in the run directory.
@@ -180,18 +180,18 @@ def test_async_schedule_respects_the_rate_limiter_and_logs_to_wandb(ray_session,
 def test_a_pool_that_cannot_be_placed_is_refused_at_start(ray_session, tmp_path):
     from launch.config import ConfigError
 
-    config = tiny_config("num_actors=2", "num_envs=64")  # 2 actors + a CPU learner > 2 CPUs
+    config = tiny_config("actors.num_actors=2", "actors.num_envs=64")  # 2 actors + a CPU learner > 2 CPUs
     with pytest.raises(ConfigError, match="need 3 CPUs; the Ray cluster has 2"):
         train(config, run_dir=tmp_path / "run", updates=1, wandb_mode="disabled")
 
 
 def test_a_shared_inference_server_answers_the_actor_and_survives_a_kill(ray_session, tmp_path):
-    """inference_servers=1: the actor's values come from the server (the same targets as
+    """actors.inference_servers=1: the actor's values come from the server (the same targets as
     the actor's own network), its work enters the compute proxy, and a killed server is
     restarted, given the weights again, and the run completes."""
     plain = tiny_config()
     _, alone = train(plain, run_dir=tmp_path / "alone", updates=plain.updates_per_iteration, wandb_mode="disabled")
-    config = tiny_config("inference_servers=1")
+    config = tiny_config("actors.inference_servers=1")
     budget = 4 * config.updates_per_iteration
     train_killing(config, tmp_path / "served", budget, lambda run: f"{run.name}-inference-0")
     records = [r for r in read_metrics(tmp_path / "served") if "loss" in r and "end" not in r]

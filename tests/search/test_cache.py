@@ -231,16 +231,19 @@ def test_the_cache_takes_no_empty_or_bad_arguments():
 def test_the_actor_option():
     from actors.pool import SelfPlayWorker
 
-    common = dict(game="tictactoe", game_params={}, network=PRESET_NETWORKS["tictactoe"], num_envs=4, seed=0,
-                  index=0, replay=None)
+    from actors.config import SelfPlayConfig
+
+    def worker(algo="avi", **config):
+        network = dataclasses.replace(PRESET_NETWORKS["tictactoe"], policy_head=algo != "avi")
+        return SelfPlayWorker(game="tictactoe", game_params={}, network=network, algo=algo, seed=0, index=0,
+                              replay=None, config=SelfPlayConfig(num_envs=4, mcts=MCTSConfig(simulations=2), **config))
+
     with pytest.raises(ValueError, match="eval_cache"):
-        SelfPlayWorker(**common, eval_cache="sometimes")
-    assert isinstance(SelfPlayWorker(**common).value_fn, CachedValueFn)  # on by default for AVI
-    assert isinstance(SelfPlayWorker(**common, eval_cache="off").value_fn, ValueFunction)
-    mcts = dict(common, network=dataclasses.replace(PRESET_NETWORKS["tictactoe"], policy_head=True),
-                algo="alphazero", mcts=MCTSConfig(simulations=2))
-    assert not isinstance(SelfPlayWorker(**mcts).value_fn, CachedEvaluator)  # off for AlphaZero
-    assert isinstance(SelfPlayWorker(**mcts, eval_cache="cache").value_fn, CachedEvaluator)
+        worker(eval_cache="sometimes")
+    assert isinstance(worker().value_fn, CachedValueFn)  # on by default for AVI
+    assert isinstance(worker(eval_cache="off").value_fn, ValueFunction)
+    assert not isinstance(worker("alphazero").value_fn, CachedEvaluator)  # off for AlphaZero
+    assert isinstance(worker("alphazero", eval_cache="cache").value_fn, CachedEvaluator)
 
 
 def test_images_under_the_symmetries_share_one_entry():

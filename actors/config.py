@@ -1,0 +1,92 @@
+"""The self-play actors' configuration: what each actor reads, validated here.
+
+A run hands every ``SelfPlayActor`` this record whole (``launch/train.py``), and its
+inference servers the fields under "Shared inference servers". ``--set actors.KEY=VALUE``
+sets one field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from learner.inference import INFERENCE_DTYPES
+from search.cache import EVAL_CACHE_MODES
+from search.gumbel import GumbelConfig
+from search.mcts import MCTSConfig
+
+SEARCHES = ("puct", "gumbel")
+
+
+@dataclass(frozen=True)
+class SelfPlayConfig:
+    """Self-play (AVI paper, Algorithm 1): N_envs environments in all, K collection steps each."""
+
+    num_envs: int = 128  # N_envs, split evenly over the actors
+    collect_steps: int = 128  # K, steps per environment per iteration
+    epsilon: float = 0.3  # AVI: probability of a uniformly random legal move
+    num_actors: int = 1  # self-play actor processes (one CPU each)
+    threads: int = 1  # torch threads per actor (and per inference server)
+
+    # AlphaZero and AZAL (Table 4; Table 6 for F-Games; AZAL paper B.3).
+    mcts: MCTSConfig = field(default_factory=MCTSConfig)  # the self-play search (training values)
+    # The search's root and interior rules: "puct" (AlphaZero's) or "gumbel" (Gumbel
+    # AlphaZero: Sequential Halving at the root, the improved policy as target; its
+    # parameters in `gumbel`, e.g. --set actors.gumbel.max_considered=4).
+    search: str = "puct"
+    gumbel: GumbelConfig = field(default_factory=GumbelConfig)  # the Gumbel search's parameters (search=gumbel)
+    label_min_ply: int = 0  # AZAL Connect Four: positions with fewer stones get no oracle label (0: every ply)
+
+    # The network's inference path for self-play; fp32 keeps a run bitwise reproducible
+    # (auto's timed choice may differ between runs), and on AVX2 CPUs no reduced-precision
+    # path of the MLP presets stays within tolerance (docs/benchmarks.md).
+    inference_dtype: str = "fp32"  # auto, fp32, bf16 or int8 (learner/inference.py)
+    # The evaluation cache (search/cache.py): "cache" evaluates each distinct input once
+    # per weight version, "batch" once per call, "off" every time; "auto" is cache for AVI
+    # (about half of Connect Four's children repeat within a phase) and off for AlphaZero
+    # and AZAL (not shown to pay there). Only evaluations actually run count in the compute proxy.
+    eval_cache: str = "auto"
+
+    # Shared inference servers (actors/inference_server.py). 0: every actor evaluates with
+    # its own copy of the network. N > 0: N servers, actor i asks server i % N, so that the
+    # actors of a node share one large batch (on a GPU, SEED RL's and KataGo's design) and
+    # one cache. AVI only: a server answers values, and MCTS needs priors too.
+    inference_servers: int = 0
+    inference_device: str = "auto"  # the servers': auto (cuda where Ray offers a GPU), cpu or cuda
+
+    def __post_init__(self):
+        for name in ("num_envs", "collect_steps", "num_actors", "threads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 0.0 <= self.epsilon <= 1.0:
+            raise ValueError(f"epsilon must lie in [0, 1], got {self.epsilon}")
+        if self.search not in SEARCHES:
+            raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}")
+        if self.label_min_ply < 0:
+            raise ValueError(f"label_min_ply must be >= 0, got {self.label_min_ply}")
+        if self.inference_dtype not in INFERENCE_DTYPES:
+            raise ValueError(f"inference_dtype must be one of {', '.join(INFERENCE_DTYPES)}, "
+                             f"got {self.inference_dtype!r}")
+        if self.eval_cache not in ("auto", *EVAL_CACHE_MODES):
+            raise ValueError(f"eval_cache must be one of auto, {', '.join(EVAL_CACHE_MODES)}, got {self.eval_cache!r}")
+        if self.inference_servers < 0:
+            raise ValueError(f"inference_servers must be >= 0, got {self.inference_servers}")
+        if self.inference_device not in ("auto", "cpu", "cuda"):
+            raise ValueError(f"inference_device must be auto, cpu or cuda, got {self.inference_device!r}")
+
+    def check(self) -> None:
+        """The checks across fields (each field alone is checked on construction)."""
+        if self.num_envs % self.num_actors:
+            raise ValueError(f"num_envs ({self.num_envs}) must be a multiple of num_actors ({self.num_actors})")
+        if self.inference_servers > self.num_actors:
+            raise ValueError(f"inference_servers ({self.inference_servers}) must not exceed num_actors "
+                             f"({self.num_actors}): a server without actors idles")
+
+    @property
+    def envs_per_actor(self) -> int:
+        return self.num_envs // self.num_actors
+
+    def resolved_cache(self, algo: str) -> str:
+        """``eval_cache`` with ``auto`` made concrete for ``algo``."""
+        if self.eval_cache != "auto":
+            return self.eval_cache
+        return "cache" if algo == "avi" else "off"

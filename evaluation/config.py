@@ -1,0 +1,96 @@
+"""The evaluation configuration: what the evaluator of a training run and ``launch
+evaluate`` read, declared once and validated here.
+
+A training run hands its evaluator actor this record whole (``launch/evaluator.py``);
+``launch evaluate`` builds its options from the same fields (:func:`add_arguments`), and
+an experiment spec's sizes set them under ``evaluation``. ``--set evaluation.KEY=VALUE``
+sets one field of a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import io
+import tokenize
+from dataclasses import dataclass, fields
+
+from evaluation.policies import POLICIES
+from learner.inference import INFERENCE_DTYPES
+
+# Which suites: ``auto`` runs the defaults of the games whose oracle data answers in
+# seconds to minutes (their descriptors say which), ``default`` the game's defaults,
+# ``none`` none, and a comma-separated list those suites.
+SUITE_CHOICES = ("auto", "default", "none")
+
+
+@dataclass(frozen=True)
+class EvaluationConfig:
+    """The suites a network is scored on, how it plays them, and how often a run does it."""
+
+    suites: str = "auto"  # auto, default, none, or a comma-separated list of suite names
+    policy: str = "auto"  # auto (greedy, or the policy head's argmax), greedy, policy-head, mcts, gumbel, minimax
+    simulations: int = 64  # the search's simulations per move (policy mcts or gumbel)
+    depth: int = 2  # minimax depth (policy minimax)
+    max_openings: int = 0  # play, trace and match suites from the first N openings only (0: all)
+    inference_dtype: str = "fp32"  # the network's inference path: auto, fp32, bf16 or int8 (learner/inference.py)
+    every: int = 1  # training: iterations between evaluations (built-in exact labels and the suites)
+    play_every: int = 1  # training: evaluations between the game suites (play, traces, engines: minutes each)
+
+    def __post_init__(self):
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {self.policy!r}")
+        for name in ("simulations", "depth", "every", "play_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_openings < 0:
+            raise ValueError(f"max_openings must be >= 0 (0: all), got {self.max_openings}")
+        if self.inference_dtype not in INFERENCE_DTYPES:
+            raise ValueError(f"inference_dtype must be one of {', '.join(INFERENCE_DTYPES)}, "
+                             f"got {self.inference_dtype!r}")
+        if not self.suite_names() and self.suites.strip() not in SUITE_CHOICES:
+            raise ValueError(f"suites must be auto, default, none or a list of suite names, got {self.suites!r}")
+
+    def suite_names(self) -> list[str]:
+        """The suites named in ``suites`` ([] for auto, default and none)."""
+        value = self.suites.strip()
+        if value in SUITE_CHOICES:
+            return []
+        return [s.strip() for s in value.split(",") if s.strip()]
+
+
+# The fields `launch evaluate` takes as options (the others are a training run's cadence).
+EVALUATE_OPTIONS = ("policy", "simulations", "depth", "max_openings", "inference_dtype")
+_CHOICES = {"policy": POLICIES, "inference_dtype": INFERENCE_DTYPES}
+
+
+def field_comments(cls) -> dict[str, str]:
+    """Each field of dataclass ``cls`` -> the comment at the end of its line in the source."""
+    out, names = {}, {f.name for f in fields(cls)}
+    tokens = tokenize.generate_tokens(io.StringIO(inspect.getsource(cls)).readline)
+    line_name: str | None = None
+    for tok in tokens:
+        if tok.type == tokenize.NEWLINE or tok.type == tokenize.NL:
+            line_name = None
+        elif tok.type == tokenize.NAME and line_name is None and tok.string in names and tok.start[1] == 4:
+            line_name = tok.string
+        elif tok.type == tokenize.COMMENT and line_name is not None:
+            out[line_name] = tok.string.lstrip("# ").strip()
+    return out
+
+
+def add_arguments(parser: argparse.ArgumentParser, names=EVALUATE_OPTIONS) -> None:
+    """Options ``--NAME`` for the fields ``names`` of EvaluationConfig, with its defaults,
+    types and comments: the command line declares no evaluation setting of its own."""
+    helps, defaults = field_comments(EvaluationConfig), EvaluationConfig()
+    for f in fields(EvaluationConfig):
+        if f.name in names:
+            default = getattr(defaults, f.name)
+            parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=type(default), default=default,
+                                choices=_CHOICES.get(f.name), help=f"{helps.get(f.name, '')} (default: {default})")
+
+
+def from_arguments(args: argparse.Namespace, **changes) -> EvaluationConfig:
+    """The EvaluationConfig of ``launch evaluate``'s parsed options (and ``changes``)."""
+    values = {name: getattr(args, name) for name in EVALUATE_OPTIONS if hasattr(args, name)}
+    return EvaluationConfig(**{**values, **changes})

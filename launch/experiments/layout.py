@@ -1,0 +1,22 @@
+"""An experiment directory's layout (``python -m launch experiment DIR``): written by the
+trials (``tune_run.py``), the matches (``matches.py``) and the inference study
+(``inference.py``), read by the report (``report.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+EXPERIMENT_FILE = "experiment.json"  # the plan and the commands that ran it (tune_run.py)
+DONE_FILE = "trial.json"  # in a trial's run directory once the trial has finished (tune_run.py)
+MATCH_DIR = "matches"  # the head-to-head results (matches.py)
+INFERENCE_DIR = "inference"  # the inference study's results (inference.py)
+
+
+def match_path(exp_dir, match: dict) -> Path:
+    """Where a head-to-head match's result is kept (launch/experiments/matches.py)."""
+    return Path(exp_dir) / MATCH_DIR / f"{match['name']}.json"
+
+
+def inference_path(exp_dir, point: dict) -> Path:
+    """Where an inference point's result is kept (launch/experiments/inference.py)."""
+    return Path(exp_dir) / INFERENCE_DIR / f"{point['name']}.json"

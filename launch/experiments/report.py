@@ -1,0 +1,516 @@
+"""Figures and a summary of an experiment directory (``python -m launch report EXP_DIR``).
+
+``write_experiment_report(exp_dir, out_dir)`` reads an experiment directory (``python -m
+launch experiment``: its ``experiment.json`` lists the trials, their arms, groups and
+seeds) and lays the figures out like the AVI paper's Figure 1: one row per group (the
+game, or an F-Game shape, a Chomp board), one column per metric kind found under the
+records' ``eval/...`` keys (value error, regret, error rate, ...: whatever the suites
+logged, so new suites appear without changes here; a kind's suites share its column,
+one line style each), a curve per arm with its Student-t band over seeds, and a last
+column with each arm's training and inference compute relative to the reference arm
+(AVI). One figure against updates, one against the compute proxy (and one against
+forward passes where counted). Figure 1 takes each suite's overall metrics; a suite that
+also logs them per subset (Connect Four's phases and difficulties) gets its breakdown
+figure, one row per subset, like the AVI paper's Figures 5 and 6. An experiment with an
+inference study (``[[inference]]``: MCTS with one arm's prior and each arm's values,
+minimax over each arm's values) gets ``figure_inference.png``, its metric against the
+search's budget, like Figure 2. ``summary.md`` gives the budgets, the final values, the
+paired differences to the reference arm over the seeds both have, any head-to-head
+scores and inference points, the commands that made the experiment, and for every table
+the files its values come from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from evaluation.metric_keys import parse_metric_key
+from evaluation.metrics import mean_ci
+from evaluation.report import KEY_METRICS, band, fmt_ci, metric_series, metric_slug, write_report
+from evaluation.run_metrics import read_metrics
+from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE, INFERENCE_DIR, inference_path, match_path
+
+HEADLINE = ("value_mae", "policy_regret", "error_rate")  # Figure 1's columns, first when present
+
+
+def _final(records: list[dict], key: str):
+    """The last value of ``key`` in a run's records (None when it never logged it)."""
+    return next((r[key] for r in reversed(records) if isinstance(r.get(key), (int, float))), None)
+
+
+def _kinds(metrics: list[str]) -> list[str]:
+    kinds = {parse_metric_key(m).kind for m in metrics}
+    return [k for k in HEADLINE if k in kinds] + sorted(kinds - set(HEADLINE))
+
+
+def inference_evaluations(config: dict) -> float | None:
+    """Network evaluations per decision of the evaluated policy: AVI's greedy policy
+    evaluates every child (at most the game's number of actions, the paper's "7 for
+    Connect Four"), the policy head one, MCTS its simulations; None where not counted."""
+    import games
+
+    # config.json nests the evaluation settings; one written before the roles owned their
+    # settings holds them flat (eval_policy, eval_simulations).
+    evaluation = config.get("evaluation") or {"policy": config.get("eval_policy", "auto"),
+                                              "simulations": config.get("eval_simulations", 0)}
+    policy = evaluation.get("policy", "auto")
+    if policy == "auto":
+        policy = "greedy" if config.get("algo") == "avi" else "policy-head"
+    if policy == "greedy":
+        return float(games.make(config["game"], **(config.get("game_params") or {})).num_actions)
+    if policy == "policy-head":
+        return 1.0
+    if policy in ("mcts", "gumbel"):
+        return float(evaluation.get("simulations", 0))
+    return None
+
+
+def _cell(values, digits: int = 4) -> str:
+    values = [v for v in values if v is not None]
+    return fmt_ci(values, digits) if values else "–"
+
+
+def _count(values) -> str:
+    """A count over seeds: the number when every seed has the same, else mean ± 95% CI."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return "–"
+    if len(set(values)) == 1:
+        return f"{values[0]:,.0f}"
+    m, h = mean_ci(values)
+    return f"{m:,.0f} ± {h:,.0f}"
+
+
+@dataclass
+class Experiment:
+    """An experiment directory read back: its trials' records by (group, arm)."""
+
+    path: Path
+    manifest: dict
+    arms: list  # arm names, the spec's order
+    reference: str  # the arm the others are compared to
+    labels: dict  # arm -> its legend label
+    groups: list  # figure rows, in the trials' order
+    runs: dict  # (group, arm) -> [(trial, records)]
+    missing: list  # run directories without metrics yet
+    unfinished: list  # run directories with metrics but no DONE_FILE: running, or interrupted
+    metrics: list  # eval/... keys of KEY_METRICS found in any record
+    matches: list  # (match, its result file's path, its result or None): launch/experiments/matches.py
+    inference: list  # (point, its result file's path, its result or None): launch/experiments/inference.py
+
+    def trials(self, group: str, arm: str) -> list:
+        return self.runs.get((group, arm), [])
+
+    def compute(self, group: str, arm: str) -> tuple[list, list]:
+        """Training compute (the last record's proxy) and inference evaluations per
+        decision (from the config) of the arm's trials in ``group``."""
+        trials = self.trials(group, arm)
+        training = [_final(recs, "compute") for _, recs in trials]
+        inference = [inference_evaluations(t["config"]) for t, _ in trials]
+        return [v for v in training if v is not None], [v for v in inference if v is not None]
+
+
+def read_experiment(exp_dir) -> Experiment:
+    exp_dir = Path(exp_dir)
+    manifest = json.loads((exp_dir / EXPERIMENT_FILE).read_text())
+    arms = list(manifest["arms"])
+    runs, missing, unfinished = {}, [], []
+    for trial in manifest["trials"]:
+        try:
+            records = read_metrics(exp_dir / trial["run_dir"])
+        except FileNotFoundError:
+            missing.append(trial["run_dir"])
+            continue
+        if not (exp_dir / trial["run_dir"] / DONE_FILE).is_file():
+            # A trial cut short would enter the means as a seed at a smaller budget: left
+            # out until it is done (--resume finishes it).
+            unfinished.append(trial["run_dir"])
+            continue
+        start = next((r["time"] for r in records if "time" in r), None)
+        for r in records:  # the forward passes alone: the x axis of the AVI paper's Figure 7
+            if "actor_forward_samples" in r and "learner_forward_samples" in r:
+                r["forward"] = r["actor_forward_samples"] + r["learner_forward_samples"]
+            if start is not None and "time" in r:  # wall seconds since the run's first record
+                r["wall"] = r["time"] - start
+        runs.setdefault((trial["group"], trial["arm"]), []).append((trial, records))
+    if not runs:
+        raise FileNotFoundError(f"experiment {exp_dir}: none of its {len(manifest['trials'])} trials has finished yet")
+    metrics = sorted({k for trials in runs.values() for _, recs in trials for r in recs for k in r
+                      if (key := parse_metric_key(k)) is not None and key.kind in KEY_METRICS})
+    matches = []
+    for match in manifest.get("matches", []):
+        path = match_path(exp_dir, match)
+        matches.append((match, path, json.loads(path.read_text()) if path.is_file() else None))
+    inference = []
+    for point in manifest.get("inference", []):
+        path = inference_path(exp_dir, point)
+        inference.append((point, path, json.loads(path.read_text()) if path.is_file() else None))
+    return Experiment(exp_dir, manifest, arms, manifest.get("reference_arm") or arms[0],
+                      {arm: manifest["arms"][arm].get("label", arm) for arm in arms},
+                      list(dict.fromkeys(t["group"] for t in manifest["trials"])), runs, missing, unfinished, metrics,
+                      matches, inference)
+
+
+def _relative(values: list, reference: list) -> float | None:
+    return float(np.mean(values) / np.mean(reference)) if values and reference and np.mean(reference) > 0 else None
+
+
+def _suite_of(metric: str) -> str:
+    """The suite of an ``eval/<suite>/...`` metric (a built-in ``eval/<kind>``: its kind)."""
+    key = parse_metric_key(metric)
+    return key.suite if key.suite is not None else key.kind
+
+
+def _subset_of(metric: str) -> str | None:
+    """The subset of a per-subset metric (``eval/<suite>/<subset>/<kind>``), else None."""
+    return parse_metric_key(metric).subset
+
+
+def _axes_x(exp: Experiment) -> list:
+    axes_x = [("updates", "gradient updates"), ("compute", "compute (N_forward + 3 N_backward)")]
+    if any("forward" in r for trials in exp.runs.values() for _, recs in trials for r in recs):
+        axes_x.append(("forward", "network forward passes (N_forward, Figure 7's axis)"))
+    if any("wall" in r for trials in exp.runs.values() for _, recs in trials for r in recs):
+        axes_x.append(("wall", "wall time (s since the run's first record)"))
+    return axes_x
+
+
+def _curves(ax, exp: Experiment, group: str, metrics: list, x_key: str, x_label: str, title: str) -> None:
+    """One panel: a curve per arm and metric (line styles tell the metrics apart), with a
+    Student-t band over seeds where there are several."""
+    colours = {arm: f"C{i}" for i, arm in enumerate(exp.arms)}
+    for arm in exp.arms:
+        trials = exp.trials(group, arm)
+        for metric, style in zip(metrics, ("-", "--", ":", "-.") * 4):
+            x, mean, half = band([metric_series(recs, metric, x_key) for _, recs in trials], log=x_key != "updates")
+            if not x.size:
+                continue
+            ax.plot(x, mean, style, color=colours[arm], marker="o" if x.size < 3 else None,
+                    label=f"{exp.labels[arm]}{' ' + _suite_of(metric) if len(metrics) > 1 else ''} ({len(trials)})")
+            if len(trials) > 1:  # one seed: no band
+                ax.fill_between(x, mean - half, mean + half, color=colours[arm], alpha=0.2)
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(x_label, fontsize=8)
+    if x_key != "updates":
+        ax.set_xscale("log")
+    ax.grid(alpha=0.3)
+    if ax.lines:
+        ax.legend(fontsize=6)
+
+
+def _save(fig, path: Path, rows: int, columns: int) -> Path:
+    # Fixed margins: tight_layout measures every label, seconds per figure.
+    fig.subplots_adjust(left=0.2 / columns, right=1 - 0.05 / columns, bottom=0.45 / (2.9 * rows),
+                        top=1 - 0.3 / (2.9 * rows), wspace=0.3, hspace=0.55)
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def draw_experiment_figures(exp: Experiment, out_dir: Path) -> list[Path]:
+    """Figure 1's layout per x axis (updates, compute, forward passes where counted, wall
+    time where the records have their time), the
+    breakdown of every suite with subsets (Figures 5 and 6), and the inference study's
+    figure where the experiment has one (Figure 2); returns their paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    overall = [m for m in exp.metrics if _subset_of(m) is None]
+    kinds = _kinds(overall)
+    suites = {kind: [m for m in overall if parse_metric_key(m).kind == kind] for kind in kinds}
+    colours = {arm: f"C{i}" for i, arm in enumerate(exp.arms)}
+    rows, columns = len(exp.groups), len(kinds) + 1
+    paths = []
+    for x_key, x_label in _axes_x(exp):
+        fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.9 * rows), squeeze=False)
+        for row, group in enumerate(exp.groups):
+            for col, kind in enumerate(kinds):
+                _curves(axes[row][col], exp, group, suites[kind], x_key, x_label, f"{group}: {kind}")
+            # The last column: each arm's compute relative to the reference arm (Figure 1).
+            ax, width = axes[row][-1], 0.8 / len(exp.arms)
+            ref_train, ref_infer = exp.compute(group, exp.reference)
+            for i, arm in enumerate(exp.arms):
+                train, infer = exp.compute(group, arm)
+                for j, ratio in enumerate((_relative(train, ref_train), _relative(infer, ref_infer))):
+                    if ratio is not None:
+                        ax.bar(j + i * width, ratio, width, color=colours[arm], label=exp.labels[arm] if j == 0 else None)
+            ax.set_xticks([0.4 - width / 2, 1.4 - width / 2], ["training", "inference"])
+            ax.set_yscale("log")
+            ax.axhline(1.0, color="grey", lw=0.5)
+            ax.set_title(f"{group}: compute relative to {exp.labels[exp.reference]}", fontsize=9)
+            if ax.patches:
+                ax.legend(fontsize=6)
+        paths.append(_save(fig, out_dir / f"figure_vs_{x_key}.png", rows, columns))
+        plt.close(fig)
+    paths += _draw_breakdowns(exp, out_dir, plt)
+    if any(result is not None for _, _, result in exp.inference):
+        paths.append(_draw_inference(exp, out_dir, plt))
+    return paths
+
+
+def _draw_breakdowns(exp: Experiment, out_dir: Path, plt) -> list[Path]:
+    """Per group and suite with subsets: one row per subset (the suite's order), one
+    column per metric kind, against updates and the compute proxy (Figures 5 and 6)."""
+    paths = []
+    for group in exp.groups:
+        logged = [m for m in exp.metrics if _subset_of(m) is not None
+                  and any(_final(r, m) is not None for arm in exp.arms for _, r in exp.trials(group, arm))]
+        for suite in dict.fromkeys(_suite_of(m) for m in logged):
+            ours = [m for m in logged if _suite_of(m) == suite]
+            subsets = list(dict.fromkeys(_subset_of(m) for m in ours))
+            kinds = _kinds(ours)
+            rows, columns = len(subsets), len(kinds)
+            for x_key, x_label in _axes_x(exp)[:2]:
+                fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.9 * rows), squeeze=False)
+                for row, subset in enumerate(subsets):
+                    for col, kind in enumerate(kinds):
+                        metric = f"eval/{suite}/{subset}/{kind}"
+                        _curves(axes[row][col], exp, group, [metric] if metric in ours else [], x_key, x_label,
+                                f"{suite} {subset}: {kind}")
+                prefix = f"{group}_" if len(exp.groups) > 1 else ""
+                paths.append(_save(fig, out_dir / f"figure_breakdown_{metric_slug(prefix + suite)}_vs_{x_key}.png",
+                                   rows, columns))
+                plt.close(fig)
+    return paths
+
+
+# The metrics an inference point is drawn by, first the paper's (Figure 2: the error rate
+# in play; the policy regret of a states suite), then the per-move rates of play, which
+# still tell the searches apart while every game is lost to the oracle (a weak network
+# against a perfect opponent leaves the error rate at the share of openings not lost).
+INFERENCE_KINDS = ("error_rate", "move_error_rate", "move_match_rate", "policy_regret", "optimal_move_rate")
+
+
+def _inference_curves(exp: Experiment) -> dict:
+    """(group, entry, metric) -> {"metric", "policy", "prior_arm", "arms": {arm: {budget:
+    [(value, file)]}}} from the inference results found."""
+    curves: dict = {}
+    for point, path, result in exp.inference:
+        for kind in INFERENCE_KINDS if result is not None else ():
+            metric = f"eval/{point['suite']}/{kind}"
+            if metric not in result["metrics"]:
+                continue
+            curve = curves.setdefault((point["group"], point["entry"], metric),
+                                      {"metric": metric, "policy": point["policy"],
+                                       "prior_arm": point.get("prior_arm"), "arms": {}})
+            curve["arms"].setdefault(point["arm"], {}).setdefault(point["budget"], []).append(
+                (float(result["metrics"][metric]), path))
+    return curves
+
+
+def _inference_label(exp: Experiment, curve: dict, arm: str) -> str:
+    prior = curve["prior_arm"]
+    if prior is None:
+        return f"{exp.labels[arm]} values"
+    if arm == prior:
+        return f"{exp.labels[arm]} (native)"
+    return f"{exp.labels[prior]} prior, {exp.labels[arm]} values"
+
+
+def inference_layout(keys) -> tuple[list, dict]:
+    """The inference figure's columns, one per (group, entry) in the order met, and each
+    (group, entry, metric) key's row: its entry's metrics from the top, in
+    INFERENCE_KINDS' order."""
+    columns = list(dict.fromkeys(key[:2] for key in keys))
+    row_of = {}
+    for column in columns:
+        mine = sorted((key for key in keys if key[:2] == column),
+                      key=lambda key: INFERENCE_KINDS.index(parse_metric_key(key[2]).kind))
+        row_of.update({key: row for row, key in enumerate(mine)})
+    return columns, row_of
+
+
+def _draw_inference(exp: Experiment, out_dir: Path, plt) -> Path:
+    """A column per group and entry, its metrics from the top in INFERENCE_KINDS' order
+    (entries on a play suite and on a states suite have different metrics: a shared row
+    per metric would leave each column half empty): the metric against the search's
+    budget, a curve per arm whose values the search used, the mean and a 95% band over
+    seeds."""
+    curves = _inference_curves(exp)
+    columns, row_of = inference_layout(curves)
+    rows = 1 + max(row_of.values(), default=0)
+    fig, axes = plt.subplots(rows, len(columns), figsize=(4.2 * len(columns), 3.2 * rows), squeeze=False)
+    for ax in axes.flat:
+        ax.set_visible(False)
+    colours = {arm: f"C{i}" for i, arm in enumerate(exp.arms)}
+    for (group, entry, metric), curve in curves.items():
+        ax = axes[row_of[(group, entry, metric)]][columns.index((group, entry))]
+        ax.set_visible(True)
+        for arm, by_budget in curve["arms"].items():
+            budgets = sorted(by_budget)
+            stats = [mean_ci([v for v, _ in by_budget[b]]) for b in budgets]
+            mean = np.array([m for m, _ in stats])
+            seeds = max(len(by_budget[b]) for b in budgets)
+            ax.plot(budgets, mean, "-o", color=colours[arm], label=f"{_inference_label(exp, curve, arm)} ({seeds})")
+            if seeds > 1:
+                half = np.array([h for _, h in stats])
+                ax.fill_between(budgets, mean - half, mean + half, color=colours[arm], alpha=0.2)
+        searches = {"mcts": "MCTS simulations", "gumbel": "Gumbel search simulations"}
+        ax.set_xlabel(searches.get(curve["policy"], "minimax depth"), fontsize=8)
+        if curve["policy"] in searches:
+            ax.set_xscale("log", base=2)
+        ticks = sorted({b for by_budget in curve["arms"].values() for b in by_budget})
+        ax.set_xticks(ticks, [str(b) for b in ticks])
+        ax.set_title(f"{group}: {entry}, {curve['metric'].removeprefix('eval/')}", fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+    path = _save(fig, out_dir / "figure_inference.png", rows, len(columns))
+    plt.close(fig)
+    return path
+
+
+def _sources(trials) -> str:
+    return ", ".join(f"`{t['run_dir']}/metrics.jsonl`" for t, _ in trials)
+
+
+def _group_summary(exp: Experiment, group: str) -> list[str]:
+    """The summary's section of one group: budget and compute, final values, paired
+    differences to the reference arm, head-to-head scores; each table says its files."""
+    present = [arm for arm in exp.arms if exp.trials(group, arm)]
+    label = exp.labels
+    lines = [f"## {group}", "", "### Budget and compute", "",
+             "| arm | seeds | updates | rows | training compute | relative | inference evaluations per decision "
+             "| relative | from |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    ref_train, ref_infer = exp.compute(group, exp.reference)
+    for arm in present:
+        trials = exp.trials(group, arm)
+        train, infer = exp.compute(group, arm)
+        ratios = [f"{r:.3g}" if r is not None else "–" for r in (_relative(train, ref_train), _relative(infer, ref_infer))]
+        lines.append(f"| {label[arm]} | {len(trials)} | {_count([_final(r, 'updates') for _, r in trials])} | "
+                     f"{_count([_final(r, 'rows') for _, r in trials])} | {_count(train)} | {ratios[0]} | "
+                     f"{_count(infer)} | {ratios[1]} | {_sources(trials)} (last record) |")
+    lines += ["", "Inference evaluations per decision follow from each trial's `config.json` "
+                  "(greedy: the game's actions, policy head: 1, MCTS: its simulations).", ""]
+    shown = [m for m in exp.metrics if any(_final(r, m) is not None for a in present for _, r in exp.trials(group, a))]
+    if shown:
+        lines += ["### Final values (mean ± 95% CI over seeds; the value alone for one seed)", "",
+                  "| metric | " + " | ".join(label[a] for a in present) + " |", "| --- |" + " --- |" * len(present)]
+        lines += [f"| {m.removeprefix('eval/')} | "
+                  + " | ".join(_cell([_final(r, m) for _, r in exp.trials(group, a)]) for a in present) + " |"
+                  for m in shown]
+        lines += ["", "Each value: the last record holding the metric in each trial's `metrics.jsonl` "
+                      f"({'; '.join(label[a] + ': ' + _sources(exp.trials(group, a)) for a in present)}).", ""]
+    paired = []
+    by_seed = {t["seed"]: r for t, r in exp.trials(group, exp.reference)}
+    for arm in present:
+        for metric in shown if arm != exp.reference else []:
+            diffs = [_final(r, metric) - _final(by_seed[t["seed"]], metric) for t, r in exp.trials(group, arm)
+                     if t["seed"] in by_seed and _final(r, metric) is not None
+                     and _final(by_seed[t["seed"]], metric) is not None]
+            if diffs:
+                paired.append(f"| {label[arm]} − {label[exp.reference]} | {metric.removeprefix('eval/')} | "
+                              f"{len(diffs)} | {fmt_ci(diffs)} |")
+    if paired:
+        lines += [f"### Paired differences to {label[exp.reference]} (same seeds, same files)", "",
+                  "| arms | metric | pairs | difference (mean ± 95% CI; alone for one pair) |",
+                  "| --- | --- | --- | --- |", *paired, ""]
+    pairs: dict = {}  # (arm, opponent, suite) -> [(score, file)]
+    for match, path, result in exp.matches:
+        if match["group"] == group and result is not None:
+            score = result["metrics"].get(f"eval/{match['suite']}/score")
+            pairs.setdefault((match["arm"], match["opponent"], match["suite"]), []).append((score, path))
+    if pairs:
+        lines += ["### Head-to-head (final checkpoints, paired seeds; positive favours the arm)", "",
+                  "| arm | against | suite | seeds | score (mean ± 95% CI over paired seeds) | from |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        for (arm, opponent, suite), results in pairs.items():
+            scores = [v for v, _ in results if v is not None]
+            files = ", ".join(f"`{p.relative_to(exp.path)}`" for _, p in results)
+            lines.append(f"| {label[arm]} | {label[opponent]} | {suite} | {len(scores)} | {_cell(scores)} | {files} |")
+        lines += ["", "Each file holds the match's `launch evaluate` command, both checkpoints and the "
+                      "wins, draws and losses.", ""]
+    for (in_group, entry, _), curve in _inference_curves(exp).items():
+        if in_group != group:
+            continue
+        budgets = sorted({b for by_budget in curve["arms"].values() for b in by_budget})
+        what = "simulations" if curve["policy"] in ("mcts", "gumbel") else "depth"
+        lines += [f"### Inference: {entry} ({curve['metric'].removeprefix('eval/')} against {curve['policy']} "
+                  f"{what}; mean ± 95% CI over seeds)", "",
+                  f"| values (seeds) | " + " | ".join(f"{what} {b}" for b in budgets) + " |",
+                  "| --- |" + " --- |" * len(budgets)]
+        files = []
+        for arm, by_budget in curve["arms"].items():
+            seeds = max(len(v) for v in by_budget.values())
+            lines.append(f"| {_inference_label(exp, curve, arm)} ({seeds}) | "
+                         + " | ".join(_cell([v for v, _ in by_budget.get(b, [])]) for b in budgets) + " |")
+            files += [p for b in budgets for _, p in by_budget.get(b, [])]
+        lines += ["", f"From {len(files)} files in `{INFERENCE_DIR}/` (`{files[0].relative_to(exp.path)}`, ...), "
+                      "each with its `launch evaluate` command and checkpoints.", ""]
+    return lines
+
+
+def write_experiment_report(exp_dir, out_dir=None, *, figures: bool = True) -> Path:
+    """Figures (unless ``figures`` is False: the tables alone, in a fraction of the time)
+    and ``summary.md`` of an experiment directory into ``out_dir`` (default
+    ``exp_dir/report``); returns the summary's path."""
+    exp = read_experiment(exp_dir)
+    out_dir = Path(out_dir) if out_dir is not None else exp.path / "report"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figures = draw_experiment_figures(exp, out_dir) if figures else []
+    manifest = exp.manifest
+    size = manifest["size"] + (f", --updates {manifest['updates_override']}" if manifest.get("updates_override") else "")
+    lines = [f"# Experiment {manifest['spec']} ({size})", "", manifest.get("description", ""), "",
+             "## Commands", "", "```", *[c["argv"] for c in manifest.get("commands", [])],
+             f"python -m launch report {exp.path}", "```", "",
+             *([f"Figures: {', '.join(f'`{p.name}`' for p in figures)} (one row per group; curves are means "
+                "over seeds with a 95% Student-t band where there are several).", ""] if figures else [])]
+    if exp.missing:
+        lines += [f"Not run yet (no metrics.jsonl): {', '.join(exp.missing)}.", ""]
+    if exp.unfinished:
+        lines += [f"Not finished (running, or interrupted: `--resume` finishes them), so left out of the "
+                  f"tables and figures: {', '.join(exp.unfinished)}.", ""]
+    for group in exp.groups:
+        lines += _group_summary(exp, group)
+    summary = out_dir / "summary.md"
+    summary.write_text("\n".join(lines) + "\n")
+    return summary
+
+
+def log_figures_to_wandb(exp_dir, report_dir: Path, mode: str) -> None:
+    """The report's figures and summary as one W&B run of job type ``report`` in the
+    experiment's group (the trials' runs are in the same group), so that the project
+    shows them beside the trials' curves."""
+    import os
+
+    import wandb
+
+    manifest = json.loads((Path(exp_dir) / EXPERIMENT_FILE).read_text())
+    os.environ.setdefault("WANDB_SILENT", "true")
+    run = wandb.init(project=os.environ.get("WANDB_PROJECT", "selfplay"), group=manifest["spec"], job_type="report",
+                     name=f"{manifest['spec']}-report", mode=mode, dir=str(report_dir),
+                     settings=wandb.Settings(console="off"))
+    run.log({f"report/{p.stem}": wandb.Image(str(p)) for p in sorted(report_dir.glob("figure_*.png"))})
+    run.summary["summary_md"] = (report_dir / "summary.md").read_text()
+    run.finish()
+
+
+def report_main(argv: list[str] | None = None) -> int:
+    """``report RUN_DIR... [--out DIR]`` (default: ``plots/`` of the first run), or
+    ``report EXPERIMENT_DIR [--out DIR]`` (default: its ``report/``)."""
+    parser = argparse.ArgumentParser(prog="python -m launch report",
+                                     description="Plots and a summary table of runs' evaluation metrics, "
+                                                 "or the figures and summary of an experiment directory.")
+    parser.add_argument("run_dirs", nargs="+", type=Path)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--wandb", choices=("online", "offline"),
+                        help="an experiment's figures also as W&B images, in the experiment's group")
+    args = parser.parse_args(argv)
+    try:
+        if len(args.run_dirs) == 1 and (args.run_dirs[0] / EXPERIMENT_FILE).is_file():
+            path = write_experiment_report(args.run_dirs[0], args.out)
+            if args.wandb:
+                log_figures_to_wandb(args.run_dirs[0], path.parent, args.wandb)
+        else:
+            path = write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots")
+    except (FileNotFoundError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0

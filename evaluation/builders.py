@@ -184,6 +184,47 @@ def solve_hex_moves(game: Game, oracle, moves: list[list[int]], log=print, chunk
     return records, [m for m, r in zip(moves, records) if r is None]
 
 
+def _read_opening_progress(progress, log) -> tuple[dict, dict]:
+    """(answers so far: moves -> HexValue or None, the largest time limit each unknown one
+    was asked under) from a ``balanced_hex_openings`` progress file, if there is one."""
+    from oracle_service.hex_service import HexValue
+
+    done: dict[tuple, HexValue | None] = {}
+    asked_under: dict[tuple, float] = {}
+    if progress is not None and Path(progress).is_file():
+        for line in Path(progress).read_text().splitlines():
+            item = json.loads(line)
+            key = tuple(item["moves"])
+            if item.get("unknown"):
+                # Lines before the limit was written were all asked at 60 s.
+                asked_under[key] = max(asked_under.get(key, 0.0), item.get("time_limit", 60.0))
+                done.setdefault(key, None)
+            else:
+                done[key] = HexValue(item["value"], item["move"])
+        log(f"openings: {len(done)} answers read from {progress}")
+    return done, asked_under
+
+
+def _append_opening_progress(progress, moves: list, answers: list, limit: float) -> None:
+    """One line per answer (its moves, value and move, or unknown under ``limit``)."""
+    if progress is None:
+        return
+    with open(progress, "a") as f:
+        for m, r in zip(moves, answers):
+            item = ({"moves": m, "unknown": True, "time_limit": limit} if r is None
+                    else {"moves": m, "value": r.value, "move": r.move})
+            f.write(json.dumps(item) + "\n")
+
+
+def _hex_distance_from_centre(cell: int, size: int) -> float:
+    """The hex distance of ``cell`` from the board's centre (steps (-1, 0), (-1, 1), ...).
+    White's winning replies to a losing first move are central ones (16 of the first 16
+    lost on 7x7 lay within two cells of the centre), while its edge replies leave Black
+    won but cost the solver the most; so the central ones are asked first."""
+    dr, dc = cell // size - (size - 1) / 2, cell % size - (size - 1) / 2
+    return max(abs(dr), abs(dc), abs(dr + dc))
+
+
 def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=print, chunk: int = 16,
                           progress: Path | None = None):
     """(move lists, records, given up, solved count): ``per_outcome`` positions won and as
@@ -204,37 +245,17 @@ def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=p
     and appended to as batches are solved, so a stopped build (or one asking for more
     openings) goes on where it was. A position left unknown is asked again only by a
     build with a larger time limit than every earlier ask."""
-    from oracle_service.hex_service import HexValue
-
     pool = hex_rotation_classes(game, 2)
     order = np.random.default_rng(seed).permutation(len(pool))
     limit = (getattr(oracle, "limits", None) or {}).get("time_limit") or 0.0
-    done: dict[tuple, HexValue | None] = {}
-    asked_under: dict[tuple, float] = {}  # the largest time limit a position was left unknown at
-    if progress is not None and Path(progress).is_file():
-        for line in Path(progress).read_text().splitlines():
-            item = json.loads(line)
-            key = tuple(item["moves"])
-            if item.get("unknown"):
-                # Lines before the limit was written were all asked at 60 s.
-                asked_under[key] = max(asked_under.get(key, 0.0), item.get("time_limit", 60.0))
-                done.setdefault(key, None)
-            else:
-                done[key] = HexValue(item["value"], item["move"])
-        log(f"openings: {len(done)} answers read from {progress}")
-    cells = game.num_actions
+    done, asked_under = _read_opening_progress(progress, log)
+    cells, size = game.num_actions, game.size
 
     def first_class(m):
         return min(m[0], cells - 1 - m[0])  # the first move up to the 180-degree rotation
 
-    size = game.size
-
     def off_centre(p):
-        # White's winning replies to a losing first move are central ones (measured: 16 of
-        # the first 16 lost on 7x7 within two cells of the centre), while its edge replies
-        # leave Black won but cost the solver the most; so the central ones are asked first.
-        dr, dc = p // size - (size - 1) / 2, p % size - (size - 1) / 2
-        return max(abs(dr), abs(dc), abs(dr + dc))  # the hex distance (steps (-1, 0), (-1, 1), ...)
+        return _hex_distance_from_centre(p, size)
 
     def retriable(m):
         return done[tuple(m)] is None and limit > asked_under.get(tuple(m), 0.0)
@@ -259,12 +280,7 @@ def balanced_hex_openings(game: Game, oracle, per_outcome: int, seed: int, log=p
                 done[tuple(m)] = r
                 if r is None:
                     asked_under[tuple(m)] = max(asked_under.get(tuple(m), 0.0), limit)
-            if progress is not None:
-                with open(progress, "a") as f:
-                    for m, r in zip(todo, answers):
-                        item = ({"moves": m, "unknown": True, "time_limit": limit} if r is None
-                                else {"moves": m, "value": r.value, "move": r.move})
-                        f.write(json.dumps(item) + "\n")
+            _append_opening_progress(progress, todo, answers, limit)
         for m in batch:
             r = done[tuple(m)]
             if r is None and not seeking_lost and retriable(m) and tuple(m) not in deferred:

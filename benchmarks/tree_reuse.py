@@ -2,7 +2,7 @@
 is worth, for the PUCT search and Gumbel AlphaZero's.
 
     NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python -m benchmarks.tree_reuse \
-        [--simulations 32] [--openings 16] [--repeats 3] [--rollouts 1] [--json]
+        [--simulations 32] [--openings 16] [--repeats 3] [--rollouts 1 | --checkpoint CKPT] [--json]
 
 For each search, ``--repeats`` matches (another seed each: openings and rollouts): the
 search with tree reuse against the same search without, at the same ``--simulations``
@@ -10,7 +10,9 @@ new simulations a move, from ``--openings`` random 2-ply openings played twice w
 sides exchanged (``evaluation.play.head_to_head``), all games in lockstep. The leaf
 evaluator is ``RolloutEvaluator`` (uniform prior, the value of ``--rollouts`` random
 playouts): classic MCTS, whose strength grows with its simulations without a trained
-network. Reports, each the median over the repeats:
+network; ``--checkpoint`` takes a trained network's prior and value instead (both sides
+the same network, so the matches differ by the reuse alone). Reports, each the median
+over the repeats:
 - ``reused_fraction``: roots that started from a kept subtree;
 - ``kept_visits``: the visits those roots brought (the simulations not spent again),
   the median over the reused roots, and ``kept_per_move`` their mean over every search
@@ -88,15 +90,28 @@ def make_search(name: str, game, simulations: int):
     return GumbelMCTS(game, MCTSConfig(simulations=simulations), GumbelConfig(gumbel_scale=0.0))
 
 
-def one_match(name: str, game, simulations: int, openings: int, rollouts: int, seed: int) -> dict:
+def evaluators(game, rollouts: int, seed: int, checkpoint):
+    """The two sides' leaf evaluators: random playouts (seeded apart), or both the
+    network of ``checkpoint`` (a ``python -m launch`` checkpoint with a policy head)."""
+    if checkpoint is None:
+        return RolloutEvaluator(game, rollouts, seed=seed), RolloutEvaluator(game, rollouts, seed=seed + 10_000)
+    from evaluation.checkpoints import read_checkpoint
+    from evaluation.network import NetworkModel
+    from learner.networks import NetworkConfig
+
+    g, net_config, weights, _ = read_checkpoint(checkpoint, game.name)
+    model = NetworkModel(g, NetworkConfig(**net_config) if isinstance(net_config, dict) else net_config, weights)
+    return model.evaluate, model.evaluate
+
+
+def one_match(name: str, game, simulations: int, openings: int, rollouts: int, seed: int, checkpoint=None) -> dict:
     """The reuse side against the fresh side from ``openings`` random openings, both sides."""
     rng = np.random.default_rng(seed)
+    eval_on, eval_off = evaluators(game, rollouts, seed, checkpoint)
     starts = game.from_moves(random_move_lists(game, openings, rng, max_plies=2, min_plies=2))
     reuse = CountingReuse()
-    with_reuse, clock_on = timed_policy(make_search(name, game, simulations),
-                                        RolloutEvaluator(game, rollouts, seed=seed), seed, reuse)
-    without, clock_off = timed_policy(make_search(name, game, simulations),
-                                      RolloutEvaluator(game, rollouts, seed=seed + 10_000), seed, None)
+    with_reuse, clock_on = timed_policy(make_search(name, game, simulations), eval_on, seed, reuse)
+    without, clock_off = timed_policy(make_search(name, game, simulations), eval_off, seed, None)
     warm = TreeReuse()  # compile (or load) every kernel first, a reused root's included
     search = make_search(name, game, simulations)
     played, _, _ = game.step(starts, search.search(starts, RolloutEvaluator(game, 1), rng, reuse=warm).action)
@@ -126,13 +141,17 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=3, help="matches per search, another seed each")
     p.add_argument("--rollouts", type=int, default=1, help="random playouts per leaf")
     p.add_argument("--searches", nargs="+", default=["mcts", "gumbel"], choices=["mcts", "gumbel"])
+    p.add_argument("--checkpoint", help="a Connect Four checkpoint with a policy head: its network as the "
+                                        "evaluator of both sides instead of rollouts")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     game = games.make("connect4")
     out = {"simulations": args.simulations, "openings": args.openings, "repeats": args.repeats,
-           "rollouts": args.rollouts}
+           "evaluator": args.checkpoint or f"{args.rollouts} rollouts"}
     for name in args.searches:
-        runs = [one_match(name, game, args.simulations, args.openings, args.rollouts, seed)
+        # A first match, not counted: torch's and numba's first calls in the process.
+        one_match(name, game, args.simulations, 2, args.rollouts, 999, args.checkpoint)
+        runs = [one_match(name, game, args.simulations, args.openings, args.rollouts, seed, args.checkpoint)
                 for seed in range(args.repeats)]
         row = {key: statistics.median(r[key] for r in runs) for key in runs[0] if key != "games"}
         mean, half = mean_ci([r["score"] for r in runs])

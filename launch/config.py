@@ -9,7 +9,7 @@ head on the network and Table 4's search and schedule (Table 6 for F-Games); AZA
 the auxiliary loss weight lambda_aux = 1.0 of the AZAL paper, and labels every ply.
 Connect Four's presets run the evaluator's game suites (play against the oracle and
 traces, 1,136 and 568 games; traces for AlphaZero and AZAL only) at every 10th
-evaluation (``eval_play_every``), its labelled states at every one.
+evaluation (``evaluation.play_every``), its labelled states at every one.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def chosen_suites(game: str, eval_suites: str) -> list[str] | None | bool:
 
 
 def evaluated_suites(game: games.Game, eval_suites: str) -> list:
-    """The game's suites that ``eval_suites`` makes the evaluator run (its defaults for
+    """The game's suites that ``eval_suites`` (``EvaluationConfig.suites``) makes the evaluator run (its defaults for
     auto/default, none for none); names that are not the game's are left out."""
     chosen = chosen_suites(game.name, eval_suites)
     if chosen is False:

@@ -2,7 +2,7 @@
 replay shards, the learner and oracle replicas.
 
 A run is the same config on one machine and on a cluster; only the counts
-(``num_actors``, ``replay_shards``, oracle replicas) change. What differs is where Ray
+(``actors.num_actors``, ``replay.shards``, ``oracle.replicas``) change. What differs is where Ray
 may put each actor, and that is decided here, from what the cluster declares.
 
 The rule:

@@ -1,5 +1,5 @@
 """The evaluator's game suites on their own cadence in a real Connect Four run: play
-against the oracle at every ``eval_play_every``-th evaluation (the untrained network's
+against the oracle at every ``evaluation.play_every``-th evaluation (the untrained network's
 first) and on the final weights, the states suite at every evaluation, under both
 schedules."""
 

@@ -58,7 +58,7 @@ class GtpFacts:
     row0_at_bottom: bool = False  # the engine's row 0 is the bottom row (SGF counts from the top)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one per game, compared and hashed by identity (its dicts are unhashable)
 class GameDescriptor:
     """Everything about a game besides its rules. Every :data:`Ref` field may be None:
     the game has no such piece, and asking for it is an error naming the game."""
@@ -83,9 +83,10 @@ class GameDescriptor:
     score_reading: Ref | None = None  # (score, plies) -> a person's reading of a strong oracle's score
     # --- training
     network: Mapping[str, Any] = field(default_factory=dict)  # NetworkConfig's fields of its preset network
-    # The presets' values, to be moved here from launch/config.py (PRESETS, ALPHAZERO_CHANGES,
-    # AZAL_CHANGES); empty until then, and launch/config.py stays their source.
-    preset: Mapping[str, Any] = field(default_factory=dict)
+    # The game's presets (launch.config.preset_config), as dotted config keys over the AVI
+    # paper's Table 3 (the TrainConfig defaults): its own changes, and those AlphaZero and
+    # AZAL add to them (Table 4's search and schedule need none; Table 6 for F-Games).
+    preset: Mapping[str, Any] = field(default_factory=dict)  # {"actors.epsilon": 0.15, ...}
     alphazero_changes: Mapping[str, Any] = field(default_factory=dict)
     azal_changes: Mapping[str, Any] = field(default_factory=dict)
 

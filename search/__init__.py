@@ -1,5 +1,6 @@
 """Search over a game with learned or exact evaluations: batched PUCT MCTS for AlphaZero
-self-play and evaluation (:mod:`search.mcts`), its leaf evaluators
+self-play and evaluation (:mod:`search.mcts`), Gumbel AlphaZero's search
+(:mod:`search.gumbel`), tree reuse between moves for both (:mod:`search.reuse`), the leaf evaluators
 (:mod:`search.evaluators`), and depth-limited full-width negamax over a value function
 (:mod:`search.minimax`). The network-backed evaluator is :mod:`search.network`, not
 imported here: it needs torch, and the search itself does not."""

@@ -83,10 +83,10 @@ def time_learner(game_name: str, *, precision: str, graphs: str, device: str, se
                  block_batches: int = 64) -> dict:
     """Updates/s of ``Learner.step`` on the preset network of ``game_name``, AVI loss."""
     import games
-    from launch.config import PRESETS
+    from launch.config import preset_config
     from learner.learner import Learner
 
-    preset = PRESETS[(game_name, "paper")]
+    preset = preset_config(game_name)
     game = games.make(game_name)
     learner = Learner(game, preset.network, lr=preset.learner.lr, device=device, seed=0, precision=precision,
                       graphs=graphs, augment=preset.learner.augment_symmetries)
@@ -136,11 +136,11 @@ def inference_phase(device: str, small: bool) -> dict:
     import games
     from actors.config import SelfPlayConfig
     from actors.inference_server import InferenceWorker
-    from launch.config import PRESETS
+    from launch.config import preset_config
     from learner.learner import Learner, ValueFunction
 
     game = games.make("connect4")
-    network = PRESETS[("connect4", "paper")].network
+    network = preset_config("connect4").network
     weights = Learner(game, network, device="cpu", seed=0).get_weights()
     rng = np.random.default_rng(1)
     seconds = 0.3 if small else 1.5
@@ -189,13 +189,13 @@ def _search_rate(device: str, trees: int, simulations: int, seconds: float, seed
     """(simulations, seconds) of repeated searches from ``trees`` mid-game Connect Four roots."""
     import games
     from games.testing import random_move_lists
-    from launch.config import PRESETS
+    from launch.config import preset_config
     from learner.learner import Learner
     from search import MCTS, MCTSConfig
     from search.network import NetworkEvaluator
 
     game = games.make("connect4")
-    network = dataclasses.replace(PRESETS[("connect4", "paper")].network, policy_head=True)
+    network = dataclasses.replace(preset_config("connect4").network, policy_head=True)
     evaluate = NetworkEvaluator(game, network, device=device)
     evaluate.set_weights(Learner(game, network, device="cpu", seed=seed, loss="alphazero").get_weights(), 0)
     rng = np.random.default_rng(seed)

@@ -22,7 +22,7 @@ import games
 from evaluation import policies as P
 from evaluation.checkpoints import CheckpointMismatchError, read_checkpoint
 from evaluation.config import EvaluationConfig
-from evaluation.datasets import CHOMP_BOARDS, DatasetError, load_dataset
+from evaluation.datasets import DatasetError, load_dataset
 from evaluation.engine_suites import engine_match
 from evaluation.exact import exact_labels
 from evaluation.metric_keys import suite_metric
@@ -142,15 +142,13 @@ class SuiteRunner:
             return labels._replace(states=self._states(data)), data.groups
         if suite.kind == "engine":  # move lists: the engine is told the opening move by move
             return [list(map(int, m)) for m in self._dataset(suite.dataset).moves]
-        if suite.dataset is None:
-            if self.game.name == "chomp" and (self.game.params["rows"], self.game.params["cols"]) in CHOMP_BOARDS:
-                return self._states(self._dataset(f"{suite.name.rsplit('-', 1)[0]}-openings"))
+        if suite.dataset is None:  # no openings dataset: every first move that does not end the game
             return _first_ply_starts(self.game)
         return self._states(self._dataset(suite.dataset))
 
     def _weak_labels(self, data) -> bool:
         """Whether a dataset's labels are a weak oracle's (win or loss only: Hex's)."""
-        return self.game.name == "hex" and "winning_moves" in data.table.column_names
+        return games.descriptor(self.game).weak_oracle and "winning_moves" in data.table.column_names
 
     def _dataset(self, name: str):
         """The dataset ``name``, checked to be of this game. Input options that leave the
@@ -213,7 +211,7 @@ class SuiteRunner:
             if suite.kind == "states":
                 labels, groups = data
                 m = state_metrics(labels, choose=choose, value=P.state_value(self.game, self.model.value_obs),
-                                  groups=groups, sign_error=self.game.name == "hex")
+                                  groups=groups, sign_error=games.descriptor(self.game).weak_oracle)
                 decisions = m["states"]
             elif suite.kind == "play":
                 played = [] if self.record_games else None

@@ -34,7 +34,7 @@ import torch
 import games
 from actors.avi import AviCollector
 from evaluation.exact import exact_labels, value_metrics
-from launch.config import PRESETS, changed
+from launch.config import changed, preset_config
 from learner.learner import Learner, ValueFunction
 from replay.buffer import RingBuffer
 from replay.rows import avi_schema
@@ -61,7 +61,7 @@ def parse_args(argv):
         p.add_argument(f"--{flag}", dest=key, type=kind, default=None, help=f"{key}; default: the game's preset")
     args = p.parse_args(argv)
     chosen = {key: getattr(args, key) for key, _ in flags.values() if getattr(args, key) is not None}
-    return args, changed(PRESETS[(args.game, "paper")], **chosen)
+    return args, changed(preset_config(args.game), **chosen)
 
 
 def main(argv=None) -> dict:

@@ -276,4 +276,13 @@ DESCRIPTOR = GameDescriptor(
     score_reading="board.marks:pons_reading",
     grid="board.grid:connect4_grid",
     network=dict(kind="mlp", blocks=4, layers_per_block=4, symmetrize=True),  # AVI paper C.1
+    # Play and traces from every opening take minutes (docs/evaluation.md): every 10th
+    # evaluation, so that they cost a fraction of the run.
+    preset={"evaluation.play_every": 10},
+    # The AZAL paper's trace metrics (Tables 1 and 2) beside play, for AlphaZero and AZAL alike.
+    alphazero_changes={"evaluation.suites": "connect4-uniform,connect4-eps-optimal,connect4-play,connect4-traces"},
+    # AZAL labels every ply, the opening included, where the AZAL paper finds the oracle's
+    # guidance matters most: the solver's 12-ply book answers a position before ply 12 in
+    # milliseconds (it took seconds to minutes without it).
+    azal_changes={"actors.label_min_ply": 0},
 )

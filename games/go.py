@@ -572,4 +572,5 @@ DESCRIPTOR = GameDescriptor(
                  sgf_game=1, sgf_records=True, sgf_rules="Tromp-Taylor, positional superko", row0_at_bottom=True),
     grid="board.grid:go_grid",
     network=dict(kind="conv", blocks=3, channels=64),  # AVI paper C.2
+    preset={"actors.epsilon": 0.15, "learner.augment_symmetries": True},  # AVI paper C.2: Table 3, epsilon 0.15
 )

@@ -412,4 +412,5 @@ DESCRIPTOR = GameDescriptor(
                  sgf_game=2, sgf_records=True),
     grid="board.grid:othello_grid",
     network=dict(kind="conv", blocks=3, channels=64),  # AVI paper C.2
+    preset={"actors.epsilon": 0.15, "learner.augment_symmetries": True},  # AVI paper C.2: Table 3, epsilon 0.15
 )

@@ -1,7 +1,7 @@
 """Training configuration: one frozen dataclass, presets with the papers' values,
 ``--set key=value`` overrides, and the checks that run before anything starts.
 
-Presets (AVI paper, Appendix C): Table 3 for Connect Four and Hex, Table 5 for
+Presets (AVI paper, Appendix C; each game's changes in its descriptor, games/<game>.py): Table 3 for Connect Four and Hex, Table 5 for
 F-Games, C.2 for Othello and Go (Table 3 with epsilon 0.15). Tic-tac-toe and Chomp
 have no paper preset; theirs are small versions of Table 3 sized for a laptop.
 AlphaZero and AZAL (``--algo alphazero|azal``) start from the same preset with a policy
@@ -20,10 +20,9 @@ from dataclasses import dataclass, field, fields, replace
 
 import games
 from actors.config import SelfPlayConfig
-from actors.labels import LABELLED_GAMES
 from evaluation.config import EvaluationConfig
 from learner.config import ALGOS, LearnerConfig
-from learner.networks import PRESET_NETWORKS, NetworkConfig
+from learner.networks import NetworkConfig
 from oracle_service.config import OracleConfig
 from replay.config import ReplayConfig
 from search.gumbel import GumbelConfig
@@ -186,62 +185,47 @@ def _set_path(record, parts: list[str], value):
     return replace(record, **{head: _set_path(getattr(record, head), rest, value)})
 
 
-def _table3(game: str, **changes) -> TrainConfig:
-    """Table 3's values for ``game`` with dotted-key ``changes`` (``"actors.epsilon": 0.15``)."""
-    return changed(TrainConfig(game=game, network=PRESET_NETWORKS[game]), **changes)
+PRESET_NAMES = ("paper", "small", "node")
+# What a game's AlphaZero changes of its "small" preset leave out: the small preset's sizes.
+SMALL_SIZES = ("actors.num_envs", "actors.collect_steps")
 
 
-# (game, preset name) -> config. "paper" is the default preset of each game.
-PRESETS: dict[tuple[str, str], TrainConfig] = {
-    # Play and traces from every opening take minutes (launch/evaluator.py; docs/evaluation.md):
-    # every 10th evaluation, so that they cost a fraction of the run.
-    ("connect4", "paper"): _table3("connect4", **{"evaluation.play_every": 10}),
-    ("hex", "paper"): _table3("hex"),
-    ("othello", "paper"): _table3("othello", **{"actors.epsilon": 0.15, "learner.augment_symmetries": True}),
-    ("go", "paper"): _table3("go", **{"actors.epsilon": 0.15, "learner.augment_symmetries": True}),
-    ("fgame", "paper"): _table3("fgame", **{"actors.num_envs": 4096, "learner.epochs_per_iteration": 1.0}),
-    # No paper preset: Table 3 scaled down so that one iteration takes about a second.
-    ("tictactoe", "paper"): _table3("tictactoe", **{
-        "actors.num_envs": 256, "actors.collect_steps": 16, "actors.epsilon": 0.5, "replay.capacity": 100_000,
-        "checkpoint_every": 10, "evaluation.every": 5}),
-    ("chomp", "paper"): _table3("chomp"),
-}
-# Smaller variants of every preset for smoke runs and tests on a laptop; and the paper's
-# values sized for the node the run finds (for_node, applied by `resolved` once Ray is up).
-for (_game, _name), _cfg in list(PRESETS.items()):
-    PRESETS[(_game, "small")] = changed(replace(_cfg, preset="small"), **{
-        "actors.num_envs": min(_cfg.actors.num_envs, 64), "actors.collect_steps": min(_cfg.actors.collect_steps, 16),
-        "replay.capacity": min(_cfg.replay.capacity, 100_000)})
-    PRESETS[(_game, "node")] = replace(_cfg, preset="node")
+def preset_config(game: str, name: str = "paper") -> TrainConfig:
+    """A game's preset, from its descriptor (``games/<game>.py``: ``preset``, the network):
 
-
-# AlphaZero's changes to a game's preset: Table 4 (Connect Four, Hex; used for every game
-# without a table of its own) keeps Table 3's schedule, 256 gradient steps per iteration
-# of 128 x 128 positions; Table 6 (F-Games): 4096 x 32 positions, batches of 1024, 200
-# steps per iteration, and the c_init / c_base schedule of PUCT.
-ALPHAZERO_CHANGES: dict[str, dict] = {
-    # The AZAL paper's trace metrics (Tables 1 and 2) beside play, for AlphaZero and AZAL alike.
-    "connect4": {"evaluation.suites": "connect4-uniform,connect4-eps-optimal,connect4-play,connect4-traces"},
-    "fgame": {"actors.num_envs": 4096, "actors.collect_steps": 32, "learner.batch_size": 1024,
-              "learner.epochs_per_iteration": 200 * 1024 / (4096 * 32),
-              "actors.mcts": MCTSConfig(c_init=1.25, c_base=19652.0)},
-}
-# AZAL on Connect Four labels every ply, the opening included, where the AZAL paper finds
-# the oracle's guidance matters most: the solver's 12-ply book answers a position before
-# ply 12 in milliseconds (it took seconds to minutes without it).
-AZAL_CHANGES: dict[str, dict] = {"connect4": {"actors.label_min_ply": 0}}
+    - ``paper``: the AVI paper's Table 3 (the TrainConfig defaults) with the game's changes
+      (Table 5 for F-Games, C.2 for Othello and Go, a scaled-down Table 3 for the games the
+      papers do not train);
+    - ``small``: the same with at most 64 environments, 16 steps and 100,000 replay rows,
+      for smoke runs and tests on a laptop;
+    - ``node``: the paper's values, sized for the node the run finds (``for_node``,
+      applied by ``resolved`` once Ray is up)."""
+    if name not in PRESET_NAMES:
+        raise ConfigError(f"no preset {name!r} for game {game!r}; presets: {', '.join(PRESET_NAMES)}")
+    described = games.descriptor(game)
+    paper = changed(TrainConfig(game=game, network=NetworkConfig(**described.network)), **described.preset)
+    if name == "small":
+        return changed(replace(paper, preset="small"), **{
+            "actors.num_envs": min(paper.actors.num_envs, 64),
+            "actors.collect_steps": min(paper.actors.collect_steps, 16),
+            "replay.capacity": min(paper.replay.capacity, 100_000)})
+    return replace(paper, preset=name)
 
 
 def for_algo(config: TrainConfig, algo: str) -> TrainConfig:
-    """A game's preset made for ``algo`` (see ALPHAZERO_CHANGES and AZAL_CHANGES)."""
+    """A game's preset made for ``algo``: AlphaZero and AZAL add a policy head and the
+    game's ``alphazero_changes`` (Table 4's search and schedule, used for every game
+    without a table of its own; Table 6 for F-Games), AZAL its ``azal_changes`` and the
+    auxiliary loss weight lambda_aux = 1.0 of the AZAL paper (``learner.aux_weight``)."""
     config = replace(config, algo=algo)
     if algo == "avi":
         return config
-    changes = dict(ALPHAZERO_CHANGES.get(config.game, {}))
+    described = games.descriptor(config.game)
+    changes = dict(described.alphazero_changes)
     if config.preset == "small":  # keep the small preset small
-        changes = {k: v for k, v in changes.items() if k not in ("actors.num_envs", "actors.collect_steps")}
+        changes = {k: v for k, v in changes.items() if k not in SMALL_SIZES}
     if algo == "azal":
-        changes.update(AZAL_CHANGES.get(config.game, {}))
+        changes.update(described.azal_changes)
     return changed(replace(config, network=replace(config.network, policy_head=True)), **changes)
 
 
@@ -298,10 +282,6 @@ def resolved(config: TrainConfig, *, cpus: float, gpus: float) -> TrainConfig:
                if actors.inference_device == "auto" else actors.inference_device)
     return changed(config, **{"learner.device": device, "actors.inference_device": serving,
                               "actors.eval_cache": actors.resolved_cache(config.algo)})
-
-
-def preset_names(game: str) -> list[str]:
-    return sorted(name for g, name in PRESETS if g == game)
 
 
 def parse_value(raw: str, current):
@@ -368,15 +348,9 @@ def resolve(game: str, preset: str | None = None, overrides: list[str] = (), alg
     """The preset for ``game`` with ``overrides`` applied, checked."""
     if game not in games.names():
         raise ConfigError(f"unknown game {game!r}; known games: {', '.join(games.names())}")
-    preset = preset or "paper"
-    if (game, preset) not in PRESETS:
-        other = sorted(g for g, name in PRESETS if name == preset)
-        hint = f" (it exists for {', '.join(other)})" if other else ""
-        raise ConfigError(f"no preset {preset!r} for game {game!r}{hint}; "
-                          f"presets for {game}: {', '.join(preset_names(game))}")
     if algo not in ALGOS:
         raise ConfigError(f"unknown algo {algo!r}; known: {', '.join(ALGOS)}")
-    config = for_algo(PRESETS[(game, preset)], algo)
+    config = for_algo(preset_config(game, preset or "paper"), algo)
     if seed is not None:
         config = replace(config, seed=seed)
     config = apply_overrides(config, list(overrides))
@@ -396,9 +370,10 @@ def validate(config: TrainConfig) -> None:
         raise ConfigError(f"unknown algo {config.algo!r}; known: {', '.join(ALGOS)}")
     if config.algo != "avi" and not config.network.policy_head:
         raise ConfigError(f"algo {config.algo} trains a policy: network.policy_head must be true")
-    if config.algo == "azal" and config.game not in LABELLED_GAMES:
+    if config.algo == "azal" and config.game in games.names() and games.descriptor(config.game).labeller is None:
+        labelled = [name for name in games.names() if games.descriptor(name).labeller is not None]
         raise ConfigError(f"algo azal needs an oracle that labels optimal moves: games "
-                          f"{', '.join(LABELLED_GAMES)}, not {config.game!r}")
+                          f"{', '.join(labelled)}, not {config.game!r}")
     if config.game not in games.names():
         raise ConfigError(f"unknown game {config.game!r}; known games: {', '.join(games.names())}")
     try:

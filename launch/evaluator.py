@@ -30,25 +30,24 @@ import torch
 
 import games
 from evaluation.config import EvaluationConfig
-from evaluation.datasets import committed_file_present
 from evaluation.runner import SuiteRunner
-from evaluation.suites import suites_for
+from evaluation.suites import auto_suite_names, suites_for
 from lifecycle import watched
 
-AUTO_GAMES = ("connect4", "chomp", "fgame")
-# Suites of whole games from every opening, on the eval_play_every cadence: on Connect
+# Suites of whole games from every opening, on the evaluation.play_every cadence: on Connect
 # Four they take minutes (1,136 games against the oracle), the states suites seconds.
 PLAY_KINDS = ("play", "traces", "engine")  # engine: games against GNU Go or gtp-rhino over GTP
 
 
 def chosen_suites(game: str, eval_suites: str) -> list[str] | None | bool:
-    """The suites to pass to ``SuiteRunner`` (None: the game's defaults), or False: none."""
+    """The suites to pass to ``SuiteRunner`` (None: the game's defaults), or False: none;
+    ``auto`` is what the game's descriptor says (``evaluation.suites.auto_suite_names``)."""
     value = eval_suites.strip()
-    if value == "auto" and game == "hex":
-        return ["hex-uniform"] if committed_file_present("hex-uniform") else False
-    if value == "none" or (value == "auto" and game not in AUTO_GAMES):
+    if value == "none":
         return False
-    if value in ("auto", "default"):
+    if value == "auto":
+        return auto_suite_names(game)
+    if value == "default":
         return None
     return [s.strip() for s in value.split(",") if s.strip()]
 
@@ -66,7 +65,7 @@ def evaluator_needs_oracle(game: str, eval_suites: str) -> bool:
     """Whether the evaluator asks the Connect Four or Hex oracle (its play or trace
     suites), so that the run starts the oracle service for it. Chomp's and F-Games'
     oracles are tables and values by construction, answered in the evaluator's process."""
-    if game not in ("connect4", "hex"):
+    if not games.descriptor(game).oracle_service:
         return False
     return any(s.kind in PLAY_KINDS for s in evaluated_suites(games.make(game), eval_suites))
 

@@ -49,7 +49,7 @@ from launch.config import ConfigError, TrainConfig, resolved, validate
 from launch.evaluator import EvaluatorActor, chosen_suites, evaluator_needs_oracle
 from launch.faults import FaultLedger
 from launch.metrics import MetricsLogger
-from launch.placement import gpu_shares, inference_device, learner_device, offered_resources, role_options, run_options
+from launch.run_placement import place_run
 from launch.progress import Progress
 from launch.records import RunCounters, inference_record, replay_record
 from launch.restarts import LearnerLink, replay_call
@@ -102,7 +102,7 @@ class Run:
         self.name = self.run_dir.resolve().name
         # Every actor logs its start, exit and crashes to logs/<its name>.log (lifecycle/).
         self.log_dir = str(self.run_dir / "logs")
-        self.placement = self._placement(fixed_cluster)
+        self.placement, self.inference_device = place_run(config, fixed_cluster)
         # The oracle service: AZAL's labels, and the Connect Four oracle of the evaluator's
         # play and trace suites (one service, one store: each position solved once).
         # Then the evaluator: a missing dataset or unknown suite stops the run before
@@ -137,32 +137,6 @@ class Run:
             self._restore()
         self.weights = publish(self.link.call("get_weights"), self.counters.version)
 
-    def _placement(self, fixed_cluster: bool) -> dict:
-        """Where each role runs: plain CPU/GPU requests on the embedded Ray; on a cluster,
-        confined to the nodes declaring its resource (launch/placement.py, deploy/)."""
-        config = self.config
-        use_gpu = self._check_resources(fixed_cluster)
-        device = "cuda" if use_gpu else "cpu"
-        self.inference_device = self._inference_device(use_gpu)
-        # The learner's and each inference server's GPU share: a whole GPU each where the
-        # cluster has them, else one GPU shared (launch/placement.py). Recorded as the
-        # num_gpus of the placement options.
-        learner_gpus, inference_gpus = gpu_shares(device, self.inference_device, config.actors.inference_servers,
-                                                  ray.cluster_resources().get("GPU", 0))
-        offered = () if fixed_cluster else offered_resources()
-        placement = run_options(embedded=fixed_cluster, offered=offered, device=device,
-                                inference_device=self.inference_device, learner_gpus=learner_gpus,
-                                inference_gpus=inference_gpus)
-        if fixed_cluster and self.inference_device == "cpu":
-            # A CPU inference server on the embedded Ray takes no CPU of its own: the actors
-            # waiting for its answers leave theirs to it (as for oracle replicas, below).
-            placement["inference"] = {**placement["inference"], "num_cpus": 0}
-        # An oracle replica on the embedded Ray takes no CPU of its own: the actor that
-        # waits for its labels leaves its CPU to it.
-        placement["oracle"] = role_options("oracle", embedded=fixed_cluster, offered=offered,
-                                           cpus=0 if fixed_cluster else 1)
-        return placement
-
     def _start_self_play(self) -> tuple[list, list]:
         """The inference servers (if any) and the self-play actors, each given the run's
         self-play config whole."""
@@ -181,34 +155,6 @@ class Run:
                 inference_server=inference[i % len(inference)] if inference else None)
             for i in range(actors.num_actors)]
         return inference, pool
-
-    def _check_resources(self, fixed_cluster: bool) -> bool:
-        """Whether the learner gets a GPU; a pool that cannot be placed is refused here."""
-        cfg, resources = self.config, ray.cluster_resources()
-        gpus, cpus = resources.get("GPU", 0), resources.get("CPU", 0)
-        if cfg.learner.device == "cuda" and gpus < 1:
-            raise ConfigError("learner.device=cuda but the Ray cluster offers no GPU")
-        use_gpu = learner_device(cfg.learner.device, gpus) == "cuda"
-        needed = cfg.actors.num_actors + (0 if use_gpu else 1)
-        if fixed_cluster and needed > cpus:
-            # Ray would wait forever for the missing CPU: refuse now, naming the numbers.
-            # (An autoscaling cluster, reached with --address, adds nodes instead.)
-            raise ConfigError(f"actors.num_actors={cfg.actors.num_actors} self-play actors and a "
-                              f"{'GPU' if use_gpu else 'CPU'} learner need {needed} CPUs; "
-                              f"the Ray cluster has {cpus:g}")
-        return use_gpu
-
-    def _inference_device(self, use_gpu: bool) -> str:
-        """The inference servers' device: the GPU wherever the cluster has one (``auto``: a
-        whole one each, or a share of the learner's, ``gpu_shares``), a named error where
-        ``cuda`` is asked and the cluster has no GPU."""
-        cfg = self.config.actors
-        gpus = ray.cluster_resources().get("GPU", 0)
-        device = inference_device(cfg.inference_device, cfg.inference_servers, gpus, "cuda" if use_gpu else "cpu")
-        if cfg.inference_servers and cfg.inference_device == "cuda" and device != "cuda":
-            raise ConfigError(f"actors.inference_device=cuda: {cfg.inference_servers} inference servers need a GPU "
-                              f"(shared with the learner if need be); the Ray cluster has {gpus:g}")
-        return device
 
     def _start_evaluator(self):
         """The evaluator actor on the game's datasets (launch/evaluator.py), the names of

@@ -72,7 +72,7 @@ def test_engine_games_split_over_ray_tasks_are_the_games_played_here(rhino, ray_
     from evaluation.engine_suites import engine_match
 
     path = checkpoint_of("othello")
-    options = dict(max_openings=2, engine_level=1)
+    options = dict(evaluation=EvaluationConfig(max_openings=2), engine_level=1)
     here = evaluate_checkpoint(path, "othello", ["othello-grhino"], engine_tables=2, sgf_dir=tmp_path / "here",
                                **options)
     on_ray = evaluate_checkpoint(path, "othello", ["othello-grhino"], engine_workers=2, sgf_dir=tmp_path / "ray",

@@ -43,15 +43,9 @@ def test_malformed_set(capsys):
     assert code == 2 and "--set 'oracle.engine=pons': engine must be one of ours, bitbully, got 'pons'" in err
 
 
-def test_preset_for_another_game(capsys):
-    from launch import config as cfg
-
-    cfg.PRESETS[("connect4", "only-c4")] = cfg.PRESETS[("connect4", "paper")]
-    try:
-        code, err = run_cli(["--algo", "avi", "--game", "hex", "--preset", "only-c4", "--updates", "1"], capsys)
-    finally:
-        del cfg.PRESETS[("connect4", "only-c4")]
-    assert code == 2 and "no preset 'only-c4' for game 'hex' (it exists for connect4)" in err
+def test_an_unknown_preset_is_named_with_the_presets(capsys):
+    code, err = run_cli(["--algo", "avi", "--game", "hex", "--preset", "huge", "--updates", "1"], capsys)
+    assert code == 2 and "no preset 'huge' for game 'hex'; presets: paper, small, node" in err
 
 
 def test_resume_of_a_run_of_another_game(tmp_path, capsys):

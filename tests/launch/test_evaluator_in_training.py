@@ -35,7 +35,7 @@ def test_an_unknown_suite_stops_the_run_at_start(ray_session, tmp_path):
     config = resolve("chomp", "small", TINY + ["evaluation.suites=chomp-4x5-states,no-such-suite"])
     with pytest.raises(Exception, match="no-such-suite"):
         train(config, run_dir=tmp_path / "run", updates=1, wandb_mode="disabled")
-    with pytest.raises(ConfigError, match="eval_policy"):
+    with pytest.raises(ConfigError, match="evaluation.policy=telepathy.*policy must be one of"):
         resolve("chomp", "small", TINY + ["evaluation.policy=telepathy"])
 
 

@@ -1,0 +1,71 @@
+"""Where a run's roles go on the Ray cluster it finds: the checks that refuse a run the
+cluster cannot place, the learner's and inference servers' devices and GPU shares, and
+each role's Ray options (``launch/placement.py``'s rules)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import ray
+
+from launch.config import ConfigError, TrainConfig
+from launch.placement import gpu_shares, inference_device, learner_device, offered_resources, role_options, run_options
+
+
+class RunPlacement(NamedTuple):
+    options: dict  # role -> its Ray actor options (learner, actor, replay, inference, oracle)
+    inference_device: str  # the inference servers' device: cpu or cuda
+
+
+def place_run(config: TrainConfig, fixed_cluster: bool) -> RunPlacement:
+    """Plain CPU/GPU requests on the embedded Ray (``fixed_cluster``); on a cluster, each
+    role confined to the nodes declaring its resource (``deploy/``)."""
+    resources = ray.cluster_resources()
+    gpus = resources.get("GPU", 0)
+    use_gpu = _learner_gets_gpu(config, resources, fixed_cluster)
+    device = "cuda" if use_gpu else "cpu"
+    serving = _serving_device(config, gpus, use_gpu)
+    # The learner's and each inference server's GPU share: a whole GPU each where the
+    # cluster has them, else one GPU shared (launch/placement.py), recorded as the
+    # num_gpus of their options.
+    learner_gpus, inference_gpus = gpu_shares(device, serving, config.actors.inference_servers, gpus)
+    offered = () if fixed_cluster else offered_resources()
+    options = run_options(embedded=fixed_cluster, offered=offered, device=device, inference_device=serving,
+                          learner_gpus=learner_gpus, inference_gpus=inference_gpus)
+    if fixed_cluster and serving == "cpu":
+        # A CPU inference server on the embedded Ray takes no CPU of its own: the actors
+        # waiting for its answers leave theirs to it (as for oracle replicas, below).
+        options["inference"] = {**options["inference"], "num_cpus": 0}
+    # An oracle replica on the embedded Ray takes no CPU of its own: the actor that
+    # waits for its labels leaves its CPU to it.
+    options["oracle"] = role_options("oracle", embedded=fixed_cluster, offered=offered,
+                                     cpus=0 if fixed_cluster else 1)
+    return RunPlacement(options, serving)
+
+
+def _learner_gets_gpu(config: TrainConfig, resources: dict, fixed_cluster: bool) -> bool:
+    """Whether the learner gets a GPU; a pool that cannot be placed is refused here."""
+    gpus, cpus = resources.get("GPU", 0), resources.get("CPU", 0)
+    if config.learner.device == "cuda" and gpus < 1:
+        raise ConfigError("learner.device=cuda but the Ray cluster offers no GPU")
+    use_gpu = learner_device(config.learner.device, gpus) == "cuda"
+    needed = config.actors.num_actors + (0 if use_gpu else 1)
+    if fixed_cluster and needed > cpus:
+        # Ray would wait forever for the missing CPU: refuse now, naming the numbers.
+        # (An autoscaling cluster, reached with --address, adds nodes instead.)
+        raise ConfigError(f"actors.num_actors={config.actors.num_actors} self-play actors and a "
+                          f"{'GPU' if use_gpu else 'CPU'} learner need {needed} CPUs; "
+                          f"the Ray cluster has {cpus:g}")
+    return use_gpu
+
+
+def _serving_device(config: TrainConfig, gpus: float, use_gpu: bool) -> str:
+    """The inference servers' device: the GPU wherever the cluster has one (``auto``: a
+    whole one each, or a share of the learner's, ``gpu_shares``), a named error where
+    ``cuda`` is asked and the cluster has no GPU."""
+    actors = config.actors
+    device = inference_device(actors.inference_device, actors.inference_servers, gpus, "cuda" if use_gpu else "cpu")
+    if actors.inference_servers and actors.inference_device == "cuda" and device != "cuda":
+        raise ConfigError(f"actors.inference_device=cuda: {actors.inference_servers} inference servers need a GPU "
+                          f"(shared with the learner if need be); the Ray cluster has {gpus:g}")
+    return device

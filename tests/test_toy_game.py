@@ -15,6 +15,8 @@ import pytest
 
 import games
 
+PILE_STATES = 7  # the toy's live positions: 1 to 7 stones
+
 TOY_MODULE = '''
 """Pile: PILE stones, each move takes one or two (actions 0, 1), the player who takes the
 last stone wins. A pile that is a multiple of 3 is lost for the mover."""
@@ -187,3 +189,24 @@ def test_the_toy_game_is_shown_on_the_board_with_its_oracle(toy):
     position = s["oracle"]["position"]
     # 7 stones: taking one leaves 6 (a multiple of 3, lost for the opponent): the only best move.
     assert position["value"] == 1.0 and position["moves"]["0"]["best"] and not position["moves"]["1"]["best"]
+
+
+def test_the_toy_game_has_presets_and_is_scored_by_the_suite_runner(toy):
+    """Its presets come from its descriptor (Table 3 with its network), and the suite
+    runner scores a network on its suites against its own oracle: no edit elsewhere."""
+    from evaluation.config import EvaluationConfig
+    from evaluation.runner import SuiteRunner
+    from launch.config import resolve
+    from learner.learner import Learner
+
+    config = resolve("pile", "small", algo="avi")
+    assert (config.game, config.network.width, config.actors.num_envs) == ("pile", 32, 64)
+    game = games.make("pile")
+    runner = SuiteRunner(game, config.network, evaluation=EvaluationConfig(), oracle_store=None)
+    assert [s.name for s in runner.suites] == ["pile-states", "pile-play"]
+    metrics = runner.evaluate(Learner(game, config.network, seed=0).get_weights())
+    assert 0.0 <= metrics["eval/pile-states/value_mae"] <= 2.0
+    assert metrics["eval/pile-states/states"] == PILE_STATES
+    assert 0.0 <= metrics["eval/pile-play/error_rate"] <= 1.0
+    with pytest.raises(Exception, match="algo azal needs an oracle that labels optimal moves"):
+        resolve("pile", "small", algo="azal")  # the toy's descriptor has no labeller

@@ -68,6 +68,18 @@ def play(game: Game, starts, players, first: np.ndarray, *, hook: Callable | Non
     return Games(outcome, history)
 
 
+class PlayedGame(NamedTuple):
+    """One game of :func:`play_vs_oracle`."""
+
+    opening: int  # the index of its opening
+    agent_first: bool
+    actions: list  # the moves after the opening
+    agent_outcome: float  # -1, 0 or 1 for the agent
+    error: bool  # the agent gave up outcome over the game (a lower result than the opening's value)
+    blunder: bool  # the agent made a move that gives up outcome
+    unsettled: bool  # through a position the oracle left unknown: counted in no rate
+
+
 def game_record(game: Game, opening: list[int], actions: list[int], agent_first: bool, agent_outcome: float,
                 **extra) -> dict:
     """A game against the oracle as JSON-ready data (the board replays it: ``board/replay.py``):
@@ -88,11 +100,9 @@ def play_vs_oracle(game: Game, agent, oracle, openings, games_out: list | None =
     (games through a position the oracle left unknown, a weak solver's limit: left out
     of games and of every rate, not the end of the suite), move_match_rate
     (oracle-best moves over labelled agent moves), move_error_rate (moves that give up
-    outcome, q* < V*) and agent_moves. ``games_out``, when given, receives one dict per
-    game, in play order (games 0..n-1 the agent first from opening 0..n-1, then second):
-    ``opening`` (its index), ``agent_first``, ``actions`` (the moves after the opening),
-    ``agent_outcome``, and whether the game counted as an ``error``, a ``blunder``, or was
-    ``unsettled``."""
+    outcome, q* < V*) and agent_moves. ``games_out``, when given, receives one
+    :class:`PlayedGame` per game, in play order (games 0..n-1 the agent first from opening
+    0..n-1, then second)."""
     n = len(np.asarray(openings[0]))
     starts = games.concat([openings, openings])
     first = np.repeat([0, 1], n)
@@ -125,9 +135,8 @@ def play_vs_oracle(game: Game, agent, oracle, openings, games_out: list | None =
     errors = (result.outcome < theory) & scored
     blundered = (blunders > 0) & scored
     if games_out is not None:
-        games_out.extend({"opening": i % n, "agent_first": i < n, "actions": result.actions[i],
-                          "agent_outcome": float(result.outcome[i]), "error": bool(errors[i]),
-                          "blunder": bool(blundered[i]), "unsettled": bool(unsettled[i])} for i in range(2 * n))
+        games_out.extend(PlayedGame(i % n, i < n, result.actions[i], float(result.outcome[i]), bool(errors[i]),
+                                    bool(blundered[i]), bool(unsettled[i])) for i in range(2 * n))
     moves = max(counts["moves"], 1)
     games_scored = max(int(scored.sum()), 1)
     return {"error_rate": float(errors.sum() / games_scored), "blunder_rate": float(blundered.sum() / games_scored),

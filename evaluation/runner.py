@@ -218,9 +218,9 @@ class SuiteRunner:
                 m = play_vs_oracle(self.game, choose, self.oracle, data, games_out=played)
                 if played is not None:
                     openings = suite_opening_moves(self.game, suite, self._dataset)
-                    self.games += [game_record(self.game, openings[g["opening"]], g["actions"], g["agent_first"],
-                                               g["agent_outcome"], suite=suite.name, number=i, error=g["error"],
-                                               blunder=g["blunder"]) for i, g in enumerate(played)]
+                    self.games += [game_record(self.game, openings[g.opening], g.actions, g.agent_first,
+                                               g.agent_outcome, suite=suite.name, number=i, error=g.error,
+                                               blunder=g.blunder) for i, g in enumerate(played)]
                 decisions = m["agent_moves"]
             elif suite.kind == "traces":
                 m = trace_suite(self.game, choose, self.oracle, data)

@@ -189,13 +189,13 @@ def test_play_against_the_weak_oracle_from_both_sides():
     games_out = []
     m = play_vs_oracle(g, perfect, oracle, starts, games_out=games_out)
     assert m["games"] == 8 and m["error_rate"] == 0 and m["blunder_rate"] == 0
-    assert [r["agent_outcome"] for r in games_out] == theory.tolist() + (-theory).tolist()
+    assert [r.agent_outcome for r in games_out] == theory.tolist() + (-theory).tolist()
     weak = play_vs_oracle(g, first_legal, oracle, starts, games_out=(played := []))
     # The oracle never lets a won game go: the agent wins only where it started won and
     # kept the win; every error is a game from a won start that it lost.
     for r, t in zip(played, np.concatenate([theory, -theory])):
-        assert r["agent_outcome"] <= t and r["error"] == (r["agent_outcome"] < t)
-    assert weak["error_games"] == sum(r["error"] for r in played) > 0
+        assert r.agent_outcome <= t and r.error == (r.agent_outcome < t)
+    assert weak["error_games"] == sum(r.error for r in played) > 0
     assert weak["blunder_games"] >= weak["error_games"]
 
 
@@ -214,13 +214,13 @@ def test_play_counts_apart_the_games_through_a_position_the_solver_left_unknown(
     played = []
     m = play_vs_oracle(g, first_legal, tight, starts, games_out=played)
     assert m["unsettled_games"] > 0 and m["games"] > 0 and m["games"] + m["unsettled_games"] == 16
-    assert m["unsettled_games"] == sum(r["unsettled"] for r in played)
+    assert m["unsettled_games"] == sum(r.unsettled for r in played)
     for r, t in zip(played, np.concatenate([theory, -theory])):
-        if not r["unsettled"]:
-            assert r["error"] == (r["agent_outcome"] < t) and r["agent_outcome"] <= t
+        if not r.unsettled:
+            assert r.error == (r.agent_outcome < t) and r.agent_outcome <= t
         else:
-            assert not r["error"] and not r["blunder"]
-    assert m["error_games"] == sum(r["error"] for r in played)
+            assert not r.error and not r.blunder
+    assert m["error_games"] == sum(r.error for r in played)
     with pytest.raises(HexUnsolvedError, match="unknown"):
         play_vs_oracle(g, first_legal, HexOracle(g, node_limit=2, time_limit=None, retries=0), starts)
     assert make_oracle(games.make("hex", size=4)).lenient  # the evaluation's is lenient

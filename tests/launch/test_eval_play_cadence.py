@@ -47,5 +47,5 @@ def test_play_runs_every_second_evaluation_and_on_the_final_weights(ray_session,
 
 
 def test_eval_play_every_must_be_positive():
-    with pytest.raises(ConfigError, match="eval_play_every must be >= 1"):
+    with pytest.raises(ConfigError, match="evaluation.play_every=0.: play_every must be >= 1"):
         resolve("connect4", "small", ["evaluation.play_every=0"])

@@ -28,7 +28,7 @@ def test_small_gpu_node_command_runs_every_phase_and_its_checkpoint_scores(ray_s
     # Rows and updates at the paper's replay ratio: 4 gradient samples per row, batch 256.
     assert train["updates"] > 0 and train["rows"] > 0 and train["rows_per_s"] > 0
     assert 32 <= train["rows_per_update"] <= 128, train["rows_per_update"]
-    assert train["config"]["batches_per_request"] == 8
+    assert train["config"]["learner"]["batches_per_request"] == 8
     run_dir = tmp_path / "run"
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert records[-1]["updates"] == train["updates"]

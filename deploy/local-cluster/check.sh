@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# The whole cluster path on this machine, for real (docs/cluster.md): make 4 hosts
+# (hosts.sh), `ray up` the generated config, `ray job submit` a Connect Four AVI training,
+# lose a worker host halfway (every process of it killed) and bring it back, wait for the
+# job, keep `ray status` and the job's logs, `ray down`, remove the hosts. Prints one JSON
+# line; exits non-zero when the job did not succeed or the lost host was not counted.
+# Cleans up (hosts, namespaces, port forward) even when a step fails. Root only.
+#
+#   bash deploy/local-cluster/check.sh --minutes M [--keep-logs DIR] [--lose worker|learner]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+minutes=1.5 logs="" lose=worker
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --minutes) minutes=$2; shift 2 ;;
+        --keep-logs) logs=$2; shift 2 ;;
+        --lose) lose=$2; shift 2 ;;
+        *) echo "check.sh: unknown argument $1 (--minutes M, --keep-logs DIR, --lose worker|learner)" >&2; exit 2 ;;
+    esac
+done
+case $lose in worker) victim=sp-h3 ;; learner) victim=sp-h2 ;; *) echo "check.sh: --lose worker|learner" >&2; exit 2 ;; esac
+
+export LOCAL_CLUSTER_STATE=${LOCAL_CLUSTER_STATE:-/var/tmp/selfplay-cluster}
+state=$LOCAL_CLUSTER_STATE
+py=$repo/.venv/bin/python
+ray_cli=$repo/.venv/bin/ray
+# The operator's Ray CLI authenticates with the cluster's own token, never ~/.ray/auth_token.
+export RAY_AUTH_MODE=token RAY_AUTH_TOKEN_PATH=$state/auth_token RAY_UP_enable_autoscaler_v2=0
+config=$state/cluster.yaml
+port=$((20000 + RANDOM % 20000))
+dashboard=http://127.0.0.1:$port
+forward_pid="" cluster_up=0 t0=$(date +%s)
+
+log() { echo "check.sh [$(($(date +%s) - t0)) s] $*" >&2; }
+on_head() { ssh -i "$state/id_ed25519" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+    -o LogLevel=ERROR -o ConnectTimeout=10 root@10.77.0.11 "$@"; }
+
+cleanup() {
+    local rc=$?
+    set +e
+    if [[ -n $forward_pid ]]; then  # the job's logs, also when a step failed
+        timeout 60 "$ray_cli" job logs --address "$dashboard" check >"$state/job_logs.txt" 2>&1
+        kill -- "-$forward_pid" 2>/dev/null
+    fi
+    if ((cluster_up)); then timeout 120 "$ray_cli" down -y "$config" >"$state/ray_down.log" 2>&1; fi
+    [[ -n $logs && -d $state ]] && mkdir -p "$logs" && cp -r "$state"/*.log "$state"/*.txt "$logs"/ 2>/dev/null
+    bash "$here/hosts.sh" down
+    rm -f "/tmp/ray/cluster-selfplay-localcheck.state" "/tmp/ray/cluster-selfplay-localcheck.lock"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+make_cluster() {
+    bash "$here/hosts.sh" up 4
+    "$py" -c "from ray._private.authentication.authentication_token_generator import generate_new_authentication_token as g; print(g(), end='')" >"$state/auth_token"
+    "$py" -c "import secrets; print(secrets.token_hex(24))" >"$state/redis_password"
+    chmod 600 "$state/auth_token" "$state/redis_password"
+    mkdir -p "$state/sp-h2/home/.selfplay" "$state/shared/runs"
+    touch "$state/sp-h2/home/.selfplay/learner-host"  # sp-h2 declares `learner`
+    "$py" "$here/make_config.py" "$state" >"$config"
+}
+
+alive_nodes() {
+    on_head "RAY_AUTH_MODE=token ~/selfplay/.venv/bin/python -c 'import ray; ray.init(address=\"auto\", logging_level=\"ERROR\"); print(sum(n[\"Alive\"] for n in ray.nodes()))'" 2>/dev/null | tail -1
+}
+
+wait_nodes() {  # wait_nodes N SECONDS
+    local deadline=$(($(date +%s) + $2))
+    while (($(date +%s) < deadline)); do
+        [[ $(alive_nodes) == "$1" ]] && return 0
+        sleep 3
+    done
+    log "the cluster did not reach $1 live nodes within $2 s"; return 1
+}
+
+ray_status() { "$ray_cli" exec "$config" "RAY_AUTH_MODE=token ray status" >"$state/ray_status_$1.txt" 2>&1 || true; }
+
+job_status() {
+    "$ray_cli" job status --address "$dashboard" check 2>&1 | sed -n "s/.*Status for job 'check': \([A-Z]*\).*/\1/p"
+}
+
+first_update() {  # the first metrics record with updates (training has begun)
+    local metrics=$state/shared/runs/check/metrics.jsonl deadline=$(($(date +%s) + $1))
+    while (($(date +%s) < deadline)); do
+        grep -qs '"updates": [1-9]' "$metrics" && return 0
+        [[ $(job_status) =~ ^(FAILED|STOPPED|SUCCEEDED)$ ]] && break
+        sleep 2
+    done
+    log "no training update in $metrics within $1 s (job $(job_status))"; return 1
+}
+
+lose_host() {
+    log "cutting $victim off: every process of the host killed"
+    bash "$here/hosts.sh" kill "$victim"
+    sleep 15
+    log "$victim back (sshd); Ray's autoscaler restarts Ray on it"
+    bash "$here/hosts.sh" start "$victim"
+}
+
+wait_job() {
+    local deadline=$(($(date +%s) + $1)) status
+    while (($(date +%s) < deadline)); do
+        status=$(job_status)
+        [[ $status =~ ^(FAILED|STOPPED|SUCCEEDED)$ ]] && { echo "$status"; return 0; }
+        sleep 5
+    done
+    echo TIMEOUT
+}
+
+make_cluster
+log "hosts up; ray up"
+cluster_up=1
+up_start=$(date +%s)
+"$ray_cli" up -y --no-config-cache "$config" >"$state/ray_up.log" 2>&1 || { log "ray up failed; see $state/ray_up.log"; exit 1; }
+wait_nodes 4 240
+ray_up_seconds=$(($(date +%s) - up_start))
+ray_status up
+log "4 nodes alive after $ray_up_seconds s"
+# What `ray dashboard` does, without its shared ControlMaster connection: started in the
+# background, its forward died with the master connection of another `ray exec` (its
+# ControlPersist is 10 s), and the job API with it.
+setsid ssh -N -L "$port:127.0.0.1:8265" -i "$state/id_ed25519" -o StrictHostKeyChecking=no \
+    -o UserKnownHostsFile=/dev/null -o ExitOnForwardFailure=yes -o ServerAliveInterval=5 root@10.77.0.11 \
+    >"$state/dashboard.log" 2>&1 &
+forward_pid=$!
+for _ in $(seq 60); do curl -sf -o /dev/null "$dashboard" && break; sleep 1; done
+run=$state/shared/runs/check
+# One shell word after --: `ray job submit` quotes each word of the entrypoint separately.
+"$ray_cli" job submit --address "$dashboard" --submission-id check --no-wait -- bash -c \
+    "cd ~/selfplay && .venv/bin/python -m launch --algo avi --game connect4 --preset small --minutes $minutes \
+    --address auto --wandb disabled --run-dir $run --set actors.num_actors=2 --set evaluation.every=100000" \
+    >"$state/job_submit.log" 2>&1 || { log "ray job submit failed; see $state/job_submit.log"; exit 1; }
+first_update 240
+sleep "$("$py" -c "print(round($minutes * 30))")"
+lose_host
+wait_nodes 4 180 || true
+host_back_nodes=$(alive_nodes)
+job=$(wait_job $("$py" -c "print(round($minutes * 60 + 300))"))
+ray_status end
+"$ray_cli" job logs --address "$dashboard" check >"$state/job_logs.txt" 2>&1 || true
+log "job $job"
+timeout 120 "$ray_cli" down -y "$config" >"$state/ray_down.log" 2>&1 && cluster_up=0
+# `ray down` with the local provider stops Ray on the head only (Ray's teardown runs one
+# `ray stop`, on the head): count what it left on the workers, then stop those.
+left=0
+for ip in 10.77.0.12 10.77.0.13 10.77.0.14; do
+    n=$(ssh -i "$state/id_ed25519" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
+        root@$ip 'n=$(pgrep -c raylet || true); ray stop --force >/dev/null 2>&1; echo $n' 2>/dev/null || echo 0)
+    left=$((left + ${n:-0}))
+done
+"$py" "$here/summary.py" "$run/metrics.jsonl" --hosts 4 --ray-up-seconds "$ray_up_seconds" --job-status "$job" \
+    --lost-host "$victim" --nodes-after-return "$host_back_nodes" --workers-left-running "$left" \
+    --seconds $(($(date +%s) - t0))

@@ -16,9 +16,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / ".ci" / "system-deps"
 BASH = shutil.which("bash")
-TOOLS = ("redis-server", "redis-cli", "chromium", "chromedriver")  # looked for on PATH
+CLUSTER_TOOLS = ("sshd", "ssh", "rsync", "ip", "curl")  # deploy/local-cluster/check.sh
+TOOLS = ("redis-server", "redis-cli", "chromium", "chromedriver", *CLUSTER_TOOLS)  # looked for on PATH
 ENGINES = ("gnugo", "gtp-rhino")  # on PATH or in /usr/games
-EVERY_PACKAGE = ["redis-server", "redis-tools", "chromium", "chromium-driver", "gnugo", "grhino", "grhino-data"]
+CLUSTER_PACKAGES = ["openssh-server", "openssh-client", "rsync", "iproute2", "curl"]
+EVERY_PACKAGE = ["redis-server", "redis-tools", "chromium", "chromium-driver", "gnugo", "grhino", "grhino-data",
+                 *CLUSTER_PACKAGES]
 
 
 def executable(path: Path, text: str = "#!/bin/sh\n") -> None:
@@ -38,7 +41,8 @@ def system_deps(tmp_path: Path, *, uid: int, on_path=(), in_games=(), apt_rc: in
         executable(games / name)
     games.mkdir(exist_ok=True)
     proc = subprocess.run([BASH, str(SCRIPT)], capture_output=True, text=True, timeout=30,
-                          env={"PATH": str(bin_dir), "SYSTEM_DEPS_GAMES_DIR": str(games)})
+                          env={"PATH": str(bin_dir), "SYSTEM_DEPS_GAMES_DIR": str(games),
+                               "SYSTEM_DEPS_SSHD": str(tmp_path / "no-sshd")})
     calls = log.read_text().splitlines() if log.exists() else []
     return proc, calls
 
@@ -50,7 +54,8 @@ def test_as_root_with_nothing_installed_it_updates_once_and_installs_every_packa
 
 
 def test_as_root_it_installs_only_what_is_missing(tmp_path):
-    proc, calls = system_deps(tmp_path, uid=0, on_path=("redis-server", "redis-cli", "chromium", "gtp-rhino"))
+    proc, calls = system_deps(tmp_path, uid=0, on_path=("redis-server", "redis-cli", "chromium", "gtp-rhino",
+                                                        *CLUSTER_TOOLS))
     assert proc.returncode == 0, proc.stderr
     assert calls == ["noninteractive update -qq", "noninteractive install -y -qq chromium-driver gnugo"]
 
@@ -65,8 +70,8 @@ def test_with_every_tool_there_it_does_nothing(tmp_path, uid, engines_where):
 
 def test_chromium_browser_counts_as_chromium(tmp_path):
     # tests/board/test_board_browser.py takes either name.
-    proc, calls = system_deps(tmp_path, uid=0, on_path=("redis-server", "redis-cli", "chromium-browser", "chromedriver"),
-                              in_games=ENGINES)
+    proc, calls = system_deps(tmp_path, uid=0, on_path=("redis-server", "redis-cli", "chromium-browser", "chromedriver",
+                                                        *CLUSTER_TOOLS), in_games=ENGINES)
     assert (proc.returncode, calls) == (0, [])
 
 
@@ -86,10 +91,12 @@ def test_not_as_root_it_installs_nothing_and_names_each_missing_package(tmp_path
     assert "only root can install them" in lines[-1]
 
 
-def test_ci_run_is_make_test_and_installs_nothing_itself():
+def test_ci_run_is_make_test_then_the_cluster_check_and_installs_nothing_itself():
     commands = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
                 if line.strip() and not line.lstrip().startswith("#")]
-    assert commands[-1] == "make test"
+    assert "make test" in commands
+    assert commands[-1].startswith("bash deploy/local-cluster/check.sh --minutes ")
+    assert commands.index("make test") < len(commands) - 1
     assert not any("apt-get" in c or "system-deps" in c for c in commands), commands
 
 

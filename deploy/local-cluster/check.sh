@@ -39,6 +39,7 @@ on_head() { ssh -i "$state/id_ed25519" -o StrictHostKeyChecking=no -o UserKnownH
 cleanup() {
     local rc=$?
     set +e
+    trap '' INT TERM  # a second signal must not cut the cleanup short
     if [[ -n $forward_pid ]]; then  # the job's logs, also when a step failed
         timeout 60 "$ray_cli" job logs --address "$dashboard" check >"$state/job_logs.txt" 2>&1
         kill -- "-$forward_pid" 2>/dev/null
@@ -130,7 +131,7 @@ run=$state/shared/runs/check
 # One shell word after --: `ray job submit` quotes each word of the entrypoint separately.
 "$ray_cli" job submit --address "$dashboard" --submission-id check --no-wait -- bash -c \
     "cd ~/selfplay && .venv/bin/python -m launch --algo avi --game connect4 --preset small --minutes $minutes \
-    --address auto --wandb disabled --run-dir $run --set actors.num_actors=2 --set evaluation.every=100000" \
+    --address auto --wandb disabled --run-dir $run --set actors.num_actors=2 --set evaluation.suites=none" \
     >"$state/job_submit.log" 2>&1 || { log "ray job submit failed; see $state/job_submit.log"; exit 1; }
 first_update 240
 sleep "$("$py" -c "print(round($minutes * 30))")"

@@ -40,8 +40,9 @@ cleanup() {
     local rc=$?
     set +e
     trap '' INT TERM  # a second signal must not cut the cleanup short
-    if [[ -n $forward_pid ]]; then  # the job's logs, also when a step failed
-        timeout 60 "$ray_cli" job logs --address "$dashboard" check >"$state/job_logs.txt" 2>&1
+    if [[ -n $forward_pid ]]; then  # the job's logs, also when a step failed before they were kept
+        [[ -s $state/job_logs.txt ]] ||
+            timeout 60 "$ray_cli" job logs --address "$dashboard" check >"$state/job_logs.txt" 2>&1
         kill -- "-$forward_pid" 2>/dev/null
     fi
     if ((cluster_up)); then timeout 120 "$ray_cli" down -y "$config" >"$state/ray_down.log" 2>&1; fi
@@ -78,18 +79,23 @@ wait_nodes() {  # wait_nodes N SECONDS
 
 ray_status() { "$ray_cli" exec "$config" "RAY_AUTH_MODE=token ray status" >"$state/ray_status_$1.txt" 2>&1 || true; }
 
-job_status() {
-    "$ray_cli" job status --address "$dashboard" check 2>&1 | sed -n "s/.*Status for job 'check': \([A-Z]*\).*/\1/p"
+job_status() {  # RUNNING etc. while running: "Status for job ..."; at the end "Job 'check' succeeded"
+    "$ray_cli" job status --address "$dashboard" check 2>&1 | sed -n \
+        -e "s/.*Status for job 'check': \([A-Z]*\).*/\1/p" \
+        -e "s/.*Job 'check' \(succeeded\|failed\|stopped\).*/\U\1/p" | tail -1
 }
 
-first_update() {  # the first metrics record with updates (training has begun)
-    local metrics=$state/shared/runs/check/metrics.jsonl deadline=$(($(date +%s) + $1))
+halfway() {  # wait until the run has trained half its budget (its records' "elapsed")
+    local metrics=$state/shared/runs/check/metrics.jsonl deadline=$(($(date +%s) + $1)) half
+    half=$("$py" -c "print($minutes * 30)")
     while (($(date +%s) < deadline)); do
-        grep -qs '"updates": [1-9]' "$metrics" && return 0
+        if [[ -s $metrics ]] && "$py" -c "import json, sys
+last = json.loads(open('$metrics').read().splitlines()[-1])
+sys.exit(0 if last.get('elapsed', 0) >= $half and last.get('updates', 0) > 0 else 1)"; then return 0; fi
         [[ $(job_status) =~ ^(FAILED|STOPPED|SUCCEEDED)$ ]] && break
         sleep 2
     done
-    log "no training update in $metrics within $1 s (job $(job_status))"; return 1
+    log "the run in $metrics did not reach $half s of training within $1 s (job $(job_status))"; return 1
 }
 
 lose_host() {
@@ -133,8 +139,7 @@ run=$state/shared/runs/check
     "cd ~/selfplay && .venv/bin/python -m launch --algo avi --game connect4 --preset small --minutes $minutes \
     --address auto --wandb disabled --run-dir $run --set actors.num_actors=2 --set evaluation.suites=none" \
     >"$state/job_submit.log" 2>&1 || { log "ray job submit failed; see $state/job_submit.log"; exit 1; }
-first_update 240
-sleep "$("$py" -c "print(round($minutes * 30))")"
+halfway 300
 lose_host
 wait_nodes 4 180 || true
 host_back_nodes=$(alive_nodes)

@@ -66,7 +66,6 @@ def test_reused_root_has_the_child_s_visits_and_statistics(name):
     before_visits = int(tree.visits[0, grandchild])
     kids = tree.children[0, grandchild]
     before_edges = np.where(kids >= 0, tree.visits[0, np.maximum(kids, 0)], 0)
-    before_value = tree.value_sum[0, grandchild] / before_visits
 
     state = after(game, root, a, reply)
     found = reuse.find(state)
@@ -79,7 +78,6 @@ def test_reused_root_has_the_child_s_visits_and_statistics(name):
     assert second.visits[0].sum() == before_edges.sum() + 48  # the kept edges' visits, plus this search's
     assert second.evaluations <= 48  # its root was not evaluated again
     np.testing.assert_array_less(before_edges - 1, second.visits[0])  # no edge lost a visit
-    assert np.isfinite(before_value)
 
 
 @pytest.mark.parametrize("name, first_sims, second_sims", [("tictactoe", 40, 16), ("connect4", 64, 32),

@@ -34,6 +34,8 @@ class EvaluationConfig:
     depth: int = 2  # minimax depth (policy minimax)
     max_openings: int = 0  # play, trace and match suites from the first N openings only (0: all)
     inference_dtype: str = "fp32"  # the network's inference path: auto, fp32, bf16 or int8 (learner/inference.py)
+    reuse: bool = False  # mcts, gumbel: each search starts from the subtree kept from the game's previous one
+    # (off by default: with reuse a move depends on the game's history, and a suite's results on its batching)
     every: int = 1  # training: iterations between evaluations (built-in exact labels and the suites)
     play_every: int = 1  # training: evaluations between the game suites (play, traces, engines: minutes each)
 
@@ -60,7 +62,7 @@ class EvaluationConfig:
 
 
 # The fields `launch evaluate` takes as options (the others are a training run's cadence).
-EVALUATE_OPTIONS = ("policy", "simulations", "depth", "max_openings", "inference_dtype")
+EVALUATE_OPTIONS = ("policy", "simulations", "depth", "max_openings", "inference_dtype", "reuse")
 _CHOICES = {"policy": POLICIES, "inference_dtype": INFERENCE_DTYPES}
 
 
@@ -84,9 +86,14 @@ def add_arguments(parser: argparse.ArgumentParser, names=EVALUATE_OPTIONS) -> No
     types and comments: the command line declares no evaluation setting of its own."""
     helps, defaults = field_comments(EvaluationConfig), EvaluationConfig()
     for f in fields(EvaluationConfig):
-        if f.name in names:
-            default = getattr(defaults, f.name)
-            parser.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=type(default), default=default,
+        if f.name not in names:
+            continue
+        default, flag = getattr(defaults, f.name), f"--{f.name.replace('_', '-')}"
+        if isinstance(default, bool):  # a switch: --reuse / --no-reuse
+            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default,
+                                help=helps.get(f.name, ""))
+        else:
+            parser.add_argument(flag, dest=f.name, type=type(default), default=default,
                                 choices=_CHOICES.get(f.name), help=f"{helps.get(f.name, '')} (default: {default})")
 
 

@@ -88,7 +88,7 @@ class SuiteRunner:
             raise CheckpointMismatchError("policy 'policy-head' needs a network with a policy head "
                                           "(an AlphaZero checkpoint); this one is a value network")
         self.policy, self.gamma, self.seed = policy, gamma, seed
-        self.simulations, self.depth = evaluation.simulations, evaluation.depth
+        self.simulations, self.depth, self.reuse = evaluation.simulations, evaluation.depth, evaluation.reuse
         self.model = NetworkModel(self.game, net_config, inference_dtype=evaluation.inference_dtype)
         self.prior = prior
         if prior is not None:  # the policy's own checks (MCTS only, a prior with a policy head), before any suite loads
@@ -177,7 +177,7 @@ class SuiteRunner:
 
     @property
     def policy_spec(self) -> P.PolicySpec:
-        return P.PolicySpec(self.policy, self.gamma, self.simulations, self.depth, self.seed)
+        return P.PolicySpec(self.policy, self.gamma, self.simulations, self.depth, self.seed, self.reuse)
 
     def choose(self):
         return self.policy_spec.build(self.game, self.model, self.prior)

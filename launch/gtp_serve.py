@@ -28,12 +28,12 @@ def checkpoint_server(path, *, game: str | None = None, policy: str = "auto", si
     g, net_config, weights, config = read_checkpoint(path, game)
     if g.name not in GAMES:
         raise CheckpointMismatchError(f"checkpoint {path} is of {g!r}; GTP engines play {', '.join(GAMES)}")
-    evaluation = EvaluationConfig(policy=policy, simulations=simulations, depth=depth)
+    evaluation = EvaluationConfig(policy=policy, simulations=simulations, depth=depth, reuse=reuse)
     runner = SuiteRunner(g, net_config, suites=[], evaluation=evaluation, gamma=float(config.get("gamma", 1.0)),
                          seed=seed)
     runner.model.set_weights(weights)
     name = f"selfplay {config.get('algo', '')} {Path(path).stem}".strip()
-    choose = runner.policy_spec._replace(reuse=reuse).build(g, runner.model)
+    choose = runner.policy_spec.build(g, runner.model)
     return GtpServer(g, choose, name=name, version=f"{runner.policy}")
 
 
@@ -42,11 +42,11 @@ def gtp_main(argv: list[str] | None = None) -> int:
                                      description="Serve a checkpoint as a GTP v2 engine on stdin/stdout.")
     parser.add_argument("--checkpoint", required=True, type=Path)
     parser.add_argument("--game", choices=GAMES, help="fail unless the checkpoint is of this game")
-    add_evaluation_arguments(parser, ("policy", "simulations", "depth"))  # gumbel: Gumbel AlphaZero's search, no noise
+    # gumbel: Gumbel AlphaZero's search, without noise. An engine reuses its tree between
+    # moves unless --no-reuse: a game's moves come one by one, and the subtree is the budget kept.
+    add_evaluation_arguments(parser, ("policy", "simulations", "depth", "reuse"))
+    parser.set_defaults(reuse=True)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-reuse", dest="reuse", action="store_false",
-                        help="search every move from scratch (default: mcts and gumbel reuse the subtree of the "
-                             "position from their previous search)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: an engine beside another)")
     args = parser.parse_args(argv)
     import torch  # here, so that --help needs no torch

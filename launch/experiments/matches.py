@@ -27,8 +27,11 @@ def evaluate_command(checkpoint, game: str, suite: str, options: dict) -> str:
     flags = {"opponent_checkpoint": "opponent", "prior_checkpoint": "prior"}
     command = ["python", "-m", "launch", "evaluate", "--checkpoint", str(checkpoint), "--game", game, "--suite", suite]
     for key, value in options.items():
-        if value is not None:
-            command += [f"--{flags.get(key, key).replace('_', '-')}", str(value)]
+        flag = f"--{flags.get(key, key).replace('_', '-')}"
+        if isinstance(value, bool):  # a switch: --reuse or --no-reuse
+            command.append(flag if value else f"--no-{flag[2:]}")
+        elif value is not None:
+            command += [flag, str(value)]
     return shlex.join(command)
 
 

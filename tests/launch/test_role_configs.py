@@ -88,3 +88,21 @@ def test_a_run_directory_written_before_resumes(ray_session, tmp_path):
     assert rows[0]["updates"] == 0 and any(r["updates"] == 8 for r in rows)  # the old run's rows are kept
     saved = json.loads((run_dir / "config.json").read_text())
     assert saved["learner"]["batch_size"] == 32 and "batch_size" not in saved  # now in the roles' layout
+
+
+def test_tree_reuse_is_an_evaluation_setting_of_launch_evaluate_and_the_suite_runner():
+    import argparse
+
+    from evaluation.config import add_arguments, from_arguments
+    from evaluation.runner import SuiteRunner
+    from learner.networks import NetworkConfig
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert from_arguments(parser.parse_args([])).reuse is False  # off: reproducible suites
+    assert from_arguments(parser.parse_args(["--policy", "mcts", "--reuse"])).reuse is True
+    network = NetworkConfig(kind="mlp", width=16, blocks=1, layers_per_block=1, head_width=16, policy_head=True)
+    for reuse in (False, True):
+        runner = SuiteRunner("tictactoe", network, evaluation=EvaluationConfig(policy="mcts", simulations=4,
+                                                                               reuse=reuse))
+        assert (runner.choose().reuse is not None) == reuse

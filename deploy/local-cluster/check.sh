@@ -19,7 +19,8 @@ while [[ $# -gt 0 ]]; do
         *) echo "check.sh: unknown argument $1 (--minutes M, --keep-logs DIR, --lose worker|learner)" >&2; exit 2 ;;
     esac
 done
-case $lose in worker) victim=sp-h3 ;; learner) victim=sp-h2 ;; *) echo "check.sh: --lose worker|learner" >&2; exit 2 ;; esac
+case $lose in worker) role=SelfPlayWorker ;; learner) role=LearnerWorker ;; *) echo "check.sh: --lose worker|learner" >&2; exit 2 ;; esac
+victim=""
 
 export LOCAL_CLUSTER_STATE=${LOCAL_CLUSTER_STATE:-/var/tmp/selfplay-cluster}
 state=$LOCAL_CLUSTER_STATE
@@ -98,7 +99,21 @@ sys.exit(0 if last.get('elapsed', 0) >= $half and last.get('updates', 0) > 0 els
     log "the run in $metrics did not reach $half s of training within $1 s (job $(job_status))"; return 1
 }
 
+host_of() {  # the host running a live actor of class $1 (Ray may pack both actors on one host)
+    local ip
+    ip=$(on_head "RAY_AUTH_MODE=token ~/selfplay/.venv/bin/python -c '
+import ray
+from ray.util.state import list_actors
+ray.init(address=\"auto\", logging_level=\"ERROR\")
+ips = {n[\"NodeID\"]: n[\"NodeManagerAddress\"] for n in ray.nodes()}
+live = list_actors(filters=[(\"class_name\", \"=\", \"$1\"), (\"state\", \"=\", \"ALIVE\")])
+print(ips[live[0].node_id] if live else \"none\")'" 2>/dev/null | tail -1)
+    [[ $ip =~ ^10\.77\.0\.1[0-9]$ ]] || { log "no live $1 found (got '$ip')"; return 1; }
+    echo "sp-h$((${ip##*.} - 10))"
+}
+
 lose_host() {
+    victim=$(host_of "$role")
     log "cutting $victim off: every process of the host killed"
     bash "$here/hosts.sh" kill "$victim"
     sleep 15

@@ -4,9 +4,21 @@
 # home directory, then runs its sshd; killing this process kills every process of the
 # host (the kernel ends a PID namespace with its init), which is how hosts.sh cuts a host.
 set -euo pipefail
-name=$1 state=$2
+name=$1 state=$2 checkout=$3
 hostname "$name"
+# The hosts share the checkout's Python packages (make_config.py), as an image would carry
+# them; a checkout under /tmp (a CI clone) would vanish under the host's own /tmp, so it is
+# bound back at its path after the new /tmp is mounted.
+if [[ $checkout == /tmp/* ]]; then
+    kept="$state/$name/checkout"
+    mkdir -p "$kept"
+    mount --bind "$checkout" "$kept"
+fi
 mount -t tmpfs -o size=2g tmpfs /tmp
+if [[ -n ${kept:-} ]]; then
+    mkdir -p "$checkout"
+    mount --bind "$kept" "$checkout"
+fi
 mount -t tmpfs -o size=2g tmpfs /dev/shm
 # The host's home is its own directory; the Python interpreter (pyenv, under /root) is
 # shared read-only into it, as an image would carry it.

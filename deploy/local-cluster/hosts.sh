@@ -31,7 +31,7 @@ start_host() {
     # Its own PID/mount/UTS namespaces inside its network namespace. --kill-child: killing
     # the unshare process (whose pid we keep) kills the host's init, hence the whole host.
     setsid ip netns exec "$name" unshare --pid --fork --kill-child --mount --uts --propagation private \
-        --mount-proc bash "$here/host-init.sh" "$name" "$state" </dev/null >>"$dir/init.log" 2>&1 &
+        --mount-proc bash "$here/host-init.sh" "$name" "$state" "$(cd "$here/../.." && pwd)" </dev/null >>"$dir/init.log" 2>&1 &
     echo $! >"$dir/pid"
     for _ in $(seq 100); do
         if ip netns exec "$name" bash -c "exec 3<>/dev/tcp/$(address "$name")/22" 2>/dev/null; then return 0; fi

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from learner.inference import INFERENCE_DTYPES
+from learner.inference import check_dtype
 from search.cache import EVAL_CACHE_MODES
 from search.gumbel import GumbelConfig
 from search.mcts import MCTSConfig
@@ -63,9 +63,7 @@ class SelfPlayConfig:
             raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}")
         if self.label_min_ply < 0:
             raise ValueError(f"label_min_ply must be >= 0, got {self.label_min_ply}")
-        if self.inference_dtype not in INFERENCE_DTYPES:
-            raise ValueError(f"inference_dtype must be one of {', '.join(INFERENCE_DTYPES)}, "
-                             f"got {self.inference_dtype!r}")
+        check_dtype(self.inference_dtype, type(self).__name__)
         if self.eval_cache not in ("auto", *EVAL_CACHE_MODES):
             raise ValueError(f"eval_cache must be one of auto, {', '.join(EVAL_CACHE_MODES)}, got {self.eval_cache!r}")
         if self.inference_servers < 0:

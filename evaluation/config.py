@@ -16,7 +16,7 @@ import tokenize
 from dataclasses import dataclass, fields
 
 from evaluation.policies import POLICIES
-from learner.inference import INFERENCE_DTYPES
+from learner.inference import INFERENCE_DTYPES, check_dtype
 
 # Which suites: ``auto`` runs the defaults of the games whose oracle data answers in
 # seconds to minutes (their descriptors say which), ``default`` the game's defaults,
@@ -47,18 +47,17 @@ class EvaluationConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.max_openings < 0:
             raise ValueError(f"max_openings must be >= 0 (0: all), got {self.max_openings}")
-        if self.inference_dtype not in INFERENCE_DTYPES:
-            raise ValueError(f"inference_dtype must be one of {', '.join(INFERENCE_DTYPES)}, "
-                             f"got {self.inference_dtype!r}")
-        if not self.suite_names() and self.suites.strip() not in SUITE_CHOICES:
+        check_dtype(self.inference_dtype, type(self).__name__)
+        if not named_suites(self.suites) and self.suites.strip() not in SUITE_CHOICES:
             raise ValueError(f"suites must be auto, default, none or a list of suite names, got {self.suites!r}")
 
-    def suite_names(self) -> list[str]:
-        """The suites named in ``suites`` ([] for auto, default and none)."""
-        value = self.suites.strip()
-        if value in SUITE_CHOICES:
-            return []
-        return [s.strip() for s in value.split(",") if s.strip()]
+
+def named_suites(suites: str) -> list[str]:
+    """The suite names a ``suites`` setting lists ([] for auto, default and none)."""
+    value = suites.strip()
+    if value in SUITE_CHOICES:
+        return []
+    return [s.strip() for s in value.split(",") if s.strip()]
 
 
 # The fields `launch evaluate` takes as options (the others are a training run's cadence).

@@ -146,8 +146,14 @@ def report_main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_dirs", nargs="+", type=Path)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    return print_report(lambda: write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots"))
+
+
+def print_report(write) -> int:
+    """Run ``write`` (a report's writer, returning its path) for a command line: print the
+    path and return 0, or print the missing file or bad input as one error line and return 2."""
     try:
-        path = write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots")
+        path = write()
     except (FileNotFoundError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -29,7 +29,7 @@ import ray
 import torch
 
 import games
-from evaluation.config import EvaluationConfig
+from evaluation.config import EvaluationConfig, named_suites
 from evaluation.runner import SuiteRunner
 from evaluation.suites import auto_suite_names, suites_for
 from lifecycle import watched
@@ -49,7 +49,7 @@ def chosen_suites(game: str, eval_suites: str) -> list[str] | None | bool:
         return auto_suite_names(game)
     if value == "default":
         return None
-    return [s.strip() for s in value.split(",") if s.strip()]
+    return named_suites(value)
 
 
 def evaluated_suites(game: games.Game, eval_suites: str) -> list:

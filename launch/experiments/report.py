@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +31,7 @@ import numpy as np
 
 from evaluation.metric_keys import parse_metric_key
 from evaluation.metrics import mean_ci
-from evaluation.report import KEY_METRICS, band, fmt_ci, metric_series, metric_slug, write_report
+from evaluation.report import KEY_METRICS, band, fmt_ci, metric_series, metric_slug, print_report, write_report
 from evaluation.run_metrics import read_metrics
 from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE, INFERENCE_DIR, inference_path, match_path
 
@@ -502,15 +501,13 @@ def report_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wandb", choices=("online", "offline"),
                         help="an experiment's figures also as W&B images, in the experiment's group")
     args = parser.parse_args(argv)
-    try:
-        if len(args.run_dirs) == 1 and (args.run_dirs[0] / EXPERIMENT_FILE).is_file():
-            path = write_experiment_report(args.run_dirs[0], args.out)
-            if args.wandb:
-                log_figures_to_wandb(args.run_dirs[0], path.parent, args.wandb)
-        else:
-            path = write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots")
-    except (FileNotFoundError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(path)
-    return 0
+    if not (len(args.run_dirs) == 1 and (args.run_dirs[0] / EXPERIMENT_FILE).is_file()):
+        return print_report(lambda: write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots"))
+
+    def write() -> Path:
+        path = write_experiment_report(args.run_dirs[0], args.out)
+        if args.wandb:
+            log_figures_to_wandb(args.run_dirs[0], path.parent, args.wandb)
+        return path
+
+    return print_report(write)

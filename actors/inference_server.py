@@ -45,7 +45,7 @@ import ray
 
 import games
 from actors.config import SelfPlayConfig
-from lifecycle import watched
+from lifecycle import TASK_EVENTS, watched
 from search.cache import CachedValueFn
 
 
@@ -239,7 +239,8 @@ class _Version(NamedTuple):
         return self.server.work()
 
 
-InferenceActor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1)(watched(InferenceWorker))
+InferenceActor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1, enable_task_events=TASK_EVENTS)(
+    watched(InferenceWorker))
 
 
 class ClientCounts:

@@ -39,7 +39,7 @@ from actors.inference_server import InferenceClient
 from actors.labels import LabelStats, OracleLabeler
 from learner.learner import ALGOS, ValueFunction
 from learner.weights import WeightVersion
-from lifecycle import watched, was_restarted
+from lifecycle import TASK_EVENTS, was_restarted, watched
 from replay.rows import AUX_POLICY
 from replay.service import Stored
 from search.cache import CachedEvaluator, CachedValueFn
@@ -165,6 +165,13 @@ class SelfPlayWorker:
         self.restarted = False
         return out
 
+    def take_restart(self) -> bool:
+        """Whether this actor restarted since a call last reported it (and now it has):
+        the run asks at each checkpoint, so that a restart no collect call answered after
+        (the actor died in the run's last calls) is counted too."""
+        restarted, self.restarted = self.restarted, False
+        return restarted
+
     def get_state(self) -> dict:
         return {"collector": self.collector.get_state(), "calls": self.calls}
 
@@ -180,4 +187,5 @@ class SelfPlayWorker:
         return ray.get_runtime_context().get_node_id()
 
 
-SelfPlayActor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1)(watched(SelfPlayWorker))
+SelfPlayActor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1, enable_task_events=TASK_EVENTS)(
+    watched(SelfPlayWorker))

@@ -32,7 +32,7 @@ import games
 from evaluation.config import EvaluationConfig, named_suites
 from evaluation.runner import SuiteRunner
 from evaluation.suites import auto_suite_names, suites_for
-from lifecycle import watched
+from lifecycle import TASK_EVENTS, watched
 
 # Suites of whole games from every opening, on the evaluation.play_every cadence: on Connect
 # Four they take minutes (1,136 games against the oracle), the states suites seconds.
@@ -98,4 +98,5 @@ class EvaluatorWorker:
         return [s.name for s in self.evaluator.suites if s.kind in PLAY_KINDS]
 
 
-EvaluatorActor = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)(watched(EvaluatorWorker))
+EvaluatorActor = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1, enable_task_events=TASK_EVENTS)(
+    watched(EvaluatorWorker))

@@ -51,6 +51,12 @@ class FaultLedger:
             seen = self._shard_seen[stats.replay_shard]
             seen[stats.replay_incarnation] = max(seen.get(stats.replay_incarnation, 0), stats.replay_total_added)
 
+    def actor_restart_unreported(self, index: int) -> None:
+        """Self-play actor ``index`` restarted and no collect call reported it (it died in
+        a checkpoint's call, or after its last collect): a restart, its lost time unknown."""
+        self.totals["actor_restarts"] += 1
+        print(f"self-play actor {index} restarted (noticed at a checkpoint; the time lost is not counted)", flush=True)
+
     def shard_recoveries(self, recoveries: list[ShardRecovery]) -> None:
         """Notice replay shards that restarted (``ReplayService.recoveries()``), and count
         the rows each lost: those it had taken (as the actors' replies said) beyond the

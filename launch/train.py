@@ -253,6 +253,8 @@ class Run:
         if self.counters.updates == updates_before:
             end["no_update"] = no_update_reason(self.config, self.counters.rows)
         end["checkpoint"] = str(self._checkpoint_path)
+        # Faults since the last record (the final checkpoint counts restarts no call reported).
+        end.update(self.faults.record())
         end["eval_seconds"] = eval_seconds  # of this session (since a resume)
         end["train_seconds"] = time.time() - start - eval_seconds
         # The last row: the run's final state whole (the last iteration's metrics, the final
@@ -296,10 +298,16 @@ class Run:
         updates = self.counters.updates
         snapshots = replay_call(lambda: self.replay.snapshot(str(pair_replay_dir(self.run_dir, updates))))
         learner = self.link.call("state_dict")
+        actor_states = ray.get([a.get_state.remote() for a in self.actors])
+        # Restarts no collect call reported (an actor lost in this call, or after its last
+        # collect): counted now, so that the checkpoint's totals and the run's end row hold them.
+        for i, restarted in enumerate(ray.get([a.take_restart.remote() for a in self.actors])):
+            if restarted:
+                self.faults.actor_restart_unreported(i)
         checkpoint = RunCheckpoint(
             counters=self.counters.as_dict(),  # after the learner call: those of the learner's state
-            learner=learner, actors=to_safe(ray.get([a.get_state.remote() for a in self.actors])),
-            config=self.config.to_json(), faults=dict(self.faults.totals))
+            learner=learner, actors=to_safe(actor_states), config=self.config.to_json(),
+            faults=dict(self.faults.totals))
         path = save_run_checkpoint(checkpoint_path(self.run_dir / "checkpoints", self.counters.updates), checkpoint)
         manifest = commit_pair(self.run_dir, updates, path, snapshots)
         # Restarting shards reload the live files: from now on those of this pair.

@@ -29,7 +29,7 @@ import games
 from learner.checkpoint import LearnerState, latest_checkpoint, load_run_checkpoint
 from learner.config import LearnerConfig
 from learner.learner import Learner
-from lifecycle import watched, was_restarted
+from lifecycle import TASK_EVENTS, was_restarted, watched
 from replay.service import ReplaySampler
 
 log = logging.getLogger(__name__)
@@ -154,4 +154,4 @@ class LearnerWorker:
 
 
 # A restarted learner reloads the newest checkpoint of ``checkpoint_dir`` (see the module doc).
-LearnerActor = ray.remote(max_restarts=-1, max_task_retries=0)(watched(LearnerWorker))
+LearnerActor = ray.remote(max_restarts=-1, max_task_retries=0, enable_task_events=TASK_EVENTS)(watched(LearnerWorker))

@@ -31,6 +31,12 @@ import warnings
 import ray
 
 FORMAT = "%(asctime)s %(levelname)s pid %(process)d %(name)s: %(message)s"
+# The roles' actors are made with ``enable_task_events=TASK_EVENTS``. Ray keeps a record of
+# every task and actor call in the GCS (up to RAY_task_events_max_num_task_in_gcs, 100,000
+# by default, a few KB each): a run makes about a thousand calls a minute, and its head's
+# GCS grew from 61 to 195 MiB in a 30-minute soak (docs/cluster.md). No one reads these
+# calls one by one; the actors' states (alive, restarting, dead) are kept all the same.
+TASK_EVENTS = False
 
 
 def watched(worker: type) -> type:

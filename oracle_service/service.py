@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import ray
 
-from lifecycle import stop, watched
+from lifecycle import TASK_EVENTS, stop, watched
 from oracle_service.answers import Answer
 from oracle_service.chomp_grundy import ChompTable
 from oracle_service.connect4_engines import DEFAULT_ENGINE, make_engine
@@ -393,7 +393,7 @@ class OracleWorker:
         return True
 
 
-OracleReplica = ray.remote(max_restarts=-1, max_task_retries=-1)(watched(OracleWorker))
+OracleReplica = ray.remote(max_restarts=-1, max_task_retries=-1, enable_task_events=TASK_EVENTS)(watched(OracleWorker))
 
 
 class OracleClient:

@@ -34,7 +34,7 @@ import numpy as np
 import ray
 from ray.exceptions import RayActorError
 
-from lifecycle import stop, watched, was_restarted
+from lifecycle import TASK_EVENTS, stop, was_restarted, watched
 from replay.buffer import BufferStats, RingBuffer, SnapshotError
 from replay.rows import Column, check_rows
 
@@ -62,7 +62,7 @@ class ShardRecovery(NamedTuple):
     stats: BufferStats  # the counters it started with
 
 
-@ray.remote
+@ray.remote(enable_task_events=TASK_EVENTS)
 @watched
 class ReplayShard:
     """One ``RingBuffer`` in its own actor; restores ``snapshot_path`` on (re)start if it exists."""

@@ -276,12 +276,15 @@ class GumbelMCTS:
         self.game, self.config, self.gumbel = game, config, gumbel
         self._mcts = MCTS(game, config, root_rule=gumbel_root, interior_rule=gumbel_interior)
 
-    def search(self, state, evaluate, rng, *, reuse=None) -> SearchResult:
+    def search(self, state, evaluate, rng, *, reuse=None, gumbel=None) -> SearchResult:
         """One search from each of the B root states (none terminal), with one Generator.
         ``reuse``: a ``search.reuse.TreeReuse`` (as ``MCTS.search``'s): a root found there
         starts from its kept subtree, the Sequential Halving of this search's simulations
         running over the visits it adds (the paper has no tree reuse; this keeps its
-        schedule for the new budget while the completed Q-values use every visit)."""
+        schedule for the new budget while the completed Q-values use every visit).
+        ``gumbel``: the roots' standard Gumbel draws [B, A] to use (scaled by
+        ``gumbel_scale`` as drawn ones are) instead of drawing them from ``rng``: given
+        noise, as the tests against mctx feed it its own."""
         if not isinstance(rng, np.random.Generator):
             raise ValueError("GumbelMCTS.search: rng must be one numpy Generator")
         mcts, A, simulations = self._mcts, self.game.num_actions, self.config.simulations
@@ -290,7 +293,11 @@ class GumbelMCTS:
         before = root_edge_visits(tree)  # [B, A]: a reused root's, 0 for a fresh one
         legal = tree.legal[:, 0].copy()
         logits = masked_logits(tree.prior[:, 0], legal)
-        gumbel = self.gumbel.gumbel_scale * rng.gumbel(size=(B, A))
+        if gumbel is None:
+            gumbel = rng.gumbel(size=(B, A))
+        elif np.shape(gumbel) != (B, A):
+            raise ValueError(f"GumbelMCTS.search: gumbel must have shape ({B}, {A}), got {np.shape(gumbel)}")
+        gumbel = self.gumbel.gumbel_scale * np.asarray(gumbel, np.float64)
         considered = np.minimum(self.gumbel.max_considered, legal.sum(axis=1))  # [B]
         schedule = considered_visit_table(self.gumbel.max_considered, simulations)[considered]  # [B, S]
         params = GumbelParams(float(self.gumbel.value_scale), float(self.gumbel.maxvisit_init),

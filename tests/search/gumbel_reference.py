@@ -1,12 +1,14 @@
 """Reference answers of mctx (DeepMind's JAX MCTS library, the Gumbel paper's own
-implementation) for tests/search/test_gumbel.py, written to data/gumbel_mctx.npz.
+implementation) for tests/search/test_gumbel.py, written to data/gumbel_mctx.npz (the
+search's pieces) and data/gumbel_mctx_search.npz (whole searches).
 
 mctx and JAX are not dependencies of this project (JAX's CPU build alone is ~90 MB), so
 the answers are computed once and committed; to compute them again, in any environment
 with mctx (tested with mctx 0.0.71, jax 0.10.2):
 
     python -m venv /tmp/mctxenv && /tmp/mctxenv/bin/pip install mctx "jax[cpu]"
-    /tmp/mctxenv/bin/python tests/search/gumbel_reference.py
+    /tmp/mctxenv/bin/python tests/search/gumbel_reference.py            # both files
+    /tmp/mctxenv/bin/python tests/search/gumbel_reference.py search     # or one: pieces, search
 
 Inputs are random (seeded) and written beside the answers, so the test feeds our code
 exactly what mctx saw:
@@ -18,11 +20,23 @@ exactly what mctx saw:
 - ``policy/*``: the final action and ``action_weights`` of ``gumbel_muzero_policy`` on a
   one-node search (1 simulation budget is not used: the summary of the given root stats
   is computed as mctx's policy does after its search).
+
+and in gumbel_mctx_search.npz, whole runs of ``gumbel_muzero_policy`` on a synthetic
+environment given as tables over K node ids (``env/*``): the child ``child[n, a]`` of node
+``n`` by action ``a``, the reward of that move for its mover, whether it ends the game
+(``done``: mctx's discount 0 on that edge, else -1), and each node's prior logits and
+value. Nodes 0..B-1 are the B roots (``env/invalid`` [B, A]: their invalid actions); no
+child is a root, and every action below the roots is valid (mctx masks only the root).
+``gumbel`` [B, A] is the noise mctx drew (one key for every run), and for each simulation
+budget n and ``max_num_considered_actions`` m, ``n{n}_m{m}/*`` holds the chosen
+``action`` [B], the improved policy ``weights`` [B, A], the root's ``visits`` [B, A] and
+the root's mean ``value`` [B].
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from pathlib import Path
 
 import jax
@@ -32,7 +46,11 @@ import numpy as np
 from mctx._src import action_selection, seq_halving
 
 OUT = Path(__file__).with_name("data") / "gumbel_mctx.npz"
+OUT_SEARCH = Path(__file__).with_name("data") / "gumbel_mctx_search.npz"
 B, A = 64, 7
+# The whole searches: trees, actions, node ids, budgets, considered actions (16 > A: all).
+SEARCH_B, SEARCH_A, SEARCH_K = 32, 8, 384
+BUDGETS, CONSIDERED = (1, 2, 4, 8, 16, 32), (1, 2, 3, 4, 16)
 
 
 def one_node_tree(prior_logits, visits, values, rewards, raw_value, invalid):
@@ -58,7 +76,7 @@ def one_node_tree(prior_logits, visits, values, rewards, raw_value, invalid):
         extra_data=None)
 
 
-def main() -> None:
+def pieces() -> None:
     rng = np.random.default_rng(2022)
     out: dict[str, np.ndarray] = {}
     for m in range(1, 17):
@@ -102,5 +120,63 @@ def main() -> None:
     print(f"{OUT}: {len(out)} arrays, mctx {mctx.__version__}, jax {jax.__version__}")
 
 
+def search_environment(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """The tables of the synthetic environment (see the module docstring)."""
+    b, a, k = SEARCH_B, SEARCH_A, SEARCH_K
+    invalid = rng.random((b, a)) < 0.3
+    invalid[np.arange(b), rng.integers(a, size=b)] = False  # at least one valid action
+    invalid[0] = True
+    invalid[0, 3] = False  # one root with a single valid action
+    invalid[1] = [False, True] * (a // 2)  # one with two
+    done = rng.random((k, a)) < 0.12
+    reward = np.where(done, rng.choice([-1.0, 0.0, 1.0], (k, a)),
+                      np.where(rng.random((k, a)) < 0.3, rng.uniform(-0.3, 0.3, (k, a)), 0.0))
+    return {"env/child": rng.integers(b, k, (k, a)).astype(np.int16),  # never a root
+            "env/reward": reward.astype(np.float32), "env/done": done,
+            "env/logits": rng.normal(0, 1.5, (k, a)).astype(np.float32),
+            "env/value": rng.uniform(-1, 1, k).astype(np.float32), "env/invalid": invalid}
+
+
+def whole_search() -> None:
+    env = search_environment(np.random.default_rng(40))
+    child, reward, done = (jnp.asarray(env[f"env/{name}"]) for name in ("child", "reward", "done"))
+    logits, value = jnp.asarray(env["env/logits"]), jnp.asarray(env["env/value"])
+    roots = jnp.arange(SEARCH_B, dtype=jnp.int32)
+
+    def recurrent_fn(params, rng_key, action, node):
+        """One move from the nodes ``node`` [B]: two players, zero sum (discount -1), a
+        move that ends the game has discount 0 (what follows it counts for nothing)."""
+        del params, rng_key
+        nxt = child[node, action].astype(jnp.int32)
+        out = mctx.RecurrentFnOutput(reward=reward[node, action], discount=jnp.where(done[node, action], 0.0, -1.0),
+                                     prior_logits=logits[nxt], value=value[nxt])
+        return out, nxt
+
+    root = mctx.RootFnOutput(prior_logits=logits[roots], value=value[roots], embedding=roots)
+    invalid = jnp.asarray(env["env/invalid"])
+    key = jax.random.PRNGKey(40)
+    out = dict(env)
+    for n in BUDGETS:
+        for m in CONSIDERED:
+            policy = jax.jit(functools.partial(mctx.gumbel_muzero_policy, num_simulations=n,
+                                               max_num_considered_actions=m, recurrent_fn=recurrent_fn))
+            result = policy(None, key, root, invalid_actions=invalid)
+            gumbel = np.asarray(result.search_tree.extra_data.root_gumbel)
+            if "gumbel" not in out:
+                out["gumbel"] = gumbel
+            assert np.array_equal(out["gumbel"], gumbel)  # one key, the same noise in every run
+            summary = result.search_tree.summary()
+            out[f"n{n}_m{m}/action"] = np.asarray(result.action, np.int8)
+            out[f"n{n}_m{m}/weights"] = np.asarray(result.action_weights, np.float32)
+            out[f"n{n}_m{m}/visits"] = np.asarray(summary.visit_counts, np.int8)
+            out[f"n{n}_m{m}/value"] = np.asarray(summary.value, np.float32)
+    np.savez_compressed(OUT_SEARCH, **out)
+    print(f"{OUT_SEARCH}: {len(out)} arrays, mctx {mctx.__version__}, jax {jax.__version__}")
+
+
 if __name__ == "__main__":
-    main()
+    chosen = sys.argv[1:] or ["pieces", "search"]
+    if "pieces" in chosen:
+        pieces()
+    if "search" in chosen:
+        whole_search()

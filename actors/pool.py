@@ -25,6 +25,7 @@ AZAL, where about a third of the leaves repeat but the speed-up is not shown
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,6 +75,7 @@ class CollectStats:
     # (the others were repeats within a call or answered from an earlier one); 0 when off.
     cache_lookups: int = 0
     cache_evaluated: int = 0
+    actor_incarnation: str = ""  # new at each start of this actor's process (restarts counted once)
 
 
 class SelfPlayWorker:
@@ -118,7 +120,9 @@ class SelfPlayWorker:
                                                 search=config.search, gumbel=config.gumbel)
         self.version = -1
         self.calls = 0  # rotates the replay shard this actor writes to
-        self.restarted = was_restarted()  # reported by the next collect call
+        self.incarnation = uuid.uuid4().hex[:12]
+        self.restarted = was_restarted()  # reported by the next collect call, with the time it lost
+        self.is_restart = self.restarted
 
     def collect(self, weights: list[WeightVersion], steps: int, deadline: float | None = None) -> CollectStats:
         """``steps`` steps of every environment with the weights of ``weights[0]``
@@ -161,16 +165,16 @@ class SelfPlayWorker:
             labels=None if labeler is None else labeler.stats().since(labels_before),
             labelled_rows=int((rows[AUX_POLICY].sum(1) > 0).sum()) if labeler is not None else 0,
             cache_lookups=cache.lookups - lookups_before if cache is not None else 0,
-            cache_evaluated=cache.evaluated - evaluated_before if cache is not None else 0)
+            cache_evaluated=cache.evaluated - evaluated_before if cache is not None else 0,
+            actor_incarnation=self.incarnation)
         self.restarted = False
         return out
 
-    def take_restart(self) -> bool:
-        """Whether this actor restarted since a call last reported it (and now it has):
-        the run asks at each checkpoint, so that a restart no collect call answered after
-        (the actor died in the run's last calls) is counted too."""
-        restarted, self.restarted = self.restarted, False
-        return restarted
+    def restart_incarnation(self) -> str | None:
+        """This process's incarnation if Ray restarted it, else None. The run asks at each
+        checkpoint, so that a restart no collect call reported (the actor died in the run's
+        last calls) is counted too; the incarnation keeps it from being counted twice."""
+        return self.incarnation if self.is_restart else None
 
     def get_state(self) -> dict:
         return {"collector": self.collector.get_state(), "calls": self.calls}

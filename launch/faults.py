@@ -28,6 +28,9 @@ class FaultLedger:
         # the actors' replies), to count the rows a restart lost.
         self._shard_incarnation = list(shard_incarnations)
         self._shard_seen: list[dict[str, int]] = [{} for _ in shard_incarnations]
+        # (actor index, incarnation) of the actor restarts counted: a collect call and a
+        # checkpoint's question may both see one restart.
+        self._actor_restarts: set[tuple[int, str]] = set()
 
     def restore(self, totals: dict) -> None:
         """Go on from the run's totals of a checkpoint (names it lacks stay 0); they are
@@ -42,7 +45,7 @@ class FaultLedger:
         """One collection call of ``wall`` seconds (submit to result) answered ``stats``."""
         if stats.restarted:
             lost = max(0.0, wall - stats.seconds)
-            self.totals["actor_restarts"] += 1
+            self._count_actor_restart(stats.index, stats.actor_incarnation)
             self.totals["seconds_lost"] += lost
             print(f"self-play actor {stats.index} restarted; its call took {wall:.1f} s ({lost:.1f} s lost)",
                   flush=True)
@@ -51,11 +54,19 @@ class FaultLedger:
             seen = self._shard_seen[stats.replay_shard]
             seen[stats.replay_incarnation] = max(seen.get(stats.replay_incarnation, 0), stats.replay_total_added)
 
-    def actor_restart_unreported(self, index: int) -> None:
-        """Self-play actor ``index`` restarted and no collect call reported it (it died in
-        a checkpoint's call, or after its last collect): a restart, its lost time unknown."""
+    def actor_restarted(self, index: int, incarnation: str) -> None:
+        """Self-play actor ``index`` is the restarted process ``incarnation`` (a checkpoint
+        asked): a restart unless a collect call counted it already. Its lost time is counted
+        by the collect call that follows, if one does."""
+        if self._count_actor_restart(index, incarnation):
+            print(f"self-play actor {index} restarted (noticed at a checkpoint)", flush=True)
+
+    def _count_actor_restart(self, index: int, incarnation: str) -> bool:
+        if incarnation and (index, incarnation) in self._actor_restarts:
+            return False
+        self._actor_restarts.add((index, incarnation))
         self.totals["actor_restarts"] += 1
-        print(f"self-play actor {index} restarted (noticed at a checkpoint; the time lost is not counted)", flush=True)
+        return True
 
     def shard_recoveries(self, recoveries: list[ShardRecovery]) -> None:
         """Notice replay shards that restarted (``ReplayService.recoveries()``), and count

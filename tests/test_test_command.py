@@ -1,6 +1,6 @@
 """The README's test command sets up what the tests need by itself: `make test` runs
 .ci/system-deps (the Debian packages, installed as root where missing) before .venv and
-pytest, and .ci/run is `make test` and nothing else that installs.
+pytest, and .ci/run is `make test` and the local cluster check, nothing else that installs.
 
 .ci/system-deps runs here with a PATH of fakes only: `id` says who we are, `apt-get`
 records its arguments, and empty executables stand for the tools the tests use."""
@@ -94,7 +94,10 @@ def test_not_as_root_it_installs_nothing_and_names_each_missing_package(tmp_path
 def test_ci_run_is_make_test_and_installs_nothing_itself():
     commands = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
                 if line.strip() and not line.lstrip().startswith("#")]
-    assert commands[-1] == "make test", commands
+    # make test first, then the local cluster check (docs/cluster.md), last.
+    assert "make test" in commands, commands
+    assert commands[-1].startswith("bash deploy/local-cluster/check.sh --updates "), commands
+    assert commands.index("make test") < len(commands) - 1
     assert not any("apt-get" in c or "system-deps" in c for c in commands), commands
 
 

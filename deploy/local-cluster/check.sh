@@ -4,23 +4,27 @@
 # lose a worker host halfway (every process of it killed) and bring it back, wait for the
 # job, keep `ray status` and the job's logs, `ray down`, remove the hosts. Prints one JSON
 # line; exits non-zero when the job did not succeed or the lost host was not counted.
+# The job's budget is --minutes of training, or --updates (CI's: a loaded machine then
+# takes longer instead of ending the job before the host is lost).
 # Cleans up (hosts, namespaces, port forward) even when a step fails. Root only.
 #
-#   bash deploy/local-cluster/check.sh --minutes M [--keep-logs DIR] [--lose worker|learner]
+#   bash deploy/local-cluster/check.sh --minutes M | --updates U [--keep-logs DIR] [--lose worker|learner]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-minutes=1.5 logs="" lose=worker
+minutes=1.5 updates="" logs="" lose=worker
 while [[ $# -gt 0 ]]; do
     case $1 in
         --minutes) minutes=$2; shift 2 ;;
+        --updates) updates=$2; shift 2 ;;
         --keep-logs) logs=$2; shift 2 ;;
         --lose) lose=$2; shift 2 ;;
-        *) echo "check.sh: unknown argument $1 (--minutes M, --keep-logs DIR, --lose worker|learner)" >&2; exit 2 ;;
+        *) echo "check.sh: unknown argument $1 (--minutes M | --updates U, --keep-logs DIR, --lose worker|learner)" >&2; exit 2 ;;
     esac
 done
 case $lose in worker) role=SelfPlayWorker ;; learner) role=LearnerWorker ;; *) echo "check.sh: --lose worker|learner" >&2; exit 2 ;; esac
-victim=""
+victim="" job_at_loss=""
+if [[ -n $updates ]]; then budget="--updates $updates"; else budget="--minutes $minutes"; fi
 
 export LOCAL_CLUSTER_STATE=${LOCAL_CLUSTER_STATE:-/var/tmp/selfplay-cluster}
 state=$LOCAL_CLUSTER_STATE
@@ -62,7 +66,12 @@ make_cluster() {
     chmod 600 "$state/auth_token" "$state/redis_password"
     mkdir -p "$state/sp-h2/home/.selfplay" "$state/shared/runs"
     touch "$state/sp-h2/home/.selfplay/learner-host"  # sp-h2 declares `learner`
-    "$py" "$here/make_config.py" "$state" >"$config"
+    # What ray up syncs: the checkout's own files (tracked, and untracked but not ignored),
+    # not its .venv and runs/, which ray up would read whole to hash (make_config.py).
+    mkdir -p "$state/src"
+    git -C "$repo" ls-files -co --exclude-standard -z |
+        rsync -a --from0 --files-from=- --ignore-missing-args "$repo/" "$state/src/"
+    "$py" "$here/make_config.py" "$state" "$state/src" >"$config"
 }
 
 alive_nodes() {
@@ -86,13 +95,13 @@ job_status() {  # RUNNING etc. while running: "Status for job ..."; at the end "
         -e "s/.*Job 'check' \(succeeded\|failed\|stopped\).*/\U\1/p" | tail -1
 }
 
-halfway() {  # wait until the run has trained half its budget (its records' "elapsed")
-    local metrics=$state/shared/runs/check/metrics.jsonl deadline=$(($(date +%s) + $1)) half
-    half=$("$py" -c "print($minutes * 30)")
+halfway() {  # wait until the run has trained half its budget (its records' updates or "elapsed")
+    local metrics=$state/shared/runs/check/metrics.jsonl deadline=$(($(date +%s) + $1)) key half
+    if [[ -n $updates ]]; then key=updates half=$((updates / 2)); else key=elapsed half=$("$py" -c "print($minutes * 30)"); fi
     while (($(date +%s) < deadline)); do
         if [[ -s $metrics ]] && "$py" -c "import json, sys
 last = json.loads(open('$metrics').read().splitlines()[-1])
-sys.exit(0 if last.get('elapsed', 0) >= $half and last.get('updates', 0) > 0 else 1)"; then return 0; fi
+sys.exit(0 if last.get('$key', 0) >= $half and last.get('updates', 0) > 0 else 1)"; then return 0; fi
         [[ $(job_status) =~ ^(FAILED|STOPPED|SUCCEEDED)$ ]] && break
         sleep 2
     done
@@ -116,6 +125,7 @@ lose_host() {
     victim=$(host_of "$role")
     log "cutting $victim off: every process of the host killed"
     bash "$here/hosts.sh" kill "$victim"
+    job_at_loss=$(job_status)  # RUNNING, or the loss came too late to be under the job
     sleep 15
     log "$victim back (sshd); Ray's autoscaler restarts Ray on it"
     bash "$here/hosts.sh" start "$victim"
@@ -151,14 +161,14 @@ for _ in $(seq 60); do curl -sf -o /dev/null "$dashboard" && break; sleep 1; don
 run=$state/shared/runs/check
 # One shell word after --: `ray job submit` quotes each word of the entrypoint separately.
 "$ray_cli" job submit --address "$dashboard" --submission-id check --no-wait -- bash -c \
-    "cd ~/selfplay && .venv/bin/python -m launch --algo avi --game connect4 --preset small --minutes $minutes \
+    "cd ~/selfplay && .venv/bin/python -m launch --algo avi --game connect4 --preset small $budget \
     --address auto --wandb disabled --run-dir $run --set actors.num_actors=2 --set evaluation.suites=none" \
     >"$state/job_submit.log" 2>&1 || { log "ray job submit failed; see $state/job_submit.log"; exit 1; }
 halfway 300
 lose_host
 wait_nodes 4 180 || true
 host_back_nodes=$(alive_nodes)
-job=$(wait_job $("$py" -c "print(round($minutes * 60 + 300))"))
+job=$(wait_job $(if [[ -n $updates ]]; then echo $((updates * 10 + 300)); else "$py" -c "print(round($minutes * 60 + 300))"; fi))
 ray_status end
 "$ray_cli" job logs --address "$dashboard" check >"$state/job_logs.txt" 2>&1 || true
 log "job $job"
@@ -172,5 +182,5 @@ for ip in 10.77.0.12 10.77.0.13 10.77.0.14; do
     left=$((left + ${n:-0}))
 done
 "$py" "$here/summary.py" "$run/metrics.jsonl" --hosts 4 --ray-up-seconds "$ray_up_seconds" --job-status "$job" \
-    --lost-host "$victim" --nodes-after-return "$host_back_nodes" --workers-left-running "$left" \
+    --lost-host "$victim" --job-at-loss "${job_at_loss:-none}" --nodes-after-return "$host_back_nodes" --workers-left-running "$left" \
     --seconds $(($(date +%s) - t0))

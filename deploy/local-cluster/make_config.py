@@ -2,7 +2,14 @@
 the hosts' addresses, the generated SSH key and secrets, and the few changes these hosts
 need, each stated here with its reason. Printed to stdout.
 
-    python deploy/local-cluster/make_config.py STATE_DIR > cluster.yaml
+    python deploy/local-cluster/make_config.py STATE_DIR [SOURCE_DIR] > cluster.yaml
+
+SOURCE_DIR is the tree `ray up` syncs to each host's ~/selfplay (default: this checkout).
+check.sh passes a copy of the checkout's own files (tracked, and untracked but not
+ignored), since `ray up` reads every file under the mount's source to hash it (its
+rsync_filter does not apply to the hash): the checkout's .venv and runs/ are gigabytes,
+and a file a running training deletes meanwhile (an old checkpoint) failed `ray up` with
+FileNotFoundError.
 """
 
 from __future__ import annotations
@@ -57,7 +64,7 @@ def _start(command: str, extra: str) -> str:
                            f"--object-store-memory={OBJECT_STORE_BYTES} {extra}", 1)
 
 
-def make_config(state: Path) -> dict:
+def make_config(state: Path, source: Path = REPO) -> dict:
     base = yaml.safe_load((REPO / "deploy" / "cluster-local.yaml").read_text())
     hosts = [line.split() for line in (state / "hosts").read_text().splitlines() if line.strip()]
     if len(hosts) < 2:
@@ -68,7 +75,7 @@ def make_config(state: Path) -> dict:
     config["cluster_name"] = "selfplay-localcheck"
     config["provider"] = {"type": "local", "head_ip": hosts[0][1], "worker_ips": [h[1] for h in hosts[1:]]}
     config["auth"] = {"ssh_user": "root", "ssh_private_key": str(state / "id_ed25519")}
-    config["file_mounts"] = {"~/selfplay": f"{REPO}/", "~/.ray/auth_token": str(state / "auth_token"),
+    config["file_mounts"] = {"~/selfplay": f"{source}/", "~/.ray/auth_token": str(state / "auth_token"),
                              "~/.selfplay/redis_password": str(state / "redis_password")}
     config["setup_commands"] = _setup(base["setup_commands"], python, packages)
     config["head_start_ray_commands"] = [_start(c, "") for c in base["head_start_ray_commands"]]
@@ -78,6 +85,6 @@ def make_config(state: Path) -> dict:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         raise SystemExit(__doc__)
-    yaml.safe_dump(make_config(Path(sys.argv[1])), sys.stdout, sort_keys=False, width=200)
+    yaml.safe_dump(make_config(*map(Path, sys.argv[1:])), sys.stdout, sort_keys=False, width=200)

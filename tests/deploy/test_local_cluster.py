@@ -90,3 +90,11 @@ def test_the_summary_fails_a_bad_run(tmp_path, change, problem):
 def test_a_host_loss_that_no_fault_counts_fails(tmp_path):
     rc, out, err = summary(tmp_path, [{**LAST, "faults/actor_restarts_total": 0}])
     assert rc == 1 and out["restarts"] == 0 and "was not counted in faults/*" in err
+
+
+def test_a_host_lost_after_the_job_ended_is_named_as_such(tmp_path):
+    """A budget that ends before the host is cut off checks nothing: the verdict says so,
+    rather than blaming the fault counts."""
+    rc, out, err = summary(tmp_path, [{**LAST, "faults/actor_restarts_total": 0}], **{"job-at-loss": "SUCCEEDED"})
+    assert rc == 1 and out["job_at_loss"] == "SUCCEEDED"
+    assert "was lost when the job was SUCCEEDED, not under it" in err and "not counted" not in err

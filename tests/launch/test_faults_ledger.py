@@ -11,11 +11,12 @@ from replay.buffer import BufferStats
 from replay.service import ShardRecovery
 
 
-def stats(*, index=0, restarted=False, seconds=1.0, add_failures=0, shard=0, total_added=0, incarnation="a"):
+def stats(*, index=0, restarted=False, seconds=1.0, add_failures=0, shard=0, total_added=0, incarnation="a",
+          actor_incarnation=""):
     return CollectStats(index=index, rows=4, positions=4, version=0, games_finished=0, seconds=seconds,
                         forward_samples=0, timings={}, target_mean=0.0, target_std=0.0, restarted=restarted,
                         replay_add_failures=add_failures, replay_shard=shard, replay_total_added=total_added,
-                        replay_incarnation=incarnation)
+                        replay_incarnation=incarnation, actor_incarnation=actor_incarnation)
 
 
 def recovery(incarnation, total_added, size=0, restored_from=None):
@@ -38,6 +39,23 @@ def test_an_actor_restart_counts_the_seconds_its_call_waited(capsys):
     assert again["faults/actor_restarts"] == 0 and again["faults/actor_restarts_total"] == 1
     assert set(again) == {f"faults/{k}" for k in FAULTS} | {f"faults/{k}_total" for k in FAULTS}
 
+
+
+def test_an_actor_restart_seen_by_a_checkpoint_and_a_collect_counts_once(capsys):
+    ledger = FaultLedger(["a"])
+    ledger.actor_restarted(1, "p2")  # the checkpoint's question came first
+    ledger.actor_call(stats(index=1, restarted=True, seconds=2.0, actor_incarnation="p2"), wall=6.0)
+    record = ledger.record()
+    assert record["faults/actor_restarts"] == 1  # once, and the collect's wait is still counted
+    assert record["faults/seconds_lost"] == pytest.approx(4.0)
+    ledger.actor_restarted(1, "p2")  # asked again at the next checkpoint: the same process
+    assert ledger.record()["faults/actor_restarts"] == 0
+    ledger.actor_call(stats(index=1, restarted=True, seconds=1.0, actor_incarnation="p3"), wall=1.5)
+    ledger.actor_restarted(1, "p3")  # a second restart, counted by its collect first
+    ledger.actor_restarted(0, "q2")  # and another actor's, seen by a checkpoint only
+    record = ledger.record()
+    assert record["faults/actor_restarts"] == 2 and record["faults/actor_restarts_total"] == 3
+    assert "self-play actor 0 restarted (noticed at a checkpoint)" in capsys.readouterr().out
 
 def test_a_shard_restart_loses_the_rows_stored_since_its_snapshot(capsys):
     ledger = FaultLedger(["a", "b"])

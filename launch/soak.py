@@ -1,12 +1,25 @@
 """A soak: one training run on embedded Ray for a given time, with a random fault every
 N seconds, then the checks of issue 39 (docs/cluster.md), printed as one JSON line.
 
-    python -m launch.soak --minutes 30 --fault-every 120 [--game connect4] [--run-dir DIR]
+    python -m launch.soak --minutes 30 --fault-every 120 [--game connect4] [--run-dir DIR] [--hosts N]
 
 Faults, one at random each time (hard kills, Ray restarts the process): a self-play
 actor, a replay shard, the learner, an oracle replica, the Redis store of solved
 positions (its server SIGKILLed, started again 5 s later on the same port and data).
-A whole host is lost only on the local cluster (deploy/local-cluster/check.sh).
+
+``--hosts N`` (N >= 2) runs on a multi-node Ray on this machine
+(``ray.cluster_utils.Cluster``, :class:`Hosts`) instead of the embedded one: a head
+declaring ``learner``, ``replay`` and ``oracle`` (the learner, the replay shards, the
+oracle replica; the evaluator and the driver are there too) and N-1 hosts declaring
+``actor``, each with CPUs enough for the self-play actors of a lost one
+(``launch/placement.py`` confines each role by these resources). The faults then include
+a whole ``host``: the node running a live self-play actor (or, with none, a random
+host) is killed hard, every process of it (raylet, object store, workers), and 15 s
+later a fresh node with the same resources joins (the host coming back). The head is
+never lost: without GCS fault tolerance (an external Redis for the GCS), losing the head
+ends any Ray cluster, so it is no fault a run could survive. Health checks are shortened
+(:data:`HEALTH`) so that Ray notices a lost node in seconds. The local cluster
+(``deploy/local-cluster/check.sh``) loses a host of a real ``ray up`` cluster.
 
 Checks at the end: the run spent its budget; the rows lost equal the rows counted lost
 (rows the run counted inserted, minus the rows the shards say they were ever given, is
@@ -14,12 +27,25 @@ Checks at the end: the run spent its budget; the rows lost equal the rows counte
 the end is within 20% of its memory after the first 5 minutes (or the first quarter of a
 shorter soak); every checkpoint verifies and the newest snapshot/checkpoint pair is
 complete; a resume continues from the last pair. Exit status 1 when a check fails.
+
+Memory with ``--hosts``: every node's processes are the driver's descendants (Cluster
+starts each node's raylet, whose children are that node's workers and agents), so a role
+sums over all nodes (N raylets, N dashboard agents, the self-play workers wherever they
+run). A lost host's processes are all killed with it, its workers included (workers
+whose raylet had died were seen still running minutes later, holding memory outside
+the driver's tree, uncounted), and its raylet is reaped (``remove_node`` waits for it), so no
+orphan or zombie is counted; the host that returns brings back one raylet and its agents,
+and the self-play actors restart on whichever hosts have room, so each role has the same
+processes at the end as at the baseline. The evaluator goes to the head
+(:func:`evaluator_on`): asking for no resource, Ray would put it on any node.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
 import os
 import random
 import secrets
@@ -30,9 +56,11 @@ import subprocess
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import ray
+from ray._private import ray_constants
 
 from launch.config import resolve
 from launch.run_dir import latest_pair, prepare_run_dir, resumed_config
@@ -40,6 +68,13 @@ from learner.checkpoint import CorruptCheckpointError, list_checkpoints, verify_
 from lifecycle.ray_start import start_ray
 
 FAULTS = ("actor", "replay", "learner", "oracle", "redis")
+HOST_FAULT = "host"
+HOST_DOWN_S = 15.0  # from a host's loss to a fresh node joining in its place
+HEAD_CPUS = 3  # the learner's and the oracle replica's CPU, and one spare (the evaluator asks none)
+STORE = 200 * 1024 * 1024  # object store of each node of --hosts
+# Ray notices a lost node after ~3 s (3 missed checks of 1 s) rather than the default ~16 s.
+HEALTH = {"health_check_initial_delay_ms": 1000, "health_check_period_ms": 1000, "health_check_timeout_ms": 1000,
+          "health_check_failure_threshold": 3}
 MEMORY_TOLERANCE = 0.20
 SOAK_CPUS = 6
 BASELINE_SECONDS = 300.0  # "after the first five minutes"
@@ -104,9 +139,10 @@ def _processes() -> dict[int, tuple[int, str, int]]:
 
 
 def _role(cmdline: str) -> str | None:
-    """The role of a Ray process: a worker's title ``ray::ClassName...``, or Ray's daemons."""
+    """The role of a Ray process: a worker's title ``ray::ClassName...`` (``ray::name:ClassName...``
+    while a named actor starts), or Ray's daemons."""
     if cmdline.startswith("ray::"):
-        return cmdline[5:].split(".")[0].split(" ")[0]
+        return cmdline[5:].split(" ")[0].rsplit(":", 1)[-1].split(".")[0]
     program = cmdline.split(" ")[0]
     return next((name for name in ("raylet", "gcs_server", "redis-server") if program.endswith(name)), None)
 
@@ -114,26 +150,194 @@ def _role(cmdline: str) -> str | None:
 def memory_by_role() -> dict[str, int]:
     """RSS in bytes summed per role over this process's descendants, and the driver's."""
     procs = _processes()
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in procs.items():
-        children.setdefault(ppid, []).append(pid)
     out = {"driver": procs.get(os.getpid(), (0, "", 0))[2]}
-    stack = list(children.get(os.getpid(), []))
-    while stack:
-        pid = stack.pop()
-        stack.extend(children.get(pid, []))
+    for pid in _descendants(os.getpid(), procs):
         role = _role(procs[pid][1])
         if role is not None and role != "IDLE":
             out[role] = out.get(role, 0) + procs[pid][2]
     return out
 
 
+def fault_kinds(hosts: int) -> tuple[str, ...]:
+    """The faults the soak draws from: a whole host too where there are hosts to lose."""
+    return (*FAULTS, HOST_FAULT) if hosts >= 2 else FAULTS
+
+
+def host_cpus(hosts: int, num_actors: int, actor_cpus: float = 1) -> float:
+    """The CPUs of each of ``hosts - 1`` actor hosts: while one is lost, the others take its
+    self-play actors (all of them where there is one actor host: they wait for it to return)."""
+    survivors = max(1, hosts - 2)
+    return math.ceil(num_actors / survivors) * actor_cpus
+
+
+def _start_time(pid: int) -> str | None:
+    """The start time of ``pid`` (field 22 of /proc/pid/stat): a pid is reused, a start time not."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _descendants(root: int, procs: dict[int, tuple[int, str, int]]) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    out, stack = [], list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        out.append(pid)
+        stack.extend(children.get(pid, []))
+    return out
+
+
+class Hosts:
+    """A multi-node Ray on this machine (``ray.cluster_utils.Cluster``): the head with the
+    roles that are never lost, and ``hosts - 1`` actor hosts, one of which :meth:`lose`
+    kills and brings back. Token auth stays off for this in-process cluster."""
+
+    def __init__(self, hosts: int, num_actors: int):
+        from ray.cluster_utils import Cluster
+
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+        _sigterm_handlers_from_main_thread_only()
+        self.host_args = {"num_cpus": host_cpus(hosts, num_actors), "resources": {"actor": 1},
+                          "object_store_memory": STORE}
+        self.cluster = Cluster(initialize_head=True, head_node_args={
+            "num_cpus": HEAD_CPUS, "resources": {"learner": 1, "replay": 1, "oracle": 1}, "object_store_memory": STORE,
+            "include_dashboard": False, "_system_config": HEALTH})
+        # Every host is started by one thread that lives as long as the cluster: Ray starts
+        # a node's processes to die with the thread that started them (PR_SET_PDEATHSIG),
+        # so a host started by the injector's thread would die when that thread ends.
+        self.starter = ThreadPoolExecutor(1, thread_name_prefix="soak-hosts")
+        self.nodes = [self._add() for _ in range(hosts - 1)]
+        start_ray(self.cluster.address)
+        self.cluster.wait_for_nodes()
+        self.lost: list[dict] = []
+
+    def _add(self):
+        return self.starter.submit(self.cluster.add_node, **self.host_args).result(timeout=300)
+
+    def names(self) -> dict[str, str]:
+        """node id -> ``head`` or ``host<i>`` (its slot; a host that returns keeps it)."""
+        return {self.cluster.head_node.node_id: "head", **{n.node_id: f"host{i}" for i, n in enumerate(self.nodes)}}
+
+    def placement(self) -> dict[str, list[str]]:
+        """Where each live actor of the run is: class name -> the names of their nodes."""
+        from ray._private import state  # the GCS's actor table (no dashboard needed)
+
+        names, out = self.names(), {}
+        for actor in state.actors().values():
+            if actor["State"] == "ALIVE":
+                out.setdefault(actor["ActorClassName"], []).append(names.get(actor["Address"]["NodeID"], "gone"))
+        return {k: sorted(v) for k, v in sorted(out.items())}
+
+    def choose(self, rng: random.Random) -> int:
+        """The slot of the host to lose: one running a live self-play actor, else any."""
+        from ray._private import state
+
+        ids = {n.node_id: i for i, n in enumerate(self.nodes)}
+        busy = sorted({ids[a["Address"]["NodeID"]] for a in state.actors().values()
+                       if a["State"] == "ALIVE" and "SelfPlay" in a["ActorClassName"] and a["Address"]["NodeID"] in ids})
+        return rng.choice(busy or list(range(len(self.nodes))))
+
+    def lose(self, rng: random.Random) -> str:
+        """Kill a host hard, every process of it, and 15 s later start a fresh one in its place."""
+        slot = self.choose(rng)
+        node = self.nodes[slot]
+        began = time.monotonic()
+        raylet = node.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid
+        # Its workers are the raylet's children, which remove_node does not know: killed
+        # here with it (a lost host loses them all), not left to exit when they notice.
+        workers = [(pid, _start_time(pid)) for pid in _descendants(raylet, _processes())]
+        self.cluster.remove_node(node, allow_graceful=False)
+        for pid, started in workers:
+            if started is not None and _start_time(pid) == started:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        wait_until_dead(node.node_id)
+        noticed = time.monotonic() - began
+        time.sleep(max(0.0, HOST_DOWN_S - noticed))
+        self.nodes[slot] = self._add()
+        self.lost.append({"host": f"host{slot}", "processes_killed": 1 + len(workers),
+                          "noticed_s": round(noticed, 1), "back_s": round(time.monotonic() - began, 1)})
+        item = self.lost[-1]
+        return f"host{slot}: {item['processes_killed']} processes, dead to Ray after {item['noticed_s']} s, " \
+               f"back after {item['back_s']:.0f} s"
+
+    def shutdown(self) -> None:
+        ray.shutdown()
+        self.cluster.shutdown()
+        self.starter.shutdown()
+
+
+def _sigterm_handlers_from_main_thread_only() -> None:
+    """Let a thread other than the main one start a node (:class:`Hosts`): Ray's ``Node``
+    sets a SIGTERM handler, which Python allows from the main thread only (elsewhere a
+    ValueError, and no node). A node started from another thread sets none; the head's
+    handler and every node's atexit hook stay, and the soak shuts its cluster down itself."""
+    from ray._private import utils
+
+    original = getattr(utils.set_sigterm_handler, "__wrapped__", utils.set_sigterm_handler)
+
+    def set_sigterm_handler(handler):
+        if threading.current_thread() is threading.main_thread():
+            original(handler)
+
+    set_sigterm_handler.__wrapped__ = original
+    utils.set_sigterm_handler = set_sigterm_handler
+
+
+class _OnNode:
+    """An actor class whose actors all go to one node (hard affinity): ``launch.train``'s
+    evaluator, which asks no resource (``launch/placement.py`` places it nowhere), on the head."""
+
+    def __init__(self, actor_class, node_id: str):
+        self.actor_class, self.node_id = actor_class, node_id
+
+    def options(self, **options):
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        return self.actor_class.options(**options, scheduling_strategy=NodeAffinitySchedulingStrategy(
+            self.node_id, soft=False))
+
+    def __getattr__(self, name):
+        return getattr(self.actor_class, name)
+
+
+@contextlib.contextmanager
+def evaluator_on(hosts: Hosts | None):
+    """With hosts, the runs made inside put their evaluator on the head (else Ray puts
+    this zero-resource actor on any node, an actor host that the soak loses included)."""
+    if hosts is None:
+        yield
+        return
+    import launch.train
+
+    original = launch.train.EvaluatorActor
+    launch.train.EvaluatorActor = _OnNode(original, hosts.cluster.head_node.node_id)
+    try:
+        yield
+    finally:
+        launch.train.EvaluatorActor = original
+
+
+def wait_until_dead(node_id: str, timeout: float = 60.0) -> None:
+    """Block until Ray's health checks mark ``node_id`` dead."""
+    deadline = time.monotonic() + timeout
+    while any(n["NodeID"] == node_id and n["Alive"] for n in ray.nodes()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"Ray still reports node {node_id} alive {timeout:.0f} s after it was killed")
+        time.sleep(0.2)
+
+
 class Injector(threading.Thread):
     """Every ``every`` seconds, one fault at random, recorded with its time."""
 
-    def __init__(self, run, redis: Redis, every: float, seed: int):
+    def __init__(self, run, redis: Redis, every: float, seed: int, hosts: Hosts | None = None):
         super().__init__(daemon=True)
-        self.run_, self.redis, self.every = run, redis, every
+        self.run_, self.redis, self.every, self.hosts = run, redis, every, hosts
+        self.kinds = fault_kinds(len(hosts.nodes) + 1 if hosts else 1)
+        self.deck: list[str] = []
         self.rng, self.done = random.Random(seed), threading.Event()
         self.injected: list[dict] = []
         self.errors: list[str] = []
@@ -141,7 +345,7 @@ class Injector(threading.Thread):
     def run(self) -> None:
         start = time.monotonic()
         while not self.done.wait(self.every):
-            kind = self.rng.choice(FAULTS)
+            kind = self.next_kind()
             try:
                 target = self.inject(kind)
             except Exception as e:  # noqa: BLE001 - an injection that failed is reported, not fatal
@@ -149,6 +353,15 @@ class Injector(threading.Thread):
                 continue
             self.injected.append({"at_s": round(time.monotonic() - start), "fault": kind, "target": target})
             print(f"soak: injected {kind} fault ({target})", flush=True)
+
+    def next_kind(self) -> str:
+        """A kind drawn at random; with hosts, dealt from a shuffled deck of all kinds (each
+        once per round), so that a 10-minute soak with a fault a minute loses a host."""
+        if self.hosts is None:
+            return self.rng.choice(self.kinds)
+        if not self.deck:
+            self.deck = self.rng.sample(self.kinds, len(self.kinds))
+        return self.deck.pop()
 
     def inject(self, kind: str) -> str:
         run = self.run_
@@ -169,6 +382,8 @@ class Injector(threading.Thread):
             name = self.rng.choice(run.oracle.replica_names)
             ray.kill(ray.get_actor(name), no_restart=False)
             return name
+        if kind == HOST_FAULT:
+            return self.hosts.lose(self.rng)
         self.redis.kill()
         time.sleep(5)
         self.redis.start()
@@ -224,44 +439,62 @@ def soak(args) -> dict:
     store_dir = Path(tempfile.mkdtemp(prefix="soak-redis-"))
     redis = Redis(store_dir)
     os.environ["SELFPLAY_REDIS_PASSWORD"] = redis.password  # the replicas' store client reads it
+    hosts = None
     try:
         config = resolve(args.game, args.preset, [*SETTINGS, f"oracle.store={redis.url}", *args.set])
         config, run_dir = prepare_run_dir(config, run_dir, None)
-        # Logical CPUs for every role at once (2 actors, learner, oracle replica, evaluator);
-        # they share the machine's cores.
-        start_ray(None, num_cpus=SOAK_CPUS)
-        from launch.train import Run  # after Ray: its actors' classes need a live Ray to register
-
-        run = Run(config, run_dir, wandb_mode="disabled", resume=False, fixed_cluster=True)
-        watch = MemoryWatch(min(BASELINE_SECONDS, args.minutes * 60 / 4))
-        injector = Injector(run, redis, args.fault_every, args.seed)
-        watch.start()
-        injector.start()
-        began = time.monotonic()
-        try:
-            last = run.run(minutes=args.minutes)
-            injector.done.set()
-            end_memory = memory_by_role()
-            counted = run.counters.rows
-            given = sum(s.total_added for s in run.replay.stats())
-        finally:
-            injector.done.set()
-            watch.done.set()
-            run.close()
-        out = {"minutes": args.minutes, "fault_every_s": args.fault_every, "wall_s": round(time.monotonic() - began),
-               "run_dir": str(run_dir), "completed": bool(last.get("end")), "updates": last["updates"],
-               "faults_injected": len(injector.injected), "injected_by_kind": _by_kind(injector.injected),
-               "injection_errors": injector.errors,
-               "faults_counted": {k.removeprefix("faults/"): v for k, v in last.items()
-                                  if k.startswith("faults/") and k.endswith("_total")},
-               "rows_counted": counted, "rows_in_replay_history": given, "rows_lost": counted - given,
-               "rows_lost_counted": last.get("faults/replay_rows_lost_total"),
-               "memory": memory_check(watch.baseline, end_memory), "checkpoints": checkpoints_check(run_dir)}
-        out["resume"] = resume_check(run_dir)
+        if args.hosts >= 2:
+            hosts = Hosts(args.hosts, config.actors.num_actors)
+        else:
+            # Logical CPUs for every role at once (2 actors, learner, oracle replica,
+            # evaluator); they share the machine's cores.
+            start_ray(None, num_cpus=SOAK_CPUS)
+        with evaluator_on(hosts):
+            out = soaked(args, config, run_dir, redis, hosts)
+            out["resume"] = resume_check(run_dir, fixed_cluster=hosts is None)
         return out
     finally:
         redis.kill()
         shutil.rmtree(store_dir, ignore_errors=True)
+        if hosts is not None:
+            hosts.shutdown()
+
+
+def soaked(args, config, run_dir: Path, redis: Redis, hosts: Hosts | None) -> dict:
+    """The run under faults, and what it counted (all but the resume)."""
+    from launch.train import Run  # after Ray: its actors' classes need a live Ray to register
+
+    run = Run(config, run_dir, wandb_mode="disabled", resume=False, fixed_cluster=hosts is None)
+    watch = MemoryWatch(min(BASELINE_SECONDS, args.minutes * 60 / 4))
+    injector = Injector(run, redis, args.fault_every, args.seed, hosts)
+    watch.start()
+    injector.start()
+    began = time.monotonic()
+    try:
+        last = run.run(minutes=args.minutes)
+        injector.done.set()
+        injector.join()  # a host fault under way ends with its host back
+        end_memory = memory_by_role()
+        counted = run.counters.rows
+        given = sum(s.total_added for s in run.replay.stats())
+        placement = hosts.placement() if hosts else None
+    finally:
+        injector.done.set()
+        watch.done.set()
+        run.close()
+    out = {"minutes": args.minutes, "fault_every_s": args.fault_every, "hosts": args.hosts,
+           "wall_s": round(time.monotonic() - began), "run_dir": str(run_dir), "completed": bool(last.get("end")),
+           "updates": last["updates"], "faults_injected": len(injector.injected),
+           "injected_by_kind": _by_kind(injector.injected), "injected": injector.injected,
+           "injection_errors": injector.errors,
+           "faults_counted": {k.removeprefix("faults/"): v for k, v in last.items()
+                              if k.startswith("faults/") and k.endswith("_total")},
+           "rows_counted": counted, "rows_in_replay_history": given, "rows_lost": counted - given,
+           "rows_lost_counted": last.get("faults/replay_rows_lost_total"),
+           "memory": memory_check(watch.baseline, end_memory), "checkpoints": checkpoints_check(run_dir)}
+    if hosts is not None:
+        out["hosts_lost"], out["placement_end"] = hosts.lost, placement
+    return out
 
 
 def _by_kind(injected: list[dict]) -> dict:
@@ -271,13 +504,13 @@ def _by_kind(injected: list[dict]) -> dict:
     return counts
 
 
-def resume_check(run_dir: Path) -> dict:
+def resume_check(run_dir: Path, fixed_cluster: bool = True) -> dict:
     """Resume the soaked run for one more iteration: it must start from the newest pair."""
     from launch.train import Run
 
     pair = latest_pair(run_dir)
     config = resumed_config(run_dir)
-    run = Run(config, run_dir, wandb_mode="disabled", resume=True, fixed_cluster=True)
+    run = Run(config, run_dir, wandb_mode="disabled", resume=True, fixed_cluster=fixed_cluster)
     try:
         started = run.counters.updates
         last = run.run(updates=started + config.updates_per_iteration)
@@ -311,6 +544,9 @@ def main(argv=None) -> int:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override; repeatable")
     p.add_argument("--run-dir")
     p.add_argument("--seed", type=int, default=0, help="of the fault sequence")
+    p.add_argument("--hosts", type=int, default=1,
+                   help="Ray nodes on this machine: 1 = embedded Ray; N >= 2 = a head and N-1 actor hosts, "
+                        "and a whole host among the faults")
     args = p.parse_args(argv)
     out = soak(args)
     out["problems"] = verdict(out)

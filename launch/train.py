@@ -299,11 +299,14 @@ class Run:
         snapshots = replay_call(lambda: self.replay.snapshot(str(pair_replay_dir(self.run_dir, updates))))
         learner = self.link.call("state_dict")
         actor_states = ray.get([a.get_state.remote() for a in self.actors])
-        # Restarts no collect call reported yet (an actor lost in this call, or after its last
-        # collect): counted now, so that the checkpoint's totals and the run's end row hold them.
+        # Restarts no iteration's record counted yet (an actor lost in this call, or after its
+        # last collect): counted now, so that the checkpoint's totals and the end row hold them.
         for i, incarnation in enumerate(ray.get([a.restart_incarnation.remote() for a in self.actors])):
             if incarnation is not None:
                 self.faults.actor_restarted(i, incarnation)
+        # And the replay shards' (a shard lost since the last iteration's record and before
+        # this snapshot came back from the previous one: its lost rows are counted here).
+        self.faults.shard_recoveries(replay_call(self.replay.recoveries))
         checkpoint = RunCheckpoint(
             counters=self.counters.as_dict(),  # after the learner call: those of the learner's state
             learner=learner, actors=to_safe(actor_states), config=self.config.to_json(),

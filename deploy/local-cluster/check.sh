@@ -145,7 +145,16 @@ make_cluster
 log "hosts up; ray up"
 cluster_up=1
 up_start=$(date +%s)
-"$ray_cli" up -y --no-config-cache "$config" >"$state/ray_up.log" 2>&1 || { log "ray up failed; see $state/ray_up.log"; exit 1; }
+# A failed `ray up` shows its log's tail here (the state directory goes with the hosts) and
+# is run once more, as an operator would: on one CI run under a heavy load it failed after
+# 240 s, and its log was lost with the hosts.
+ray_up() { "$ray_cli" up -y --no-config-cache "$config" >"$state/ray_up.log" 2>&1; }
+if ! ray_up; then
+    tail -n 30 "$state/ray_up.log" >&2
+    log "ray up failed after $(($(date +%s) - up_start)) s (its log's tail above); once more"
+    cp "$state/ray_up.log" "$state/ray_up_first.log"
+    ray_up || { tail -n 30 "$state/ray_up.log" >&2; log "ray up failed twice; see above"; exit 1; }
+fi
 wait_nodes 4 240
 ray_up_seconds=$(($(date +%s) - up_start))
 ray_status up

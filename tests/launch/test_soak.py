@@ -112,3 +112,17 @@ def test_without_hosts_no_host_fault_is_drawn():
     inj = injector(None)
     drawn = {inj.next_kind() for _ in range(200)}
     assert drawn == set(FAULTS)
+
+
+def test_a_store_is_judged_on_its_memory_apart_from_its_data():
+    """Redis holds the solved positions: 12 MiB at the baseline with 2 MiB of data, 15 at
+    the end with 5: its memory apart from the data (10 MiB both times) is flat. A store
+    whose memory beyond its data grew (10 to 13 MiB) is still named."""
+    baseline, end = {"redis-server": 12 * MIB, "driver": 100 * MIB}, {"redis-server": 15 * MIB, "driver": 100 * MIB}
+    out = memory_check(baseline, end, {"redis-server": (2 * MIB, 5 * MIB)})
+    assert out["over"] == []
+    assert out["roles"]["redis-server"]["ratio"] == 1.25  # the raw ratio stays in the record
+    assert out["roles"]["redis-server"]["ratio_apart_from_data"] == 1.0
+    leaking = memory_check(baseline, end, {"redis-server": (2 * MIB, 2 * MIB)})
+    assert leaking["over"] == ["redis-server"] and leaking["roles"]["redis-server"]["ratio_apart_from_data"] == 1.3
+    assert memory_check(baseline, end)["over"] == ["redis-server"]  # without the data: the raw ratio

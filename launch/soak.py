@@ -333,7 +333,8 @@ def evaluator_on(hosts: Hosts | None):
 
 
 def wait_until_dead(node_id: str, timeout: float = 60.0) -> None:
-    """Block until Ray's health checks mark ``node_id`` dead."""
+    """Block until Ray's health checks mark ``node_id`` dead (a killed node's processes may
+    answer for a moment; tests/faults/fault_cluster.py waits with it too)."""
     deadline = time.monotonic() + timeout
     while any(n["NodeID"] == node_id and n["Alive"] for n in ray.nodes()):
         if time.monotonic() > deadline:

@@ -23,7 +23,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import ray
@@ -31,25 +30,13 @@ from ray.cluster_utils import Cluster
 
 from launch.config import resolve
 from launch.run_dir import prepare_run_dir
+from launch.soak import HEALTH, wait_until_dead
 from launch.train import Run
 
 STORE = 100 * 1024 * 1024  # object store per node
-HEALTH = {"health_check_initial_delay_ms": 1000, "health_check_period_ms": 1000, "health_check_timeout_ms": 1000,
-          "health_check_failure_threshold": 3}
 TINY = ["network.width=32", "actors.num_envs=32", "actors.collect_steps=4", "learner.epochs_per_iteration=2", "replay.capacity=4096",
         "replay.shards=2", "learner.batch_size=64", "evaluation.every=1", "actors.num_actors=1"]
 ITERATIONS = 5
-
-
-def wait_until_dead(node_id: str, timeout: float = 60.0) -> None:
-    """Block until Ray's health checks mark ``node_id`` dead. Without this a tiny run could
-    finish its last iterations before Ray notices the kill (the killed node's processes
-    may answer for a moment), and the restart would come after the last metrics record."""
-    deadline = time.monotonic() + timeout
-    while any(n["NodeID"] == node_id and n["Alive"] for n in ray.nodes()):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"Ray still reports node {node_id} alive {timeout:.0f} s after it was killed")
-        time.sleep(0.2)
 
 
 def main(scenario: str, run_dir: Path) -> None:

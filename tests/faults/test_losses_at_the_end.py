@@ -33,21 +33,27 @@ def kill_and_wait(actor_name: str) -> int:
     return pid
 
 
-def test_an_actor_lost_after_its_last_collect_is_counted(ray_session, tmp_path):
-    config = resolve("tictactoe", "small", TINY)
-    run_dir = tmp_path / "run"
+def train_and_kill_at_the_end(config, run_dir, iteration: int, actor: str) -> dict:
+    """Train ``config`` until ``iteration``'s record, then kill the actor ``<run>-<actor>``
+    hard and stop the run (its final checkpoint comes next): the run's end row."""
+    killed: list[int] = []
 
-    def kill_actor_and_stop(record):
-        if record["iteration"] == 2:
-            stop.append(kill_and_wait(f"{run_dir.name}-selfplay-0"))
+    def kill_and_stop(record):
+        if record["iteration"] == iteration:
+            killed.append(kill_and_wait(f"{run_dir.name}-{actor}"))
             return True
         return False
 
-    stop: list[int] = []
     _, last = train(config, run_dir=run_dir, updates=10 * config.updates_per_iteration, wandb_mode="disabled",
-                    stop=kill_actor_and_stop)
-    assert stop, "the run never reached iteration 2"
+                    stop=kill_and_stop)
+    assert killed, f"the run never reached iteration {iteration}"
     assert last["end"] == "stopped"
+    return last
+
+
+def test_an_actor_lost_after_its_last_collect_is_counted(ray_session, tmp_path):
+    run_dir = tmp_path / "run"
+    last = train_and_kill_at_the_end(resolve("tictactoe", "small", TINY), run_dir, 2, "selfplay-0")
     assert last["faults/actor_restarts_total"] == 1 and last["faults/actor_restarts"] == 1, last
     records = [r for r in read_metrics(run_dir) if "end" not in r]
     assert all(r.get("faults/actor_restarts_total", 0) == 0 for r in records)
@@ -59,19 +65,9 @@ def test_an_actor_lost_after_its_last_collect_is_counted(ray_session, tmp_path):
 def test_a_shard_lost_after_the_last_record_is_counted_with_its_rows(ray_session, tmp_path):
     """Checkpoints at iterations 2 and 4; shard 0 is killed after iteration 3's record:
     it comes back from iteration 2's snapshot, losing the rows it took in iteration 3."""
-    config = resolve("tictactoe", "small", [*TINY, "checkpoint_every=2"])
     run_dir = tmp_path / "run"
-
-    def kill_shard_and_stop(record):
-        if record["iteration"] == 3:
-            stop.append(kill_and_wait(f"{run_dir.name}-replay-shard-0"))
-            return True
-        return False
-
-    stop: list[int] = []
-    _, last = train(config, run_dir=run_dir, updates=10 * config.updates_per_iteration, wandb_mode="disabled",
-                    stop=kill_shard_and_stop)
-    assert stop and last["end"] == "stopped"
+    last = train_and_kill_at_the_end(resolve("tictactoe", "small", [*TINY, "checkpoint_every=2"]), run_dir, 3,
+                                     "replay-shard-0")
     assert last["faults/replay_restarts_total"] == 1 and last["faults/replay_restarts"] == 1, last
     records = [r for r in read_metrics(run_dir) if "end" not in r and "replay/shard0_total_added" in r]
     by_iteration = {r["iteration"]: r["replay/shard0_total_added"] for r in records}

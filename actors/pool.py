@@ -64,7 +64,7 @@ class CollectStats:
     target_std: float
     # Fault accounting: a restart of this actor, failed sends to a restarting shard, and
     # that shard's total_added and incarnation once it took these rows (shard -1: no rows).
-    restarted: bool
+    restarted: bool  # the first call of a process Ray restarted (the time it lost is in this call)
     replay_add_failures: int
     replay_shard: int
     replay_total_added: int
@@ -121,8 +121,8 @@ class SelfPlayWorker:
         self.version = -1
         self.calls = 0  # rotates the replay shard this actor writes to
         self.incarnation = uuid.uuid4().hex[:12]
-        self.restarted = was_restarted()  # reported by the next collect call, with the time it lost
-        self.is_restart = self.restarted
+        self.is_restart = was_restarted()  # for good: Ray restarted this process (restart_incarnation)
+        self.restart_unreported = self.is_restart  # until the next collect call reports it, with the time it lost
 
     def collect(self, weights: list[WeightVersion], steps: int, deadline: float | None = None) -> CollectStats:
         """``steps`` steps of every environment with the weights of ``weights[0]``
@@ -160,14 +160,14 @@ class SelfPlayWorker:
             forward_samples=self.value_fn.samples_forward - forward_before, timings=timings,
             target_mean=float(rows["target"].mean()) if n else 0.0,
             target_std=float(rows["target"].std()) if n else 0.0,
-            restarted=self.restarted, replay_add_failures=add_failures, replay_shard=stored.shard,
+            restarted=self.restart_unreported, replay_add_failures=add_failures, replay_shard=stored.shard,
             replay_total_added=stored.total_added, replay_incarnation=stored.incarnation,
             labels=None if labeler is None else labeler.stats().since(labels_before),
             labelled_rows=int((rows[AUX_POLICY].sum(1) > 0).sum()) if labeler is not None else 0,
             cache_lookups=cache.lookups - lookups_before if cache is not None else 0,
             cache_evaluated=cache.evaluated - evaluated_before if cache is not None else 0,
             actor_incarnation=self.incarnation)
-        self.restarted = False
+        self.restart_unreported = False
         return out
 
     def restart_incarnation(self) -> str | None:

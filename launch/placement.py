@@ -1,5 +1,5 @@
 """Where each role of a run goes on Ray: the ``.options(...)`` of self-play actors,
-replay shards, the learner and oracle replicas.
+replay shards, the learner, oracle replicas, inference servers and the evaluator.
 
 A run is the same config on one machine and on a cluster; only the counts
 (``actors.num_actors``, ``replay.shards``, ``oracle.replicas``) change. What differs is where Ray
@@ -10,6 +10,7 @@ The rule:
 - **Embedded Ray** (no ``--address``), or a cluster that declares none of a role's
   resources: plain placement. A self-play actor or an oracle replica takes ``cpus``
   CPUs, a replay shard none (it holds memory and copies rows, no compute), the
+  evaluator none (it works only at the evaluation cadence), the
   learner its GPU share (``device="cuda"``) or one CPU, an inference server on a GPU
   its GPU share. Ray puts them wherever those fit.
 - **A cluster** (``--address``) whose nodes declare the custom resources of
@@ -24,6 +25,7 @@ The rule:
   learner    ``{"learner": 1}`` (+ its GPU share, cuda)   GPU workers
   oracle     ``{"oracle": 0.001}``, else ``actor``'s      oracle or CPU workers
   inference  ``actor``'s; on a GPU its GPU share only      CPU workers, or GPU workers
+  evaluator  ``replay``'s                                 the head
   =========  ==========================================  ==============================
 
   ``actor``, ``replay`` and ``oracle`` are markers: the request is a sliver
@@ -35,7 +37,10 @@ An autoscaler reads the same requests: an actor waiting for ``actor`` starts a C
 worker, a learner waiting for ``learner`` a GPU worker. Replay shards go to the head
 because it is never scaled down and its disk is where the driver (``ray job
 submit`` runs it there) writes the run directory, so shard snapshots and
-checkpoints land side by side.
+checkpoints land side by side. The evaluator goes there too: the head is the one node
+whose loss ends the run anyway, so an evaluator on it is never lost with a worker host
+(asking for no resource, Ray would put it on any node, a CPU worker that an autoscaler
+removes or a fault takes included).
 
 The resources a cluster declares are those of its live nodes
 (``ray.cluster_resources()``) and, so that a cluster whose workers are scaled to
@@ -56,7 +61,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping
 
-ROLES = ("actor", "replay", "learner", "oracle", "inference")
+ROLES = ("actor", "replay", "learner", "oracle", "inference", "evaluator")
 MARKER = 0.001  # the share of a marker resource one actor requests (Ray's unit is 1e-4)
 PLACEMENT_ENV = "SELFPLAY_PLACEMENT_RESOURCES"
 _BUILTIN = ("CPU", "GPU", "memory", "object_store_memory")  # Ray's own, never custom
@@ -71,7 +76,7 @@ LEARNER_GPU_SHARE = 0.5
 # Per role: the custom resources it may be confined to, in order of preference.
 # An inference server on a GPU asks for the GPU alone: ``learner`` counts learner slots.
 ROLE_RESOURCES = {"actor": ("actor",), "replay": ("replay",), "learner": ("learner",), "oracle": ("oracle", "actor"),
-                  "inference": ("actor",)}
+                  "inference": ("actor",), "evaluator": ("replay",)}
 
 
 def offered_resources(cluster_resources: Mapping[str, float] | None = None,
@@ -161,7 +166,7 @@ def role_options(role: str, *, embedded: bool, offered: Iterable[str], device: s
     elif on_gpu:
         return {"num_cpus": 0, "num_gpus": gpu_share}  # the GPU places it: no marker (see ROLE_RESOURCES)
     else:
-        options = {"num_cpus": 0 if role == "replay" else cpus, "num_gpus": 0}
+        options = {"num_cpus": 0 if role in ("replay", "evaluator") else cpus, "num_gpus": 0}
     if embedded:
         return options
     offered = set(offered)

@@ -13,7 +13,7 @@ from launch.placement import gpu_shares, inference_device, learner_device, offer
 
 
 class RunPlacement(NamedTuple):
-    options: dict  # role -> its Ray actor options (learner, actor, replay, inference, oracle)
+    options: dict  # role -> its Ray actor options (learner, actor, replay, inference, oracle, evaluator)
     inference_device: str  # the inference servers' device: cpu or cuda
 
 

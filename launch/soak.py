@@ -36,8 +36,8 @@ whose raylet had died were seen still running minutes later, holding memory outs
 the driver's tree, uncounted), and its raylet is reaped (``remove_node`` waits for it), so no
 orphan or zombie is counted; the host that returns brings back one raylet and its agents,
 and the self-play actors restart on whichever hosts have room, so each role has the same
-processes at the end as at the baseline. The evaluator goes to the head
-(:func:`evaluator_on`): asking for no resource, Ray would put it on any node.
+processes at the end as at the baseline. The evaluator goes to the head, with the
+replay shards (``launch/placement.py``), so a lost host never takes it.
 """
 
 from __future__ import annotations
@@ -298,40 +298,6 @@ def _sigterm_handlers_from_main_thread_only() -> None:
     utils.set_sigterm_handler = set_sigterm_handler
 
 
-class _OnNode:
-    """An actor class whose actors all go to one node (hard affinity): ``launch.train``'s
-    evaluator, which asks no resource (``launch/placement.py`` places it nowhere), on the head."""
-
-    def __init__(self, actor_class, node_id: str):
-        self.actor_class, self.node_id = actor_class, node_id
-
-    def options(self, **options):
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        return self.actor_class.options(**options, scheduling_strategy=NodeAffinitySchedulingStrategy(
-            self.node_id, soft=False))
-
-    def __getattr__(self, name):
-        return getattr(self.actor_class, name)
-
-
-@contextlib.contextmanager
-def evaluator_on(hosts: Hosts | None):
-    """With hosts, the runs made inside put their evaluator on the head (else Ray puts
-    this zero-resource actor on any node, an actor host that the soak loses included)."""
-    if hosts is None:
-        yield
-        return
-    import launch.train
-
-    original = launch.train.EvaluatorActor
-    launch.train.EvaluatorActor = _OnNode(original, hosts.cluster.head_node.node_id)
-    try:
-        yield
-    finally:
-        launch.train.EvaluatorActor = original
-
-
 def wait_until_dead(node_id: str, timeout: float = 60.0) -> None:
     """Block until Ray's health checks mark ``node_id`` dead (a killed node's processes may
     answer for a moment; tests/faults/fault_cluster.py waits with it too)."""
@@ -475,9 +441,8 @@ def soak(args) -> dict:
             # Logical CPUs for every role at once (2 actors, learner, oracle replica,
             # evaluator); they share the machine's cores.
             start_ray(None, num_cpus=SOAK_CPUS)
-        with evaluator_on(hosts):
-            out = soaked(args, config, run_dir, redis, hosts)
-            out["resume"] = resume_check(run_dir, fixed_cluster=hosts is None)
+        out = soaked(args, config, run_dir, redis, hosts)
+        out["resume"] = resume_check(run_dir, fixed_cluster=hosts is None)
         return out
     finally:
         redis.kill()

@@ -163,7 +163,7 @@ class Run:
         cfg = self.config
         if chosen_suites(cfg.game, cfg.evaluation.suites) is False:
             return None, [], []
-        evaluator = EvaluatorActor.options(name=f"{self.name}-evaluator").remote(
+        evaluator = EvaluatorActor.options(name=f"{self.name}-evaluator", **self.placement["evaluator"]).remote(
             game=cfg.game, game_params=cfg.game_params, network=cfg.network, config=cfg.evaluation,
             gamma=cfg.gamma, oracle_store=cfg.oracle.store or None, oracle=self.oracle, log_dir=self.log_dir)
         try:

@@ -438,7 +438,7 @@ def _bundle(options: dict) -> dict:
 
 def trial_bundles(config: TrainConfig, *, embedded: bool, offered=(), gpus: float = 0) -> tuple:
     """The placement group bundles of one run: its learner, each self-play actor, the
-    replay shards, oracle replicas and inference servers where they take resources
+    replay shards, oracle replicas, inference servers and the evaluator where they take resources
     (``launch/placement.py``: on an embedded Ray the shards, the oracle, a CPU inference
     server and the evaluator take none, so they need no bundle; they still run inside the
     trial's group). The trial's driver itself (the Tune function) takes none: the empty
@@ -454,6 +454,8 @@ def trial_bundles(config: TrainConfig, *, embedded: bool, offered=(), gpus: floa
     if actors.inference_servers and not (embedded and serving == "cpu"):
         bundles += [_bundle(options["inference"])] * actors.inference_servers
     bundles += [_bundle(options["replay"])] * config.replay.shards
+    if chosen_suites(config.game, config.evaluation.suites) is not False:
+        bundles.append(_bundle(options["evaluator"]))  # a marker on a cluster (the head), nothing embedded
     if config.algo == "azal" or evaluator_needs_oracle(config.game, config.evaluation.suites):
         oracle = role_options("oracle", embedded=embedded, offered=offered, cpus=0 if embedded else 1)
         bundles += [_bundle(oracle)] * config.oracle.replicas

@@ -42,7 +42,7 @@ def main() -> None:
         offered = offered_resources(env={})
         nodes = {cluster.head_node.node_id: "head", actor_node.node_id: "actor", learner_node.node_id: "learner"}
         landed = {}
-        for role in ("actor", "replay", "learner", "oracle"):
+        for role in ("actor", "replay", "learner", "oracle", "evaluator"):
             a = Where.options(**role_options(role, embedded=False, offered=offered)).remote()
             landed[role] = nodes[ray.get(a.node.remote(), timeout=60)]
             ray.kill(a)

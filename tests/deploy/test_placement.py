@@ -21,6 +21,7 @@ def test_embedded_ray_places_by_cpus_only(offered):
     assert role_options("learner", embedded=True, offered=offered) == {"num_cpus": 1, "num_gpus": 0}
     assert role_options("learner", embedded=True, offered=offered, device="cuda") == {"num_cpus": 0, "num_gpus": 1}
     assert role_options("oracle", embedded=True, offered=offered) == {"num_cpus": 1, "num_gpus": 0}
+    assert role_options("evaluator", embedded=True, offered=offered) == {"num_cpus": 0, "num_gpus": 0}
 
 
 def test_cluster_without_custom_resources_falls_back_to_cpus():
@@ -44,6 +45,9 @@ def test_cluster_with_deploy_resources_confines_each_role():
         "num_cpus": 1, "num_gpus": 0, "resources": {"actor": 0.001}}
     assert role_options("oracle", embedded=False, offered=ALL | {"oracle"}) == {
         "num_cpus": 1, "num_gpus": 0, "resources": {"oracle": 0.001}}
+    # The evaluator on the head, with the shards: never lost with a worker host.
+    assert role_options("evaluator", embedded=False, offered=ALL) == {
+        "num_cpus": 0, "num_gpus": 0, "resources": {"replay": 0.001}}
     # Each role by itself: a cluster with learners only keeps the actors on plain CPUs.
     assert role_options("actor", embedded=False, offered={"learner"}) == {"num_cpus": 1, "num_gpus": 0}
     assert MARKER == 0.001
@@ -57,6 +61,7 @@ def test_run_options_gives_every_role():
         "learner": {"num_cpus": 0, "num_gpus": 1, "resources": {"learner": 1}},
         "oracle": {"num_cpus": 3, "num_gpus": 0, "resources": {"actor": 0.001}},
         "inference": {"num_cpus": 3, "num_gpus": 0, "resources": {"actor": 0.001}},
+        "evaluator": {"num_cpus": 0, "num_gpus": 0},
     }
     # An inference server on a GPU asks for one GPU, and not for a learner slot.
     assert run_options(embedded=False, offered=ALL, inference_device="cuda")["inference"] == {
@@ -85,7 +90,8 @@ def test_offered_resources_reads_nodes_and_environment():
 def test_roles_land_on_their_nodes_of_a_real_cluster():
     result = run_own_ray("placement_cluster.py", timeout=240)
     assert result["offered"] == ["actor", "learner", "replay"]
-    assert result["landed"] == {"actor": "actor", "replay": "head", "learner": "learner", "oracle": "actor"}
+    assert result["landed"] == {"actor": "actor", "replay": "head", "learner": "learner", "oracle": "actor",
+                                "evaluator": "head"}
     # The actor node's one CPU taken, a self-play actor waits rather than use the head's.
     assert result["second_waited"] is True
     assert result["second_node"] == "actor"
@@ -126,3 +132,9 @@ def test_a_trial_reserves_its_inference_servers():
     assert on_cpus.count({"CPU": 1.0}) == 1 + 4 + 2
     # On the embedded Ray a CPU server takes no CPU (the waiting actors leave theirs): no bundle.
     assert trial_bundles(config, embedded=True, gpus=0).count({"CPU": 1.0}) == 1 + 4
+    # On a cluster the shards and the evaluator ask for the head's marker: a bundle each.
+    on_head = trial_bundles(config, embedded=False, offered=ALL, gpus=0)
+    assert on_head.count({"replay": 0.001}) == config.replay.shards
+    with_evaluator = resolve("connect4", overrides=["actors.num_actors=4", "evaluation.suites=default"])
+    assert trial_bundles(with_evaluator, embedded=False, offered=ALL, gpus=0).count(
+        {"replay": 0.001}) == with_evaluator.replay.shards + 1

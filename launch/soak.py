@@ -58,6 +58,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 import ray
 from ray._private import ray_constants
@@ -158,15 +159,34 @@ def _role(cmdline: str) -> str | None:
     return next((name for name in ("raylet", "gcs_server", "redis-server") if program.endswith(name)), None)
 
 
-def memory_by_role() -> dict[str, int]:
-    """RSS in bytes summed per role over this process's descendants, and the driver's."""
+class MemorySample(NamedTuple):
+    """One look at the run's processes: RSS summed per role, and each process's."""
+
+    by_role: dict[str, int]  # role -> RSS bytes summed over its processes
+    processes: dict[str, str]  # "pid@start time" -> its role (a pid is reused, a start time not)
+    rss: dict[str, int]  # "pid@start time" -> its RSS bytes
+
+    def counts(self) -> dict[str, int]:
+        """role -> how many processes it has."""
+        out: dict[str, int] = {}
+        for role in self.processes.values():
+            out[role] = out.get(role, 0) + 1
+        return out
+
+
+def memory_sample() -> MemorySample:
+    """RSS per role (summed) and per process over this process's descendants, and the driver's."""
     procs = _processes()
-    out = {"driver": procs.get(os.getpid(), (0, "", 0))[2]}
+    me = f"{os.getpid()}@{_start_time(os.getpid())}"
+    by_role, processes, rss = {"driver": procs.get(os.getpid(), (0, "", 0))[2]}, {me: "driver"}, {}
+    rss[me] = by_role["driver"]
     for pid in _descendants(os.getpid(), procs):
         role = _role(procs[pid][1])
         if role is not None and role != "IDLE":
-            out[role] = out.get(role, 0) + procs[pid][2]
-    return out
+            by_role[role] = by_role.get(role, 0) + procs[pid][2]
+            key = f"{pid}@{_start_time(pid)}"
+            processes[key], rss[key] = role, procs[pid][2]
+    return MemorySample(by_role, processes, rss)
 
 
 def fault_kinds(hosts: int) -> tuple[str, ...]:
@@ -375,33 +395,54 @@ class MemoryWatch(threading.Thread):
         """``stored()``: the Redis store's keys and data bytes, sampled with the baseline."""
         super().__init__(daemon=True)
         self.baseline_s, self.done, self.stored = baseline_s, threading.Event(), stored
-        self.baseline: dict[str, int] | None = None
+        self.baseline: MemorySample | None = None
         self.stored_baseline: dict | None = None
-        self.last: dict[str, int] = {}
 
     def run(self) -> None:
         start = time.monotonic()
         while not self.done.wait(15):
-            self.last = memory_by_role()
             if self.baseline is None and time.monotonic() - start >= self.baseline_s:
+                sample = memory_sample()
                 stored = self.stored() if self.stored else None
                 if self.stored and stored is None:
                     continue  # Redis is down (a fault): the next sample is the baseline
-                self.baseline, self.stored_baseline = dict(self.last), stored
+                self.baseline, self.stored_baseline = sample, stored
+                return
+
+
+def settled_sample(baseline: MemorySample | None, timeout: float = 60.0) -> MemorySample:
+    """The end's sample, once every role has as many processes as at the baseline (an
+    actor killed in the last seconds is still restarting), or after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        sample = memory_sample()
+        wanted = baseline.counts() if baseline else {}
+        have = sample.counts()
+        if all(have.get(role, 0) >= n for role, n in wanted.items()) or time.monotonic() > deadline:
+            return sample
+        time.sleep(2)
 
 
 def memory_check(baseline: dict[str, int] | None, end: dict[str, int],
-                 data: dict[str, tuple[int, int]] | None = None) -> dict:
-    """Each role's RSS at the end against the baseline (MiB and ratio); roles over the
-    tolerance are named in "over". ``data``: role -> (bytes of data it stores at the
-    baseline, at the end), for a store whose job is to grow (Redis, the solved positions):
-    such a role is judged on its memory apart from its data ("ratio_apart_from_data")."""
+                 data: dict[str, tuple[int, int]] | None = None, *,
+                 counts: tuple[dict[str, int], dict[str, int]] | None = None) -> dict:
+    """Each role's RSS (summed over its processes) at the end against the baseline (MiB and
+    ratio). Named in "over": a role that grew beyond the tolerance (a leak), a role missing at
+    the end, or one with fewer processes than at the baseline (``counts``: role -> processes
+    at the baseline, at the end; a role that did not come back). A role whose memory fell
+    beyond the tolerance is named in "fell", not a failure: a process replaced by a fault
+    starts afresh (a raylet's RSS holds the high-water mark of the objects it has pulled).
+    ``data``: role -> (bytes of data it stores at the baseline, at the end), for a store
+    whose job is to grow (Redis, the solved positions): such a role is judged on its memory
+    apart from its data ("ratio_apart_from_data")."""
     if not baseline:
         return {"over": ["no baseline sample was taken"]}
-    roles = {}
+    roles, missing = {}, []
     for role, before in baseline.items():
         after = end.get(role)
-        if after is not None and before > 0:
+        if after is None:
+            missing.append(f"{role} (no process at the end)")
+        elif before > 0:
             roles[role] = {"mib_baseline": round(before / 2**20, 1), "mib_end": round(after / 2**20, 1),
                            "ratio": round(after / before, 3)}
             if data and role in data and before > data[role][0]:
@@ -409,9 +450,34 @@ def memory_check(baseline: dict[str, int] | None, end: dict[str, int],
                 roles[role].update(data_mib_baseline=round(held_before / 2**20, 2),
                                    data_mib_end=round(held_after / 2**20, 2),
                                    ratio_apart_from_data=round((after - held_after) / (before - held_before), 3))
+    if counts is not None:
+        before_n, after_n = counts
+        for role, n in before_n.items():
+            if role in roles:
+                roles[role].update(processes_baseline=n, processes_end=after_n.get(role, 0))
+            if role in end and after_n.get(role, 0) < n:
+                missing.append(f"{role} ({after_n.get(role, 0)} of {n} processes at the end)")
     judged = {r: v.get("ratio_apart_from_data", v["ratio"]) for r, v in roles.items()}
-    over = [r for r, ratio in judged.items() if abs(ratio - 1) > MEMORY_TOLERANCE]
-    return {"roles": roles, "over": over}
+    over = [r for r, ratio in judged.items() if ratio > 1 + MEMORY_TOLERANCE]
+    fell = [r for r, ratio in judged.items() if ratio < 1 - MEMORY_TOLERANCE]
+    return {"roles": roles, "over": over + missing, "fell": fell}
+
+
+def lasting_check(baseline: MemorySample, end: MemorySample, data: dict[str, tuple[int, int]] | None = None) -> dict:
+    """Every process alive at both points (the same pid and start time) against its own
+    memory at the baseline, both ways: named in "over" beyond the tolerance. A store
+    (``data``, as in :func:`memory_check`) is judged apart from its data."""
+    over, lasting = [], 0
+    for key, role in baseline.processes.items():
+        if end.processes.get(key) != role or baseline.rss[key] <= 0:
+            continue
+        lasting += 1
+        before, after = baseline.rss[key], end.rss[key]
+        if data and role in data and before > data[role][0]:
+            before, after = before - data[role][0], after - data[role][1]
+        if abs(after / before - 1) > MEMORY_TOLERANCE:
+            over.append(f"{role} {key.split('@')[0]}: x{after / before:.2f}")
+    return {"processes": lasting, "over": over}
 
 
 def checkpoints_check(run_dir: Path) -> dict:
@@ -465,7 +531,7 @@ def soaked(args, config, run_dir: Path, redis: Redis, hosts: Hosts | None) -> di
         last = run.run(minutes=args.minutes)
         injector.done.set()
         injector.join()  # a host fault under way ends with its host back
-        end_memory, stored_end = memory_by_role(), redis.stored()
+        end_memory, stored_end = settled_sample(watch.baseline), redis.stored()
         counted = run.counters.rows
         given = sum(s.total_added for s in run.replay.stats())
         placement = hosts.placement() if hosts else None
@@ -482,10 +548,20 @@ def soaked(args, config, run_dir: Path, redis: Redis, hosts: Hosts | None) -> di
                               if k.startswith("faults/") and k.endswith("_total")},
            "rows_counted": counted, "rows_in_replay_history": given, "rows_lost": counted - given,
            "rows_lost_counted": last.get("faults/replay_rows_lost_total"),
-           "memory": memory_check(watch.baseline, end_memory, _store_data(watch.stored_baseline, stored_end)),
+           "memory": _memory(watch.baseline, end_memory, _store_data(watch.stored_baseline, stored_end)),
            "store": {"baseline": watch.stored_baseline, "end": stored_end}, "checkpoints": checkpoints_check(run_dir)}
     if hosts is not None:
         out["hosts_lost"], out["placement_end"] = hosts.lost, placement
+    return out
+
+
+def _memory(baseline: MemorySample | None, end: MemorySample, data) -> dict:
+    """memory_check over the roles' sums, and lasting_check over the processes that lived through."""
+    if baseline is None:
+        return memory_check(None, end.by_role)
+    out = memory_check(baseline.by_role, end.by_role, data, counts=(baseline.counts(), end.counts()))
+    out["lasting"] = lasting_check(baseline, end, data)
+    out["over"] = out["over"] + out["lasting"]["over"]
     return out
 
 
@@ -526,7 +602,7 @@ def verdict(out: dict) -> list[str]:
     if out["rows_lost"] != out["rows_lost_counted"]:
         problems.append(f"{out['rows_lost']} rows lost, {out['rows_lost_counted']} counted lost")
     if out["memory"]["over"]:
-        problems.append(f"memory beyond {MEMORY_TOLERANCE:.0%} of its baseline: {out['memory']['over']}")
+        problems.append(f"memory beyond {MEMORY_TOLERANCE:.0%} of its baseline, or a role missing: {out['memory']['over']}")
     if out["checkpoints"]["corrupt"] or out["checkpoints"]["newest_pair"] is None:
         problems.append(f"checkpoints: {out['checkpoints']}")
     if not out["resume"]["ok"]:

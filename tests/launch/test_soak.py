@@ -5,8 +5,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from launch.soak import (FAULTS, HOST_FAULT, MEMORY_TOLERANCE, Injector, _by_kind, _descendants, _role,
-                         fault_kinds, host_cpus, memory_check, verdict)
+from launch.soak import (FAULTS, HOST_FAULT, MEMORY_TOLERANCE, Injector, MemorySample, _by_kind, _descendants, _role,
+                         fault_kinds, host_cpus, lasting_check, memory_check, verdict)
 
 MIB = 2**20
 
@@ -39,18 +39,46 @@ def test_memory_check_without_a_baseline_fails():
     assert memory_check({}, {"driver": MIB})["over"]
 
 
-def test_memory_check_within_and_beyond_the_tolerance_both_ways():
+def test_memory_check_names_growth_and_reports_falls():
     baseline = {"driver": 100 * MIB, "raylet": 100 * MIB, "gcs_server": 100 * MIB, "redis-server": 100 * MIB}
     end = {"driver": 119 * MIB, "raylet": 81 * MIB, "gcs_server": 121 * MIB, "redis-server": 79 * MIB}
     out = memory_check(baseline, end)
-    assert sorted(out["over"]) == ["gcs_server", "redis-server"]
+    assert out["over"] == ["gcs_server"]  # grew by more than 20%: a leak
+    assert out["fell"] == ["redis-server"]  # fell by more than 20%: reported, not a failure
     assert out["roles"]["driver"] == {"mib_baseline": 100.0, "mib_end": 119.0, "ratio": 1.19}
     assert MEMORY_TOLERANCE == 0.20
 
 
-def test_memory_check_skips_roles_missing_at_the_end_or_empty_at_baseline():
+def test_memory_check_names_a_role_that_did_not_come_back():
     out = memory_check({"driver": 100 * MIB, "OracleWorker": 50 * MIB, "raylet": 0}, {"driver": 100 * MIB, "raylet": 9})
-    assert out == {"roles": {"driver": {"mib_baseline": 100.0, "mib_end": 100.0, "ratio": 1.0}}, "over": []}
+    assert out["over"] == ["OracleWorker (no process at the end)"]
+    assert out["roles"] == {"driver": {"mib_baseline": 100.0, "mib_end": 100.0, "ratio": 1.0}}
+    # Three raylets at the baseline, two at the end (a host that did not return), the
+    # memory within 20%: still named.
+    counted = memory_check({"raylet": 90 * MIB}, {"raylet": 80 * MIB}, counts=({"raylet": 3}, {"raylet": 2}))
+    assert counted["over"] == ["raylet (2 of 3 processes at the end)"]
+    assert counted["roles"]["raylet"]["processes_end"] == 2
+    assert memory_check({"raylet": 90 * MIB}, {"raylet": 80 * MIB}, counts=({"raylet": 3}, {"raylet": 3}))["over"] == []
+
+
+def sample(**processes):
+    """A MemorySample of processes given as key=(role, MiB)."""
+    by_role = {}
+    for role, mib in processes.values():
+        by_role[role] = by_role.get(role, 0) + mib * MIB
+    return MemorySample(by_role, {k: r for k, (r, _) in processes.items()},
+                        {k: m * MIB for k, (_, m) in processes.items()})
+
+
+def test_a_process_that_lived_through_is_judged_both_ways_against_itself():
+    """The head's raylet lived through the soak: its own memory counts, both ways. A host's
+    raylet replaced by a fault (another pid or start time) is judged only in its role's sum."""
+    baseline = sample(p1=("raylet", 100), p2=("raylet", 100), p3=("redis-server", 12))
+    end = sample(p1=("raylet", 70), p9=("raylet", 60), p3=("redis-server", 15))
+    out = lasting_check(baseline, end, {"redis-server": (2 * MIB, 5 * MIB)})
+    assert out == {"processes": 2, "over": ["raylet p1: x0.70"]}  # Redis flat apart from its data
+    assert lasting_check(baseline, sample(p1=("raylet", 110), p3=("redis-server", 12)))["over"] == []
+    assert baseline.counts() == {"raylet": 2, "redis-server": 1}
 
 
 @pytest.mark.parametrize("cmdline, role", [

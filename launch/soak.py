@@ -23,10 +23,12 @@ ends any Ray cluster, so it is no fault a run could survive. Health checks are s
 
 Checks at the end: the run spent its budget; the rows lost equal the rows counted lost
 (rows the run counted inserted, minus the rows the shards say they were ever given, is
-``faults/replay_rows_lost_total``); every role's memory (RSS summed over its processes) at
-the end is within 20% of its memory after the first 5 minutes (or the first quarter of a
-shorter soak); every checkpoint verifies and the newest snapshot/checkpoint pair is
-complete; a resume continues from the last pair. Exit status 1 when a check fails.
+``faults/replay_rows_lost_total``); memory against the sample after the first 5 minutes
+(or the first quarter of a shorter soak): no role's RSS summed over its processes grew by
+more than 20%, every role has as many processes at the end, and every process that lived
+through is within 20% of itself both ways (:func:`memory_check`, :func:`lasting_check`);
+every checkpoint verifies and the newest snapshot/checkpoint pair is complete; a resume
+continues from the last pair. Exit status 1 when a check fails.
 
 Memory with ``--hosts``: every node's processes are the driver's descendants (Cluster
 starts each node's raylet, whose children are that node's workers and agents), so a role

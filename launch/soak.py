@@ -391,7 +391,8 @@ class Injector(threading.Thread):
 
 
 class MemoryWatch(threading.Thread):
-    """Memory by role every 15 s; the baseline is the sample at ``baseline_s``."""
+    """Takes the baseline sample once ``baseline_s`` seconds have passed (looking every 15 s),
+    then ends."""
 
     def __init__(self, baseline_s: float, stored=None):
         """``stored()``: the Redis store's keys and data bytes, sampled with the baseline."""
@@ -416,9 +417,9 @@ def settled_sample(baseline: MemorySample | None, timeout: float = 60.0) -> Memo
     """The end's sample, once every role has as many processes as at the baseline (an
     actor killed in the last seconds is still restarting), or after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
+    wanted = baseline.counts() if baseline else {}
     while True:
         sample = memory_sample()
-        wanted = baseline.counts() if baseline else {}
         have = sample.counts()
         if all(have.get(role, 0) >= n for role, n in wanted.items()) or time.monotonic() > deadline:
             return sample
@@ -447,11 +448,12 @@ def memory_check(baseline: dict[str, int] | None, end: dict[str, int],
         elif before > 0:
             roles[role] = {"mib_baseline": round(before / 2**20, 1), "mib_end": round(after / 2**20, 1),
                            "ratio": round(after / before, 3)}
-            if data and role in data and before > data[role][0]:
+            apart = _apart_from_data(role, before, after, data)
+            if apart is not None:
                 held_before, held_after = data[role]
                 roles[role].update(data_mib_baseline=round(held_before / 2**20, 2),
                                    data_mib_end=round(held_after / 2**20, 2),
-                                   ratio_apart_from_data=round((after - held_after) / (before - held_before), 3))
+                                   ratio_apart_from_data=round(apart[1] / apart[0], 3))
     if counts is not None:
         before_n, after_n = counts
         for role, n in before_n.items():
@@ -465,6 +467,14 @@ def memory_check(baseline: dict[str, int] | None, end: dict[str, int],
     return {"roles": roles, "over": over + missing, "fell": fell}
 
 
+def _apart_from_data(role: str, before: int, after: int, data: dict[str, tuple[int, int]] | None):
+    """``(before, after)`` less the data ``role`` stores at each point (``data``: role ->
+    bytes of data at the baseline, at the end), or None for a role that stores none."""
+    if data and role in data and before > data[role][0]:
+        return before - data[role][0], after - data[role][1]
+    return None
+
+
 def lasting_check(baseline: MemorySample, end: MemorySample, data: dict[str, tuple[int, int]] | None = None) -> dict:
     """Every process alive at both points (the same pid and start time) against its own
     memory at the baseline, both ways: named in "over" beyond the tolerance. A store
@@ -474,9 +484,8 @@ def lasting_check(baseline: MemorySample, end: MemorySample, data: dict[str, tup
         if end.processes.get(key) != role or baseline.rss[key] <= 0:
             continue
         lasting += 1
-        before, after = baseline.rss[key], end.rss[key]
-        if data and role in data and before > data[role][0]:
-            before, after = before - data[role][0], after - data[role][1]
+        raw = baseline.rss[key], end.rss[key]
+        before, after = _apart_from_data(role, *raw, data) or raw
         if abs(after / before - 1) > MEMORY_TOLERANCE:
             over.append(f"{role} {key.split('@')[0]}: x{after / before:.2f}")
     return {"processes": lasting, "over": over}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU node's one prepared measurement (issue 36), as a device call runs it in the
+# The GPU node's one prepared measurement (docs/benchmarks.md, One GPU node), as a device call runs it in the
 # repository root with the wheels of `python -m benchmarks.node_wheels` carried in .whl:
 #   bash benchmarks/gpu_node_device.sh [MINUTES]
 # It installs Ray and the missing wheels, runs the CUDA tests of the learner, then

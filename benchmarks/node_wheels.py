@@ -1,4 +1,4 @@
-"""The wheels that ``benchmarks.gpu_node`` needs on a GPU node without network (issue 36):
+"""The wheels that ``benchmarks.gpu_node`` needs on a GPU node without network:
 the node has Python 3.12, PyTorch with CUDA, numba, numpy, pyarrow and pandas, but not Ray
 nor a few of the project's pure-Python dependencies.
 

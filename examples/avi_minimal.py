@@ -15,7 +15,7 @@ sampled batches, hand the new weights to the collector. Tic-tac-toe is small eno
 solve exactly: every few iterations the value MAE and the greedy policy's optimal-move
 rate over its 4,520 non-terminal positions are printed (``evaluation.exact``).
 
-    python examples/avi_minimal.py --game tictactoe --until-exact   # ~10k updates
+    python examples/avi_minimal.py --game tictactoe --until-exact   # 8,320 updates (seed 0)
     python examples/avi_minimal.py --game connect4 --updates 50000
 """
 

@@ -129,3 +129,33 @@ def test_the_readme_training_commands_are_valid_runs():
         validate(resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed))
         trained += 1
     assert trained >= 2, commands
+
+
+# A tracker number (the word issue, then a number, with or without "#") or a heading anchor made from one.
+# Pieces joined here so that this file does not match itself.
+ISSUE_NUMBER = re.compile(r"\b[Ii]ssues?\s*#?\d+\b|-" + "issue" + r"-\d+\b")
+
+
+def test_no_tracked_file_names_an_issue_number():
+    """A clone has no tracker: code, tests, specs and pages say what a thing is, not which
+    ticket asked for it."""
+    found = []
+    for path in _tracked_files():
+        try:
+            text = path.read_text()
+        except (UnicodeDecodeError, OSError):
+            continue
+        rel = path.relative_to(ROOT).as_posix()
+        found += [f"{rel}:{number}: {line.strip()[:120]}" for number, line in enumerate(text.splitlines(), 1)
+                  if ISSUE_NUMBER.search(line)]
+    assert not found, "issue numbers, which a reader cannot look up:\n" + "\n".join(found)
+
+
+def test_every_headline_result_is_dated():
+    """Each row of the README's headline results names the date of its runs."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Headline results", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| study")]
+    assert rows, "README.md has no headline results table"
+    undated = [row[:100] for row in rows if not re.search(r"\b20\d\d-\d\d-\d\d\b", row.split(" | ")[0])]
+    assert not undated, "headline results without the date of their runs:\n" + "\n".join(undated)

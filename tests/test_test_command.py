@@ -7,6 +7,7 @@ records its arguments, and empty executables stand for the tools the tests use."
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -110,3 +111,27 @@ def test_make_test_runs_system_deps_before_pytest():
     assert len(deps) == 1 and len(pytest_runs) == 1 and deps[0] < pytest_runs[0], out
     venv = [i for i, line in enumerate(out) if "pip install" in line]  # when .venv is out of date
     assert all(deps[0] < i < pytest_runs[0] for i in venv), out
+
+
+# An inline code span of Debian package names only: the docs' list of what .ci/system-deps installs.
+PACKAGE_LIST = re.compile(r"`([a-z0-9][a-z0-9.+-]*(?:\s+[a-z0-9][a-z0-9.+-]*){2,})`")
+
+
+def package_lists(page: Path) -> list[list[str]]:
+    """Every inline code span made of three or more package-like words (a span may wrap onto the
+    next line) in the paragraphs of ``page`` that name .ci/system-deps."""
+    paragraphs = [p for p in page.read_text().split("\n\n") if ".ci/system-deps" in p]
+    return [span.split() for p in paragraphs for span in PACKAGE_LIST.findall(p)]
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/quickstart.md"])
+def test_the_docs_name_exactly_the_packages_system_deps_installs(tmp_path, page):
+    """The list a reader copies is the script's own: .ci/system-deps runs as root with nothing
+    installed, and the packages it hands apt-get are the ones the page names, in its order."""
+    proc, calls = system_deps(tmp_path, uid=0)
+    assert proc.returncode == 0, proc.stderr
+    installed = calls[-1].split("install -y -qq ", 1)[1].split()
+    lists = package_lists(ROOT / page)
+    assert len(lists) == 1, f"{page}: expected one inline list of the Debian packages, found {lists}"
+    assert lists[0] == installed, (f"{page} names the Debian packages {lists[0]}; "
+                                   f".ci/system-deps installs {installed}")

@@ -2,7 +2,7 @@
 last one wins) written to a temporary module with its engine, its exact solver and its
 descriptor, registered with ``games.register``, and then trained by AVI, evaluated
 against its own oracle and shown on the board through the project's own pieces, with
-no edit anywhere else (issue 37: adding a game touches its own file only)."""
+no edit anywhere else: adding a game touches its own file only."""
 
 from __future__ import annotations
 

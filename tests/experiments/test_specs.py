@@ -81,7 +81,7 @@ def test_the_dry_run_describes_the_trials_the_study_and_the_whole_wall_time():
 
 @pytest.mark.parametrize("game", ["connect4", "hex"])
 def test_gumbel_vs_puct_has_its_arms_matched_with_three_seeds_and_small_fits_two_hours(game):
-    """Issue 40's spec: Gumbel AlphaZero at 4 and 16 simulations, PUCT at 16 and 64, AVI,
+    """The gumbel-vs-puct specs: Gumbel AlphaZero at 4 and 16 simulations, PUCT at 16 and 64, AVI,
     one budget of rows and updates for all, 3 seeds each; small under 2 hours here."""
     spec = load_spec(f"gumbel-vs-puct-{game}")
     for size in ("small", "full"):

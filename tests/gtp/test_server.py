@@ -176,7 +176,7 @@ def test_the_gtp_command_names_a_bad_checkpoint(checkpoint_of, tmp_path, capsys)
 
 
 def test_the_checkpoint_server_plays_with_the_gumbel_search(checkpoint_of):
-    """``launch gtp --policy gumbel``: Gumbel AlphaZero's search (issue 40) picks the moves;
+    """``launch gtp --policy gumbel``: Gumbel AlphaZero's search picks the moves;
     on a value network its prior is uniform and its values the network's."""
     from launch.gtp_serve import checkpoint_server
 

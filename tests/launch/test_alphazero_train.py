@@ -84,7 +84,7 @@ def test_alphazero_learns_to_never_lose_tictactoe(ray_session, tmp_path, budget_
     network, no noise, most visited move) loses no game against a perfect player that
     tries every optimal reply, moving first or second. Checked on the checkpoint that
     the run writes every 5 iterations; the run stops as soon as it holds. Trained with
-    PUCT at 64 simulations, and with Gumbel AlphaZero's search at 16 (issue 40)."""
+    PUCT at 64 simulations, and with Gumbel AlphaZero's search at 16."""
     game = games.make("tictactoe")
     labels = enumerate_and_solve(game)
     q_star_of = dict(zip(games.state_keys(labels.states), labels.q_star))

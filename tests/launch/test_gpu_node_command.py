@@ -1,4 +1,4 @@
-"""``python -m benchmarks.gpu_node`` in its small size (issue 36): the command prepared for a
+"""``python -m benchmarks.gpu_node`` in its small size: the command prepared for a
 GPU node runs every phase on a CPU machine, writes its JSON summary and a training run
 whose newest checkpoint ``launch evaluate`` scores here, as a checkpoint trained on the
 node is scored."""

@@ -96,7 +96,7 @@ def test_killed_actor_restarts_and_the_run_completes(ray_session, tmp_path):
 
 
 # Budgets in updates, not minutes: a loaded machine takes longer instead of failing.
-# Measured: about 10k updates (2.5 minutes unloaded).
+# docs/results/index.md gives a measured run.
 @pytest.mark.parametrize("budget_updates", [20_000])
 def test_avi_learns_tictactoe_exactly(ray_session, tmp_path, budget_updates):
     """Value MAE below 0.05 against exhaustive negamax over all 4,520 non-terminal

@@ -1,4 +1,4 @@
-"""Gumbel AlphaZero's search pieces (search/gumbel.py, issue 40) against mctx, the paper's
+"""Gumbel AlphaZero's search pieces (search/gumbel.py) against mctx, the paper's
 own implementation: answers computed by mctx 0.0.71 on seeded random inputs and committed
 in data/gumbel_mctx.npz, and whole searches in data/gumbel_mctx_search.npz
 (tests/search/gumbel_reference.py computes them again)."""

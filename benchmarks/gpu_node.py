@@ -1,6 +1,6 @@
-"""One prepared measurement of a GPU node (issue 36): the device, the learner alone, the
-inference path alone, batched MCTS with the network on the device, and Connect Four AVI
-trained end to end on an embedded Ray.
+"""One prepared measurement of a GPU node (docs/benchmarks.md, One GPU node): the device,
+the learner alone, the inference path alone, batched MCTS with the network on the device,
+and Connect Four AVI trained end to end on an embedded Ray.
 
     python -m benchmarks.gpu_node --minutes M --out DIR [--size auto|full|small]
 
@@ -260,7 +260,7 @@ def train_phase(out_dir: Path, minutes: float, small: bool) -> dict:
     run_dir = out_dir / "run"
     start = time.time()
     try:
-        run_dir, last = train(config, run_dir=run_dir, minutes=minutes, wandb_mode="disabled")
+        run_dir, last = train(config, run_dir=run_dir, train_minutes=minutes, wandb_mode="disabled")
     finally:
         if started:
             ray.shutdown()

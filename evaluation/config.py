@@ -38,6 +38,9 @@ class EvaluationConfig:
     # (off by default: with reuse a move depends on the game's history, and a suite's results on its batching)
     every: int = 1  # training: iterations between evaluations (built-in exact labels and the suites)
     play_every: int = 1  # training: evaluations between the game suites (play, traces, engines: minutes each)
+    # training on a wall clock (--minutes): the share of it all evaluations may take; the
+    # game suites are planned into it, the final weights' first (launch/eval_plan.py)
+    time_share: float = 0.2  # of a --minutes run's wall clock, at most, for its evaluations
 
     def __post_init__(self):
         if self.policy not in POLICIES:
@@ -45,6 +48,8 @@ class EvaluationConfig:
         for name in ("simulations", "depth", "every", "play_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 0.0 < self.time_share < 1.0:
+            raise ValueError(f"time_share must lie strictly between 0 and 1, got {self.time_share}")
         if self.max_openings < 0:
             raise ValueError(f"max_openings must be >= 0 (0: all), got {self.max_openings}")
         check_dtype(self.inference_dtype, type(self).__name__)

@@ -25,6 +25,7 @@ in a fixed preference order, so games against an oracle are deterministic.
 
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 import numpy as np
@@ -64,11 +65,34 @@ class Judged(NamedTuple):
     known: np.ndarray  # bool[B], the oracle settled the state and the move (else the rest means nothing)
 
 
+class PastDeadline(Exception):
+    """An oracle was asked after its ``deadline``: the evaluation that asked is given up."""
+
+
+# Positions per request while a deadline is set: a cold early Connect Four position costs
+# seconds, so a batch of thousands asked at once could run minutes past the deadline.
+DEADLINE_CHUNK = 64
+
+
 class Oracle:
     game: Game
     for_game: str  # the registry name of the one game this oracle answers for
     strong: bool  # ranks moves of equal outcome (Connect Four), else only outcomes
     order: np.ndarray  # int64[A], preference among equally good moves
+    # A time.time() after which a solver-backed oracle refuses more work (PastDeadline),
+    # checked between requests of DEADLINE_CHUNK positions; None: no limit.
+    deadline: float | None = None
+
+    def _in_chunks(self, ask, items: list) -> list:
+        """``ask(items)``'s answers, asked in chunks while a deadline is set."""
+        if self.deadline is None:
+            return ask(items)
+        answers = []
+        for i in range(0, len(items), DEADLINE_CHUNK):
+            if time.time() >= self.deadline:
+                raise PastDeadline
+            answers += ask(items[i:i + DEADLINE_CHUNK])
+        return answers
 
     def _check_game(self, game: Game) -> None:
         """An oracle's answers are about its own game's rules: another game is a mistake."""
@@ -163,7 +187,7 @@ class Connect4Oracle(Oracle):
         """int64[N]: Pons scores of live states, from the oracle service when there is a
         client, else from this process's worker."""
         boards = [Board(int(c), int(m)) for c, m in zip(states.current, states.mask)]
-        answers = self.answerer.connect4_solve(boards)
+        answers = self._in_chunks(self.answerer.connect4_solve, boards)
         if self.client is not None:
             self.service_queries += len(boards)
         bad = [(i, a.error) for i, a in enumerate(answers) if not a.ok]
@@ -276,7 +300,8 @@ class HexOracle(Oracle):
     def _ask(self, boards: list[np.ndarray], scale: float, value_only: bool) -> list:
         limits = {k: None if v is None else (type(v)(v * scale) if isinstance(v, int) else v * scale)
                   for k, v in self.limits.items()}
-        answers = self.answerer.hex_solve(self.size, boards, value_only=value_only, **limits)
+        answers = self._in_chunks(lambda chunk: self.answerer.hex_solve(self.size, chunk, value_only=value_only,
+                                                                         **limits), boards)
         if self.client is not None:
             self.service_queries += len(boards)
         bad = [(i, a.error) for i, a in enumerate(answers) if not a.ok]

@@ -28,7 +28,7 @@ from evaluation.exact import exact_labels
 from evaluation.metric_keys import suite_metric
 from evaluation.metrics import state_metrics
 from evaluation.network import NetworkModel
-from evaluation.oracles import make_oracle
+from evaluation.oracles import PastDeadline, make_oracle
 from evaluation.play import game_record, head_to_head, play_vs_oracle, trace_suite
 from evaluation.suites import Suite, suite_opening_moves, suites_for
 from games import Game, take
@@ -36,6 +36,19 @@ from learner.networks import NetworkConfig
 from oracle_service.connect4_engines import DEFAULT_ENGINE
 
 INPUT_PARAMS = ("frames",)  # game parameters of the network's input, not of the rules
+
+
+class SuiteAbandoned(Exception):
+    """A suite ran past the time it was given (``SuiteRunner.evaluate``'s ``limits``)."""
+
+
+def _until(choose, deadline: float):
+    """``choose`` that gives its suite up (:class:`SuiteAbandoned`) once ``deadline`` has passed."""
+    def timed(states):
+        if time.time() >= deadline:
+            raise SuiteAbandoned
+        return choose(states)
+    return timed
 
 
 def _first_ply_starts(game: Game):
@@ -112,6 +125,7 @@ class SuiteRunner:
         self._oracle_engine = oracle_engine
         self._data = {s.name: self._load(s) for s in chosen}
         self._weights = None  # the weights evaluated last (engine suites on Ray rebuild the agent from them)
+        self.abandoned: dict[str, float] = {}  # of the last evaluate call: suite -> seconds it ran
         self.record_games, self.games = record_games, []
         max_openings = evaluation.max_openings
         if max_openings:  # game suites on the first openings only (a cheaper check)
@@ -195,47 +209,42 @@ class SuiteRunner:
         """Network evaluations so far, the prior's included (cross-inference runs both)."""
         return self.model.evaluations + (self.prior.evaluations if self.prior is not None else 0)
 
-    def evaluate(self, weights: dict[str, np.ndarray] | None = None, *, kinds=None) -> dict:
+    def evaluate(self, weights: dict[str, np.ndarray] | None = None, *, kinds=None, skip=(),
+                 limits: dict[str, float] | None = None, deadline: float | None = None) -> dict:
         """Flat ``eval/<suite>/<metric>`` metrics of ``weights`` (None: the weights set last)
-        on the loaded suites of ``kinds`` (None: all of them)."""
+        on the loaded suites of ``kinds`` (None: all of them) but those named in ``skip``.
+
+        A suite named in ``limits`` is abandoned once it has run that many seconds, or at
+        ``deadline`` (a ``time.time()``), whichever comes first: its metrics are left out and
+        :attr:`abandoned` says how long it ran (its policy checks the clock before each of its
+        moves; engine games on Ray tasks are not abandoned)."""
         if weights is not None:
             self.model.set_weights(weights)
             self._weights = weights  # for the engine suites' Ray tasks
         out = {}
+        self.abandoned = {}
         for suite in self.suites:
-            if kinds is not None and suite.kind not in kinds:
+            if (kinds is not None and suite.kind not in kinds) or suite.name in skip:
                 continue
             data = self._data[suite.name]
             choose = self.choose()
             start, evals = time.perf_counter(), self._evaluations()
-            if suite.kind == "states":
-                labels, groups = data
-                m = state_metrics(labels, choose=choose, value=P.state_value(self.game, self.model.value_obs),
-                                  groups=groups, sign_error=games.descriptor(self.game).weak_oracle)
-                decisions = m["states"]
-            elif suite.kind == "play":
-                played = [] if self.record_games else None
-                m = play_vs_oracle(self.game, choose, self.oracle, data, games_out=played)
-                if played is not None:
-                    openings = suite_opening_moves(self.game, suite, self._dataset)
-                    self.games += [game_record(self.game, openings[g.opening], g.actions, g.agent_first,
-                                               g.agent_outcome, suite=suite.name, number=i, error=g.error,
-                                               blunder=g.blunder) for i, g in enumerate(played)]
-                decisions = m["agent_moves"]
-            elif suite.kind == "traces":
-                m = trace_suite(self.game, choose, self.oracle, data)
-                decisions = m["plies"]
-            elif suite.kind == "engine":
-                remote = self._remote_choose() if self.engine_options["workers"] > 1 else None
-                m = engine_match(self.game, choose, suite.name, data, make_choose=remote, **self.engine_options)
-                decisions = m["agent_moves"]
-            else:
-                if suite.kind == "random":
-                    opponent = _random_player(self.game, self.seed)
-                else:
-                    opponent = self.opponent
-                m = head_to_head(self.game, choose, opponent, data)
-                decisions = None
+            until = None
+            if limits is not None and suite.name in limits:
+                until = time.time() + limits[suite.name]
+                until = until if deadline is None else min(until, deadline)
+                choose = _until(choose, until)
+            uses_oracle = suite.kind in ("play", "traces")
+            if uses_oracle:  # the oracle's solving, the bulk of a cold suite's time, stops there too
+                self.oracle.deadline = until
+            try:
+                m, decisions = self._run_suite(suite, data, choose)
+            except (SuiteAbandoned, PastDeadline):
+                self.abandoned[suite.name] = time.perf_counter() - start
+                continue
+            finally:
+                if uses_oracle:
+                    self.oracle.deadline = None
             spent = self._evaluations() - evals
             m["inference_evals"] = spent
             # The value MAE's own pass is not a decision's cost: count the policy's only.
@@ -246,6 +255,38 @@ class SuiteRunner:
             m["seconds"] = time.perf_counter() - start
             out.update({suite_metric(suite.name, k): v for k, v in m.items()})
         return out
+
+    def _run_suite(self, suite: Suite, data, choose) -> tuple[dict, int | None]:
+        """One suite's metrics and the policy's decisions they took (None where not counted)."""
+        if suite.kind == "states":
+            labels, groups = data
+            m = state_metrics(labels, choose=choose, value=P.state_value(self.game, self.model.value_obs),
+                              groups=groups, sign_error=games.descriptor(self.game).weak_oracle)
+            decisions = m["states"]
+        elif suite.kind == "play":
+            played = [] if self.record_games else None
+            m = play_vs_oracle(self.game, choose, self.oracle, data, games_out=played)
+            if played is not None:
+                openings = suite_opening_moves(self.game, suite, self._dataset)
+                self.games += [game_record(self.game, openings[g.opening], g.actions, g.agent_first,
+                                           g.agent_outcome, suite=suite.name, number=i, error=g.error,
+                                           blunder=g.blunder) for i, g in enumerate(played)]
+            decisions = m["agent_moves"]
+        elif suite.kind == "traces":
+            m = trace_suite(self.game, choose, self.oracle, data)
+            decisions = m["plies"]
+        elif suite.kind == "engine":
+            remote = self._remote_choose() if self.engine_options["workers"] > 1 else None
+            m = engine_match(self.game, choose, suite.name, data, make_choose=remote, **self.engine_options)
+            decisions = m["agent_moves"]
+        else:
+            if suite.kind == "random":
+                opponent = _random_player(self.game, self.seed)
+            else:
+                opponent = self.opponent
+            m = head_to_head(self.game, choose, opponent, data)
+            decisions = None
+        return m, decisions
 
 
 def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None,

@@ -22,7 +22,8 @@ from launch.config import ConfigError, resolve
 from launch.demo import run_demo
 from launch.run_dir import resumed_config
 from launch.summary import end_of_run
-from launch.train import check_budget, train
+from launch.run_budget import check_budget
+from launch.train import train
 from learner.learner import ALGOS
 
 SUBCOMMANDS = ("demo", "evaluate", "report", "play", "gtp", "experiment")
@@ -52,6 +53,9 @@ def train_parser() -> argparse.ArgumentParser:
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--updates", type=int, help="stop after this many gradient updates (the run's total)")
     budget.add_argument("--minutes", type=float,
+                        help="the run's wall clock, from Ray's start to the exit: evaluations, checkpoints and "
+                             "the end included (evaluations planned into evaluation.time_share of it)")
+    budget.add_argument("--train-minutes", type=float,
                         help="stop after this many minutes of collecting and training (evaluations not counted)")
     p.add_argument("--seed", type=int, help="the run's seed (default: the preset's, 0)")
     p.add_argument("--address", help="Ray cluster to join (auto or ray://host:port); default: embedded Ray")
@@ -111,9 +115,10 @@ def run_training(parser: argparse.ArgumentParser, args) -> int:
             if not args.algo or not args.game:
                 parser.error("--algo and --game are required (or --resume DIR)")
             config = resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed)
-        check_budget(args.updates, args.minutes)
+        check_budget(args.updates, args.minutes, args.train_minutes)
         run_dir, last = train(config, run_dir=args.run_dir, resume=args.resume, updates=args.updates,
-                              minutes=args.minutes, address=args.address, wandb_mode=args.wandb)
+                              minutes=args.minutes, train_minutes=args.train_minutes, address=args.address,
+                              wandb_mode=args.wandb)
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -25,6 +25,8 @@ and a comma-separated list those suites.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import ray
 import torch
 
@@ -70,6 +72,14 @@ def evaluator_needs_oracle(game: str, eval_suites: str) -> bool:
     return any(s.kind in PLAY_KINDS for s in evaluated_suites(games.make(game), eval_suites))
 
 
+class Evaluated(NamedTuple):
+    """An evaluation's answer: the flat ``eval/...`` metrics, and the game suites given up
+    on for time (suite -> seconds they ran)."""
+
+    metrics: dict
+    abandoned: dict
+
+
 class EvaluatorWorker:
     def __init__(self, *, game: str, game_params: dict, network, config: EvaluationConfig, gamma: float,
                  oracle_store: str | None, oracle=None):
@@ -83,12 +93,20 @@ class EvaluatorWorker:
                                      evaluation=config, gamma=gamma, oracle_store=oracle_store or "default",
                                      oracle_client=oracle)
 
-    def evaluate(self, weights: list, *, play: bool = True, others: bool = True) -> dict:
+    def evaluate(self, weights: list, *, play: bool = True, others: bool = True,
+                 limits: dict[str, float] | None = None, deadline: float | None = None) -> Evaluated:
         """Metrics of ``weights[0]`` (a ``WeightVersion``, in a list so Ray passes the
-        reference) on the game suites (``play``) and the other suites (``others``)."""
+        reference) on the game suites (``play``) and the other suites (``others``). With
+        ``limits`` (a run on a wall clock: ``launch/eval_plan.py``), only the game suites it
+        names are played, each abandoned after its seconds or at ``deadline``."""
         kinds = {s.kind for s in self.evaluator.suites if (s.kind in PLAY_KINDS and play)
                  or (s.kind not in PLAY_KINDS and others)}
-        return self.evaluator.evaluate(ray.get(weights[0].ref), kinds=kinds) if kinds else {}
+        if not kinds:
+            return Evaluated({}, {})
+        skip = () if limits is None else [s for s in self.play_suites() if s not in limits]
+        metrics = self.evaluator.evaluate(ray.get(weights[0].ref), kinds=kinds, skip=skip, limits=limits,
+                                          deadline=deadline)
+        return Evaluated(metrics, dict(self.evaluator.abandoned))
 
     def suites(self) -> list[str]:
         return [s.name for s in self.evaluator.suites]

@@ -53,9 +53,9 @@ class ScheduleHost(Protocol):
 @dataclass
 class Budget:
     """Where a run stops: at ``updates`` gradient steps (the run's total), or at
-    ``deadline`` (a ``time.time()``). Time spent evaluating is not training time: the run
-    moves the deadline past it (:meth:`extend`), so that ``--minutes`` buys collection and
-    training whatever its evaluations cost."""
+    ``deadline`` (a ``time.time()``), which the run moves (``launch/run_budget.py``): past
+    each evaluation under ``--train-minutes`` (:meth:`extend`), and to where the final
+    evaluation, checkpoint and exit still fit under the wall clock of ``--minutes``."""
 
     updates: int | None
     deadline: float | None

@@ -1,5 +1,5 @@
 """A soak: one training run on embedded Ray for a given time, with a random fault every
-N seconds, then the checks of issue 39 (docs/cluster.md), printed as one JSON line.
+N seconds, then the checks below (docs/cluster.md gives measured soaks), printed as one JSON line.
 
     python -m launch.soak --minutes 30 --fault-every 120 [--game connect4] [--run-dir DIR] [--hosts N]
 
@@ -539,7 +539,7 @@ def soaked(args, config, run_dir: Path, redis: Redis, hosts: Hosts | None) -> di
     injector.start()
     began = time.monotonic()
     try:
-        last = run.run(minutes=args.minutes)
+        last = run.run(train_minutes=args.minutes)
         injector.done.set()
         injector.join()  # a host fault under way ends with its host back
         end_memory, stored_end = settled_sample(watch.baseline), redis.stored()

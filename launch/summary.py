@@ -45,6 +45,8 @@ def end_of_run(config: TrainConfig, run_dir: Path, records: list[dict], last: di
     lines.append(f"  {updates:,} updates, {last.get('rows', 0):,} rows, {last.get('games', 0):,} games{rate}")
     if last.get("no_update"):
         lines.append(f"  no update: {last['no_update']}")
+    for line in last.get("evaluation_skipped", []):  # a wall clock's evaluations left out
+        lines.append(f"  evaluation left out {line}")
     first = next((headline(r) for r in records if headline(r)), {})
     newest: dict[str, float] = {}
     for record in records:  # the last value of each metric

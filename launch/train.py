@@ -32,7 +32,7 @@ Faults (a process or a whole node dying) do not end a run:
 from __future__ import annotations
 
 import dataclasses
-import math
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -46,11 +46,10 @@ from actors.pool import SelfPlayActor
 from evaluation.exact import exact_labels, value_metrics
 from evaluation.suites import suites_for
 from launch.config import ConfigError, TrainConfig, resolved, validate
-from launch.evaluator import EvaluatorActor, chosen_suites, evaluator_needs_oracle
+from launch.evaluator import EvaluatorActor, Evaluated, chosen_suites, evaluator_needs_oracle
 from launch.faults import FaultLedger
 from launch.metrics import MetricsLogger
 from launch.run_placement import place_run
-from launch.progress import Progress
 from launch.records import RunCounters, inference_record, replay_record
 from launch.restarts import LearnerLink, replay_call
 from launch.run_dir import (
@@ -64,7 +63,8 @@ from launch.run_dir import (
     publish_snapshots,
 )
 from launch.safe_tree import from_safe, to_safe
-from launch.schedules import SCHEDULES, Budget
+from launch.run_budget import RunBudget, check_budget
+from launch.schedules import SCHEDULES
 from learner.actor import LearnerActor
 from learner.checkpoint import (
     RunCheckpoint,
@@ -185,83 +185,82 @@ class Run:
 
     # ------------------------------------------------------------- the loop
 
-    def run(self, *, updates: int | None = None, minutes: float | None = None, stop=None) -> dict:
-        """Train until ``updates`` or ``minutes`` (of collecting and training: evaluations
-        move the deadline) are spent, or ``stop(record)`` is True. The run ends with its final
-        weights evaluated and checkpointed, and a last row in ``metrics.jsonl``, also returned:
-        the final state, ``end`` (why it ended) and ``no_update`` (why none, if none)."""
-        check_budget(updates, minutes)
-        start, elapsed_before = time.time(), self.counters.elapsed
-        budget = Budget(updates, None if minutes is None else start + minutes * 60)
-        progress = Progress(updates if updates is not None else minutes * 60, "updates" if updates is not None else "s",
-                            updates_before=self.counters.updates)
-        updates_before, eval_seconds = self.counters.updates, 0.0
-        complete = set()  # weight versions evaluated on every suite
-
-        def evaluate(play: bool = True, others: bool = True) -> dict:  # not spent from the budget
-            nonlocal eval_seconds
-            began = time.time()
-            out = self.evaluate(play=play, others=others)
-            eval_seconds += time.time() - began
-            budget.extend(time.time() - began)
-            if play and others:
-                complete.add(self.counters.version)
-            return {**out, "eval_seconds": eval_seconds}
-
+    def run(self, *, updates: int | None = None, minutes: float | None = None, train_minutes: float | None = None,
+            started: float | None = None, stop=None) -> dict:
+        """Train until the budget is spent (``launch/run_budget.py``: ``updates``, the wall
+        clock of ``minutes`` from ``started``, or ``train_minutes``), or ``stop(record)`` is
+        True. The run ends with its final weights evaluated and checkpointed, and a last row
+        in ``metrics.jsonl``, also returned: the final state, ``end`` (why it ended),
+        ``no_update`` (why none, if none) and ``evaluation_skipped`` (the suites a wall clock
+        left out, and why)."""
+        spend = RunBudget(self, updates=updates, minutes=minutes, train_minutes=train_minutes, started=started,
+                          time_share=self.config.evaluation.time_share)
+        elapsed_before, updates_before = self.counters.elapsed, self.counters.updates
         last, stopped = {}, False
-        if self.evaluates and self.counters.iteration == 0:
+        if self.evaluates and self.counters.iteration == 0 and not spend.budget.out_of_time():
             # The untrained network's errors: the first point of every learning curve.
-            self.logger.log({**self.counters.as_dict(), "compute": 0.0, **evaluate()})
-        records = SCHEDULES[self.config.schedule](self, budget)
+            self.logger.log({**self.counters.as_dict(), "compute": 0.0, **spend.evaluate()})
+        records = SCHEDULES[self.config.schedule](self, spend.budget)
         try:
             for record in records:  # one iteration of the schedule: rows collected, trained on, published
-                self.counters.elapsed = elapsed_before + time.time() - start
-                record.update(self.counters.as_dict(), compute=self.counters.compute)
-                self.faults.shard_recoveries(replay_call(self.replay.recoveries))
-                record.update(self.faults.record())
-                if self.oracle is not None:  # the oracle service's totals so far
-                    record.update(self.oracle.stats_summary())
-                if self.inference:  # the inference servers' batches so far
-                    record.update(inference_record(ray.get([s.stats.remote() for s in self.inference])))
-                if self.evaluates and self.counters.iteration % self.config.evaluation.every == 0:
-                    record.update(evaluate(play=self.plays_at(self.counters.iteration)))
+                self.counters.elapsed = elapsed_before + time.time() - spend.start
+                self._add_totals(record)
+                if (self.evaluates and self.counters.iteration % self.config.evaluation.every == 0
+                        and spend.cadence_allows()):
+                    record.update(spend.evaluate(play=self.plays_at(self.counters.iteration)))
                 self.logger.log(record)
                 last = record
-                progress.update(self.counters.updates if updates is not None
-                                else time.time() - start - eval_seconds, record)
+                spend.progress.update(spend.spent(), record)
                 if self.counters.iteration % self.config.checkpoint_every == 0:
-                    self.checkpoint()
+                    spend.checkpoint()
                 if stop is not None and stop(record):
                     stopped = True
                     break
         finally:
             records.close()  # an async schedule waits for its calls in flight
-            progress.close()
-        self.counters.elapsed = elapsed_before + time.time() - start
+            spend.progress.close()
+        self.counters.elapsed = elapsed_before + time.time() - spend.start
         end = {**self.counters.as_dict(), "compute": self.counters.compute}
-        if self.evaluates and self.counters.version not in complete:
-            # The final weights are always evaluated on every suite: what the last
-            # record lacks (all of it, or the game suites it skipped) is added.
-            evaluated = any(k.startswith("eval/") for k in last)
-            played = not self.play_suites or any(k.startswith(f"eval/{s}/") for s in self.play_suites for k in last)
-            if not (evaluated and played):
-                end.update(evaluate(play=not played, others=not evaluated))
+        if self.evaluates and self.counters.version not in spend.complete:
+            # The final weights are always evaluated: what the last record lacks (all of it,
+            # or the game suites it left out) is added; a wall clock may still leave some out.
+            evaluated, unplayed = any(k.startswith("eval/") for k in last), self._unplayed(last)
+            if not evaluated or unplayed:
+                end.update(spend.evaluate(play=bool(unplayed), others=not evaluated, final=True, due=unplayed))
         if self._checkpointed_at != (self.counters.iteration, self.counters.updates):
-            self.checkpoint()
-        end["end"] = ("stopped" if stopped else f"{updates} updates" if updates is not None
-                      and self.counters.updates >= updates else f"{minutes:g} minutes")
+            spend.checkpoint()
+        end["end"] = spend.end_reason(stopped)
         if self.counters.updates == updates_before:
             end["no_update"] = no_update_reason(self.config, self.counters.rows)
+        if spend.left_out():
+            end["evaluation_skipped"] = spend.left_out()
+            for line in spend.left_out():
+                print(f"evaluation left out {line}", file=sys.stderr)
         end["checkpoint"] = str(self._checkpoint_path)
         # Faults since the last record (the final checkpoint counts restarts no call reported).
         end.update(self.faults.record())
-        end["eval_seconds"] = eval_seconds  # of this session (since a resume)
-        end["train_seconds"] = time.time() - start - eval_seconds
+        end["eval_seconds"] = spend.eval_seconds  # of this session (since a resume)
+        end["train_seconds"] = spend.train_seconds()
         # The last row: the run's final state whole (the last iteration's metrics, the final
         # weights' evaluation) and why it ended; the same dict is returned.
         final = {**last, **end}
         self.logger.log(final)
         return final
+
+    def _add_totals(self, record: dict) -> None:
+        """The run's counters, compute proxy, faults, oracle and inference totals, into an
+        iteration's ``record``."""
+        record.update(self.counters.as_dict(), compute=self.counters.compute)
+        self.faults.shard_recoveries(replay_call(self.replay.recoveries))
+        record.update(self.faults.record())
+        if self.oracle is not None:  # the oracle service's totals so far
+            record.update(self.oracle.stats_summary())
+        if self.inference:  # the inference servers' batches so far
+            record.update(inference_record(ray.get([s.stats.remote() for s in self.inference])))
+
+    def _unplayed(self, record: dict) -> list[str]:
+        """The game suites with no metric in ``record``."""
+        return [s for s in self.play_suites if not any(k.startswith(f"eval/{s}/") for k in record)]
 
     def publish(self) -> None:
         # Fetched and put by the driver: the weights then live in its object store, and
@@ -273,20 +272,25 @@ class Run:
     def replay_record(self) -> dict:
         return replay_record(replay_call(self.replay.stats))
 
-    def evaluate(self, *, play: bool = True, others: bool = True) -> dict:
+    def evaluate(self, *, play: bool = True, others: bool = True, limits: dict[str, float] | None = None,
+                 deadline: float | None = None) -> Evaluated:
         """Exact metrics of the newest weights: the built-in labels' (``eval/value_mae``
         ...) or the evaluator actor's suites (``eval/<suite>/...``); its game suites when
-        ``play``, the others (and the built-in labels) when ``others``."""
-        out = {}
+        ``play`` (with ``limits``: those it names, each given its seconds, none past
+        ``deadline``), the others (and the built-in labels) when ``others``."""
+        out, abandoned = {}, {}
         if self.evaluator is not None:  # in its own process, meanwhile
-            pending = self.evaluator.evaluate.remote([self.weights], play=play, others=others)
+            pending = self.evaluator.evaluate.remote([self.weights], play=play, others=others, limits=limits,
+                                                     deadline=deadline)
         if self.labels is not None and others:
             self.eval_fn.set_weights(ray.get(self.weights.ref), self.weights.version)
             out.update({f"eval/{k}": v for k, v in value_metrics(self.game, self.labels, self.eval_fn,
                                                                   self.config.gamma).items()})
         if self.evaluator is not None:
-            out.update(ray.get(pending))
-        return out
+            answer = ray.get(pending)
+            out.update(answer.metrics)
+            abandoned = answer.abandoned
+        return Evaluated(out, abandoned)
 
     # ------------------------------------------------------------ checkpoints
 
@@ -376,25 +380,17 @@ def no_update_reason(config: TrainConfig, rows: int) -> str:
             f"{config.rows_per_iteration:,} per iteration): give more --minutes or fewer rows per iteration")
 
 
-def check_budget(updates: int | None, minutes: float | None) -> None:
-    """A budget a run can spend: ``updates`` >= 1 or ``minutes`` > 0, one of them."""
-    if updates is None and minutes is None:
-        raise ConfigError("give a budget: --updates N or --minutes M")
-    if updates is not None and (isinstance(updates, bool) or not isinstance(updates, int) or updates < 1):
-        raise ConfigError(f"--updates must be a whole number >= 1, got {updates!r}")
-    if minutes is not None and not (isinstance(minutes, (int, float)) and math.isfinite(minutes) and minutes > 0):
-        raise ConfigError(f"--minutes must be a number > 0, got {minutes!r}")
-
-
-def train(config: TrainConfig, *, run_dir=None, resume=None, updates=None, minutes=None, address=None,
-          wandb_mode=None, stop=None) -> tuple[Path, dict]:
-    """Run (or resume) a training run; returns the run directory and its last metrics."""
-    check_budget(updates, minutes)  # before a run directory or Ray exists
+def train(config: TrainConfig, *, run_dir=None, resume=None, updates=None, minutes=None, train_minutes=None,
+          address=None, wandb_mode=None, stop=None) -> tuple[Path, dict]:
+    """Run (or resume) a training run; returns the run directory and its last metrics. The
+    budget as :meth:`Run.run` takes it; the wall clock of ``minutes`` starts once Ray is up."""
+    check_budget(updates, minutes, train_minutes)  # before a run directory or Ray exists
     config, run_dir = prepare_run_dir(config, run_dir, resume)
     start_ray(address)
+    started = time.time()
     run = Run(config, run_dir, wandb_mode=wandb_mode, resume=resume is not None, fixed_cluster=address is None)
     try:
-        last = run.run(updates=updates, minutes=minutes, stop=stop)
+        last = run.run(updates=updates, minutes=minutes, train_minutes=train_minutes, started=started, stop=stop)
     finally:
         run.close()
     return run_dir, last

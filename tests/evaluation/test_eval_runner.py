@@ -252,3 +252,22 @@ def test_games_out_records_every_play_suite_game_as_played(tmp_path, capsys):
         assert r["agent_outcome"] == (reward[0] if mover_of_last == "agent" else -reward[0])
         assert (r["who"][k] == "agent") == (number < 3)  # the agent opens games 0..2, the oracle 3..5
         assert parse_replay(out_file.read_text(), game, number) == r["moves"]
+
+
+def test_a_suite_past_its_time_is_abandoned_and_the_others_still_scored(tmp_path):
+    """A wall-clock run's limits (launch/eval_plan.py): the play suite given no time is given
+    up before its first move, its metrics left out and its time reported; a suite given
+    time, and one with no limit, are scored as without limits."""
+    game = games.make("chomp", rows=4, cols=5)
+    _, weights = _checkpoint(tmp_path, game)
+    runner = SuiteRunner(game, SMALL, suites=["chomp-4x5-states", "chomp-4x5-play", "chomp-4x5-traces"])
+    plain = runner.evaluate(weights)
+    limited = runner.evaluate(weights, limits={"chomp-4x5-play": 0.0, "chomp-4x5-traces": 600.0})
+    assert set(runner.abandoned) == {"chomp-4x5-play"} and runner.abandoned["chomp-4x5-play"] >= 0
+    assert not any(k.startswith("eval/chomp-4x5-play/") for k in limited)
+    for key in ("eval/chomp-4x5-states/value_mae", "eval/chomp-4x5-traces/match_p1"):
+        assert limited[key] == plain[key]
+    # A deadline already past gives up every limited suite; skip leaves a suite out unasked.
+    past = runner.evaluate(weights, limits={"chomp-4x5-traces": 600.0}, deadline=0.0, skip=["chomp-4x5-play"])
+    assert set(runner.abandoned) == {"chomp-4x5-traces"}
+    assert {k.split("/")[1] for k in past} == {"chomp-4x5-states"}

@@ -8,6 +8,7 @@ import pytest
 
 from launch.cli import main
 from launch.config import ConfigError, apply_overrides, resolve
+from launch.run_budget import check_budget
 
 
 def run_cli(args, capsys):
@@ -60,7 +61,12 @@ def test_resume_of_a_run_of_another_game(tmp_path, capsys):
 
 def test_budget_is_required(capsys):
     code, err = run_cli(["--algo", "avi", "--game", "tictactoe"], capsys)
-    assert code == 2 and "--updates N or --minutes M" in err
+    assert code == 2 and "--updates N, --minutes M (the wall clock) or --train-minutes M" in err
+    with pytest.raises(SystemExit):  # argparse: one budget
+        main(["--algo", "avi", "--game", "tictactoe", "--minutes", "1", "--train-minutes", "1"])
+    assert "not allowed with argument --minutes" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="give one budget, not --minutes and --train-minutes"):
+        check_budget(None, 1.0, 1.0)  # the same check for train() called from Python
 
 
 def test_nested_override_and_types():

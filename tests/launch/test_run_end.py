@@ -1,4 +1,4 @@
-"""How a run ends, with the real entry point and tiny budgets (issue 41): impossible budgets
+"""How a run ends, with the real entry point and tiny budgets: impossible budgets
 are refused before anything starts; the evaluation of the untrained network does not eat
 a short budget; every run ends with a checkpoint of its final weights and a last row in
 metrics.jsonl saying why it ended; a run without an update says why; people get a short
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("budget", [["--minutes", "-1"], ["--minutes", "0"], ["--minutes", "nan"],
-                                    ["--updates", "-5"], ["--updates", "0"]])
+                                    ["--train-minutes", "0"], ["--updates", "-5"], ["--updates", "0"]])
 def test_impossible_budgets_are_refused_before_anything_starts(tmp_path, capsys, budget):
     run_dir = tmp_path / "run"
     status = main(["--algo", "avi", "--game", "connect4", "--run-dir", str(run_dir), *budget])
@@ -39,17 +39,17 @@ def launch(tmp_path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_short_connect4_run_trains_after_its_first_evaluation_and_ends_with_a_checkpoint(tmp_path):
-    # 1.2 s of budget: less than the untrained network's evaluation (its datasets and play
-    # from 2 openings against the solver), which no longer counts.
+    # 1.2 s of collecting and training (--train-minutes): less than the untrained network's
+    # evaluation (its datasets and play from 2 openings against the solver), which does not count.
     run_dir = tmp_path / "run"
-    done = launch(tmp_path, "--algo", "avi", "--game", "connect4", "--preset", "small", "--minutes", "0.02",
+    done = launch(tmp_path, "--algo", "avi", "--game", "connect4", "--preset", "small", "--train-minutes", "0.02",
                   "--run-dir", str(run_dir), "--set", "actors.num_envs=64", "--set", "learner.batch_size=64",
                   "--set", "evaluation.max_openings=2", "--set", "actors.collect_steps=4")
     assert done.returncode == 0, done.stderr[-3000:]
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     first, end = records[0], records[-1]
     assert first["iteration"] == 0 and any(k.startswith("eval/connect4-play/") for k in first)
-    assert end["end"] == "0.02 minutes" and "no_update" not in end
+    assert end["end"] == "0.02 minutes of training" and "no_update" not in end
     assert end["updates"] > 0, end  # the evaluation did not eat the budget
     assert end["eval_seconds"] > 1.2  # it took longer than the whole budget
     checkpoint = latest_checkpoint(run_dir / "checkpoints")

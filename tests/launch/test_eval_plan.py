@@ -1,0 +1,107 @@
+"""The evaluation plan of a run on a wall clock (launch/eval_plan.py), on a clock of its own:
+the costly suites fit the allowance or are left out with a reason, the final weights'
+evaluation keeps its time, and training stops in time for the end."""
+
+from __future__ import annotations
+
+import pytest
+
+from launch.eval_plan import EXIT_SECONDS, FIRST_CHECKPOINT_SECONDS, EvaluationPlan
+
+
+class Clock:
+    def __init__(self, now: float = 0.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def plan(costly=("play",), minutes=10.0, share=0.2, now=0.0) -> tuple[EvaluationPlan, Clock]:
+    clock = Clock(now)
+    return EvaluationPlan(start=0.0, end=minutes * 60, share=share, costly=list(costly), clock=clock), clock
+
+
+def test_without_costly_suites_training_stops_for_the_cheap_evaluation_the_checkpoint_and_the_exit():
+    p, _ = plan(costly=())
+    p.record(seconds=4.0, cheap=True, suite_seconds={}, abandoned={})
+    p.checkpointed(7.0)
+    assert p.train_deadline() == pytest.approx(600 - 4.0 - 7.0 - EXIT_SECONDS)
+
+
+def test_an_unmeasured_costly_suite_keeps_the_whole_allowance_for_the_end():
+    p, _ = plan()  # 10 minutes, 20%: 120 s of evaluations
+    assert p.allowance == pytest.approx(120.0)
+    assert p.train_deadline() == pytest.approx(600 - 120 - FIRST_CHECKPOINT_SECONDS - EXIT_SECONDS)
+
+
+def test_before_the_end_an_unmeasured_suite_gets_half_of_what_is_left_and_the_final_all_of_it():
+    p, clock = plan()
+    chosen = p.choose(final=False)
+    assert chosen.limits == {"play": pytest.approx(60.0)}
+    assert chosen.deadline == pytest.approx(600 - FIRST_CHECKPOINT_SECONDS - EXIT_SECONDS)
+    p.record(seconds=50.0, cheap=True, suite_seconds={}, abandoned={"play": 45.0})
+    clock.now = 400.0
+    final = p.choose(final=True)
+    assert final.limits == {"play": pytest.approx(70.0)}  # what is left of the 120 s
+
+
+def test_two_unmeasured_suites_share_the_time():
+    p, _ = plan(costly=("play", "traces"))
+    chosen = p.choose(final=True)
+    assert chosen.limits == {"play": pytest.approx(60.0), "traces": pytest.approx(60.0)}
+
+
+def test_a_measured_suite_runs_before_the_end_only_if_one_more_run_still_fits():
+    p, clock = plan()
+    p.record(seconds=32.0, cheap=True, suite_seconds={"play": 30.0}, abandoned={})
+    # 88 s left, 2 s of cheap suites kept: 30 now and 30 kept for the end fit.
+    assert p.choose(final=False).costly == ["play"]
+    p.record(seconds=32.0, cheap=True, suite_seconds={"play": 30.0}, abandoned={})
+    # 56 s left: 30 now would leave less than 30 for the end.
+    assert p.choose(final=False).costly == []
+    assert "needs about 30 s" in p.skipped["play"]
+    # Measured, the end keeps only its cost, and training may go on until then.
+    assert p.train_deadline() == pytest.approx(600 - 30.0 - 2.0 - FIRST_CHECKPOINT_SECONDS - EXIT_SECONDS)
+    clock.now = p.train_deadline()
+    assert p.choose(final=True).costly == ["play"]
+    p.record(seconds=31.0, cheap=False, suite_seconds={"play": 31.0}, abandoned={})
+    assert p.skipped == {}
+    assert p.skipped_lines() == ["play: left out of 1 evaluation for time, run on the final weights"]
+
+
+def test_a_suite_that_did_not_finish_is_not_tried_again_with_less_time():
+    p, clock = plan(minutes=1.0)  # 12 s of evaluations
+    chosen = p.choose(final=False)
+    assert chosen.limits == {"play": pytest.approx(6.0)}
+    p.record(seconds=6.5, cheap=True, suite_seconds={}, abandoned={"play": 6.0})
+    clock.now = 45.0
+    assert p.choose(final=True).costly == []  # 5.5 s left, less than the 6 s it did not finish in
+    lines = p.skipped_lines()
+    assert len(lines) == 1 and lines[0].startswith("play: not on the final weights")
+    assert "did not finish in 6 s" in lines[0] and "left out of 2 evaluations" in lines[0]
+
+
+def test_the_end_keeps_the_checkpoint_and_the_exit_whatever_the_allowance():
+    p, clock = plan(minutes=1.0, share=0.5)  # 30 s allowance
+    clock.now = 55.0  # 5 s before the end: no room for anything but the exit
+    assert p.choose(final=True).costly == []
+    assert p.choose(final=True).deadline == pytest.approx(60 - FIRST_CHECKPOINT_SECONDS - EXIT_SECONDS)
+
+
+def test_the_cadence_stops_when_the_allowance_is_spent():
+    p, _ = plan(costly=(), minutes=1.0)  # 12 s
+    p.record(seconds=5.0, cheap=True, suite_seconds={}, abandoned={})
+    assert p.cheap_fits()  # 5 + 5 <= 12
+    p.record(seconds=5.0, cheap=True, suite_seconds={}, abandoned={})
+    assert not p.cheap_fits()
+    assert p.skipped_lines() == ["1 evaluation of the evaluation.every cadence left out whole: "
+                                 "the evaluation time share was spent"]
+
+
+def test_the_cadence_leaves_the_end_its_measured_costly_suites():
+    p, _ = plan(minutes=1.0)  # 12 s
+    p.record(seconds=6.0, cheap=True, suite_seconds={"play": 4.0}, abandoned={})
+    assert p.cheap_fits()  # 6 + 2 + 4 kept for the final play <= 12
+    p.record(seconds=2.0, cheap=True, suite_seconds={}, abandoned={})
+    assert not p.cheap_fits()  # 8 + 2 + 4 > 12: the cheap suites wait for the final evaluation

@@ -11,18 +11,24 @@ when a collection call ends keep their trajectories for the next call (and in
 checkpoints), so rows are only ever complete.
 
 AZAL: the rows of finished games also get the oracle's smoothed target (``aux_policy``,
-see ``actors/labels.py``), fetched in one batch per call.
+see ``actors/labels.py``). The positions of the games that end in a step are sent to the
+oracle in one batch, without waiting (``OracleLabeler.submit``): the search goes on while
+the replicas solve, and a game's rows wait in a queue until their labels come. The queue
+is first in, first out, so rows leave in the order their games ended, exactly as if each
+batch had been labelled at once; a collection call ends by waiting for every label still
+due, so no row is held between calls (nor in checkpoints).
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 
 import numpy as np
 
 import games
 from actors import collect_steps
-from actors.labels import OracleLabeler
+from actors.labels import OracleLabeler, PendingLabels
 from games import Game
 from search.evaluators import Evaluator
 from search.gumbel import GumbelConfig, GumbelMCTS
@@ -53,9 +59,12 @@ class AlphaZeroCollector:
         self.positions = 0  # states searched: the rows that finished games will give
         self.evaluations = 0  # leaf evaluations of all searches (compute proxy)
         self.timings = {"search": 0.0, "engine": 0.0, "labels": 0.0}
+        # AZAL: the rows of finished games and their labels on the way, oldest first.
+        self.unlabelled: deque[tuple[dict[str, np.ndarray], PendingLabels]] = deque()
 
     def step(self, evaluate: Evaluator) -> dict[str, np.ndarray]:
-        """One move in every environment; the rows of the games that ended (maybe none)."""
+        """One move in every environment; the rows of the games that ended (maybe none).
+        AZAL: the rows of the games whose labels have come (:meth:`collect` waits for the rest)."""
         B = self.num_envs
         t0 = time.perf_counter()
         result = self.search.search(self.state, evaluate, self.rng)
@@ -89,32 +98,51 @@ class AlphaZeroCollector:
             envs.append(np.full(n, b))
             plies.append(np.arange(n))
         self.games_finished += len(ended)
-        if not obs:
-            out = {"obs": np.zeros((0, *self.game.obs_shape), np.uint8), "target": np.zeros(0, np.float32),
-                   "policy": np.zeros((0, self.game.num_actions), np.float32)}
-        else:
-            out = {"obs": np.concatenate(obs), "target": np.concatenate(target), "policy": np.concatenate(policy)}
-        if self.labeler is not None:
+        out = (self._no_rows() if not obs else
+               {"obs": np.concatenate(obs), "target": np.concatenate(target), "policy": np.concatenate(policy)})
+        if self.labeler is None:
+            return out
+        if obs:  # AZAL: these rows queue until their labels come
             t0 = time.perf_counter()
-            env, ply = (np.concatenate(envs), np.concatenate(plies)) if obs else (np.zeros(0, int), np.zeros(0, int))
-            histories = [self.traj_actions[b, :p].tolist() for b, p in zip(env, ply)]
-            out["aux_policy"] = self._labels(histories)
+            histories = [self.traj_actions[b, :p].tolist()
+                         for b, p in zip(np.concatenate(envs), np.concatenate(plies))]
+            self.unlabelled.append((out, self.labeler.submit(self.game.from_moves(histories), histories)))
             self.timings["labels"] += time.perf_counter() - t0
+        return self._labelled(wait=False)
+
+    def _no_rows(self) -> dict[str, np.ndarray]:
+        A = self.game.num_actions
+        out = {"obs": np.zeros((0, *self.game.obs_shape), np.uint8), "target": np.zeros(0, np.float32),
+               "policy": np.zeros((0, A), np.float32)}
+        if self.labeler is not None:
+            out["aux_policy"] = np.zeros((0, A), np.float32)
         return out
 
-    def _labels(self, histories: list[list[int]]) -> np.ndarray:
-        A = self.game.num_actions
-        if not histories:
-            return np.zeros((0, A), np.float32)
-        return self.labeler.label(self.game.from_moves(histories), histories)
+    def _labelled(self, wait: bool) -> dict[str, np.ndarray]:
+        """The queued rows whose labels have come, the oldest games first, with their
+        ``aux_policy``; with ``wait``, all of them (waiting for the oracle)."""
+        t0 = time.perf_counter()
+        parts = []
+        while self.unlabelled and (wait or self.unlabelled[0][1].ready()):
+            rows, labels = self.unlabelled.popleft()
+            parts.append({**rows, "aux_policy": labels.result()})
+        self.timings["labels"] += time.perf_counter() - t0
+        return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]} if parts else self._no_rows()
 
     def collect(self, evaluate: Evaluator, steps: int, deadline: float | None = None) -> dict[str, np.ndarray]:
         """``steps`` moves of every environment (fewer past ``deadline``, at least one):
-        the rows of every game that ended meanwhile, in the order they ended."""
-        return collect_steps(lambda: self.step(evaluate), steps, deadline)
+        the rows of every game that ended meanwhile, in the order they ended (AZAL: once
+        the labels of all of them have come)."""
+        rows = collect_steps(lambda: self.step(evaluate), steps, deadline)
+        if not self.unlabelled:
+            return rows
+        rest = self._labelled(wait=True)
+        return {key: np.concatenate([rows[key], rest[key]]) for key in rows}
 
     # Resume support: environments, their trajectories so far, the search's generator.
     def get_state(self) -> dict:
+        if self.unlabelled:  # collect returns only once the queue is empty
+            raise RuntimeError("AlphaZeroCollector.get_state: finished games are still waiting for their labels")
         return {"envs": {name: np.asarray(f) for name, f in zip(self.state._fields, self.state)},
                 "traj_obs": self.traj_obs.copy(), "traj_policy": self.traj_policy.copy(),
                 "traj_actions": self.traj_actions.copy(), "traj_len": self.traj_len.copy(),

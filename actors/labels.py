@@ -10,11 +10,13 @@ legal moves; an unlabelled one gets all zeros, which the learner reads as "no la
   stays unlabelled.
 
 Queries go to the oracle service (``oracle_service.service.OracleClient``) in one batch
-per call, after removing duplicates, as the paper does once per iteration. Connect Four
-positions with fewer than ``min_ply`` stones are not sent to the solver: near the start
-a position takes it seconds to minutes. They are looked up in the solved-position store
-instead (``store``: its path or URL), and labelled when a book (``python -m
-oracle_service book``) or an earlier analysis has put them there.
+per call, after removing duplicates; :meth:`OracleLabeler.submit` sends the batch without
+waiting, so that self-play searches on while the replicas solve (``actors/alphazero.py``);
+the replicas answer from the shared store what it holds and solve the rest. Connect
+Four positions with fewer than ``min_ply`` stones are not sent to the solver: without
+its books a position near the start took it seconds to minutes. They are looked up in
+the solved-position store instead (``store``: its path or URL), and labelled when a book
+(``python -m oracle_service book``) or an earlier analysis has put them there.
 """
 
 from __future__ import annotations
@@ -56,8 +58,9 @@ class Connect4Labels:
     def keys(self, states, histories: list[list[int]], min_ply: int) -> list[str | None]:
         return ["".join(str(a + 1) for a in h) if len(h) >= min_ply else None for h in histories]
 
-    def ask(self, client, keys: list[str]) -> list:
-        return client.connect4_best_moves(keys)
+    def request(self, keys: list[str]) -> tuple[str, tuple, list]:
+        """The oracle method, its leading arguments and its items for ``keys``."""
+        return "connect4_best_moves", (), keys
 
     def stored_optimal(self, store, states) -> np.ndarray:
         """bool[N, 7]: the best columns of the positions whose analysis is stored; rows
@@ -82,10 +85,9 @@ class ChompLabels:
     def keys(self, states, histories: list[list[int]], min_ply: int) -> list[str]:
         return [",".join(map(str, row)) for row in np.asarray(states.profile).tolist()]
 
-    def ask(self, client, keys: list[str]) -> list:
+    def request(self, keys: list[str]) -> tuple[str, tuple, list]:
         rows, cols = self.game.params["rows"], self.game.params["cols"]
-        profiles = [[int(x) for x in k.split(",")] for k in keys]
-        return client.chomp_winning_moves(rows, cols, profiles)
+        return "chomp_winning_moves", (rows, cols), [[int(x) for x in k.split(",")] for k in keys]
 
 
 class OracleLabeler:
@@ -106,31 +108,26 @@ class OracleLabeler:
     def label(self, states, histories: list[list[int]]) -> np.ndarray:
         """float32[N, A] targets for the N ``states`` (reached by the action lists
         ``histories`` from the start); zero rows for unlabelled states."""
+        return self.submit(states, histories).result()
+
+    def submit(self, states, histories: list[list[int]]) -> "PendingLabels":
+        """:meth:`label`'s targets, asked of the oracle without waiting for them: early
+        positions are looked up in the store now, the others sent to the oracle in one
+        batch of distinct items; the caller takes the targets when they are ready."""
         legal = self.game.legal(states)  # [N, A]
         optimal = np.zeros_like(legal)
         keys = self.source.keys(states, histories, self.min_ply)
         wanted = sorted({k for k in keys if k is not None})
         self.queries += sum(k is not None for k in keys)
         self.unique += len(wanted)
-        answers = dict(zip(wanted, self._ask(wanted))) if wanted else {}
-        for i, k in enumerate(keys):
-            moves = answers.get(k)
-            if moves:
-                optimal[i, moves] = True
         early = [i for i, k in enumerate(keys) if k is None]
         if early and self.min_ply > 0:
             optimal[early] = self._stored_optimal(games.take(states, early))
-        labelled = optimal.any(axis=1)
-        q = np.where(legal, optimal + SMOOTHING, 0.0)
-        q[~labelled] = 0.0
-        q /= np.maximum(q.sum(axis=1, keepdims=True), 1e-12)
-        return q.astype(np.float32)
-
-    def _ask(self, keys: list[str]) -> list[list[int] | None]:
-        """The optimal moves of each key (None where the oracle refused the item)."""
-        answers = self.source.ask(self.client, keys)
-        self.errors += sum(not a.ok for a in answers)
-        return [a.value if a.ok else None for a in answers]
+        answers = None
+        if wanted:
+            method, args, items = self.source.request(wanted)
+            answers = self.client.submit(method, items, *args)
+        return PendingLabels(self, legal, optimal, keys, wanted, answers)
 
     def _stored_optimal(self, states) -> np.ndarray:
         """bool[N, A]: the optimal moves of early positions (key None) from the store."""
@@ -142,3 +139,36 @@ class OracleLabeler:
 
     def stats(self) -> LabelStats:
         return LabelStats(self.queries, self.unique, self.errors, self.store_labels)
+
+
+class PendingLabels:
+    """One batch's targets while the oracle works on them (:meth:`OracleLabeler.submit`)."""
+
+    def __init__(self, labeler: OracleLabeler, legal: np.ndarray, optimal: np.ndarray, keys: list,
+                 wanted: list[str], answers):
+        self._labeler, self._legal, self._optimal = labeler, legal, optimal  # [N, A] each
+        self._keys, self._wanted, self._answers = keys, wanted, answers
+        self._targets: np.ndarray | None = None
+
+    def ready(self) -> bool:
+        """Whether :meth:`result` would return without waiting for the oracle."""
+        return self._answers is None or self._answers.ready()
+
+    def result(self) -> np.ndarray:
+        """float32[N, A]: the smoothed targets, zero rows for unlabelled states (waits
+        for the oracle's answers if they have not come)."""
+        if self._targets is None:
+            optimal = self._optimal
+            if self._answers is not None:
+                answers = self._answers.result()
+                self._labeler.errors += sum(not a.ok for a in answers)
+                moves_of = {k: a.value for k, a in zip(self._wanted, answers) if a.ok}
+                for i, k in enumerate(self._keys):
+                    if moves_of.get(k):
+                        optimal[i, moves_of[k]] = True
+            labelled = optimal.any(axis=1)
+            q = np.where(self._legal, optimal + SMOOTHING, 0.0)
+            q[~labelled] = 0.0
+            q /= np.maximum(q.sum(axis=1, keepdims=True), 1e-12)
+            self._targets = q.astype(np.float32)
+        return self._targets

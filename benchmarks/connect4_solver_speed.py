@@ -7,6 +7,7 @@ built, and the oracle command line (``python -m oracle_service solve``) with eac
         [--names Test_L3_R1 ...] [--limit N] [--budget S] [--engines ...] [--tt-log2 23]
     python -m benchmarks.connect4_solver_speed --early N [--no-book] [--cold] [--analyze] [--cli]
     python -m benchmarks.connect4_solver_speed --rate N
+    python -m benchmarks.connect4_solver_speed --labels N
 
 ``DIR`` holds Pons' six published sets (``Test_L3_R1`` ... ``Test_L1_R3``, lines
 ``<moves> <score>``; they are not in this repository). ``PATH`` is his ``c4solver``
@@ -33,6 +34,11 @@ book: the median and the mean per position, and the book leaves per position.
 empties the transposition table before each of these positions (untimed); ``--analyze``
 times the score of every column instead; ``--cli`` times the oracle command line (a
 subprocess, with ``--analyze`` if given) instead of the solver in this process.
+
+``--labels N`` times AZAL's label, the best columns, two ways on N random positions
+(seeded) of each ply 10-16: from the full analysis (every column's score) and by the
+best-column search (the position's score, then one null-window search per column),
+each solver with a table of its own; the columns must agree.
 
 ``--rate N`` measures the search alone: our solver without either book solves N random
 positions of plies 12-16 (seeded) from an emptied table, 5 times; it prints the median
@@ -171,6 +177,31 @@ def search_rate(n: int, tt_log2: int) -> dict:
     return {"positions": n, "nodes_per_s": statistics.median(rates), "nodes": nodes, "scores_digest": digest}
 
 
+def label_speed(n: int, tt_log2: int) -> list[dict]:
+    """Per ply 10-16: ``n`` random positions (seeded) labelled twice, each way by a
+    solver with a table of its own: the best columns of the full analysis (the score of
+    every column) and of the best-column search (``Connect4Solver.best_columns``), with
+    their nodes and seconds and whether the columns agree."""
+    rows = []
+    for plies in range(10, 17):
+        positions = random_live_positions(n, plies, plies, seed=plies)
+        full, search = Connect4Solver(tt_log2_size=tt_log2), Connect4Solver(tt_log2_size=tt_log2)
+        full.analyze("4"), search.best_columns("4")  # compile (or load the cache) before timing
+        t0, n0 = time.perf_counter(), full.nodes
+        best = []
+        for moves in positions:
+            scores = full.analyze(moves)
+            top = max(v for v in scores if v is not None)
+            best.append([c for c, v in enumerate(scores) if v == top])
+        t1, n1 = time.perf_counter(), search.nodes
+        found = [search.best_columns(moves)[0] for moves in positions]
+        t2 = time.perf_counter()
+        rows.append({"plies": plies, "positions": len(positions), "agree": sum(a == b for a, b in zip(best, found)),
+                     "analysis_s": t1 - t0, "search_s": t2 - t1, "analysis_nodes": full.nodes - n0,
+                     "search_nodes": search.nodes - n1})
+    return rows
+
+
 def measure(solve, positions: list[tuple[str, int]], budget: float) -> dict:
     """Per-position times of ``solve`` over ``positions`` (moves, expected score), until
     ``budget`` seconds are spent."""
@@ -205,6 +236,8 @@ def main(argv=None):
     p.add_argument("--analyze", action="store_true", help="--early: time the score of every column")
     p.add_argument("--cli", action="store_true", help="--early: time the oracle command line")
     p.add_argument("--rate", type=int, default=0, help="nodes per second of the search without books on N positions")
+    p.add_argument("--labels", type=int, default=0,
+                   help="per ply 10-16, N random positions: best columns by full analysis and by the best-column search")
     p.add_argument("--tt-log2", type=int, default=23)
     p.add_argument("--json", action="store_true", help="one JSON object per row")
     args = p.parse_args(argv)
@@ -214,8 +247,16 @@ def main(argv=None):
               f"{row['nodes_per_s'] / 1e6:.2f}M nodes/s (median of 5), {row['nodes']} nodes a pass, "
               f"scores digest {row['scores_digest']}")
         return
+    if args.labels:
+        for row in label_speed(args.labels, args.tt_log2):
+            print(json.dumps(row) if args.json else
+                  f"plies {row['plies']:2d} n={row['positions']:3d} agree {row['agree']:3d}  analysis "
+                  f"{row['analysis_s']:7.2f} s {row['analysis_nodes'] / 1e6:8.1f}M nodes  best columns "
+                  f"{row['search_s']:7.2f} s {row['search_nodes'] / 1e6:8.1f}M nodes  "
+                  f"x{row['analysis_s'] / max(row['search_s'], 1e-9):.2f}", flush=True)
+        return
     if not (args.sets or args.early or args.random):
-        p.error("give --sets DIR, --random N, --early N or --rate N")
+        p.error("give --sets DIR, --random N, --early N, --rate N or --labels N")
 
     if args.early:
         if args.cli:

@@ -44,6 +44,9 @@ class Connect4Engine(Protocol):
     def analyze(self, position, weak: bool = False) -> list[int | None]:
         """Per column 0..6 the score of playing it, None for a full column."""
 
+    def best_columns(self, position) -> tuple[list[int], int]:
+        """(the columns 0..6 of maximal score, ascending; that score)."""
+
     def solve_states(self, current: np.ndarray, mask: np.ndarray, moves: np.ndarray,
                      weak: bool = False) -> np.ndarray:
         """int64[B] scores of engine states, none of them over."""
@@ -159,3 +162,8 @@ class BitBullyEngine:
         scores = self._core.scoreMoves(self._board(*parse_position(position)))
         return [None if s == _BITBULLY_FULL_COLUMN else int(np.sign(s)) if weak else int(s)
                 for s in scores]
+
+    def best_columns(self, position) -> tuple[list[int], int]:
+        scores = self.analyze(position)
+        best = max(s for s in scores if s is not None)
+        return [c for c, s in enumerate(scores) if s == best], best

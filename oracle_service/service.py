@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import ray
 
+from games.connect4 import WIDTH
 from lifecycle import TASK_EVENTS, stop, watched
 from oracle_service.answers import Answer
 from oracle_service.chomp_grundy import ChompTable
@@ -103,23 +104,62 @@ class DistinctKeys:
         return round(float(estimate))
 
 
+# Best-column answers a worker keeps in memory (about 150 bytes each), then starts afresh.
+BEST_SEEN = 200_000
+
+
+def _best_of(analysis) -> list[int]:
+    """The ascending columns of maximal score of an analysis (None: a full column)."""
+    best = max(s for s in analysis if s is not None)
+    return [c for c, s in enumerate(analysis) if s == best]
+
+
+def _mirror(columns: list[int]) -> list[int]:
+    """The same columns seen from the mirror image, ascending."""
+    return sorted(WIDTH - 1 - c for c in columns)
+
+
+def _best_records(keys: list[int], cur, mask, plies, solved: list[tuple[list[int], int]]) -> list:
+    """What a best-column search of the positions ``keys`` (``cur``, ``mask``, ``plies``
+    [F] each, as searched) found that the store can keep: each position's score, and the
+    score of each child its best columns lead to (the position's, negated)."""
+    from oracle_service.connect4_solver import children
+
+    ccur, cmask, live = children(cur, mask, plies)  # [F, 7] each
+    records = []
+    for f, (key, (columns, score)) in enumerate(zip(keys, solved)):
+        records.append((key, Solved(score)))
+        kids = [c for c in columns if live[f, c]]
+        if kids:
+            records += [(int(k), Solved(-score)) for k in connect4_keys(ccur[f, kids], cmask[f, kids])[0]]
+    return records
+
+
+def _chomp_error(table, rows: int, cols: int, i: int, profile) -> str | None:
+    """What is wrong with item ``i``, ``profile``, on ``table`` (None: a live position)."""
+    problem = table.profile_problem(profile)
+    if problem is None and profile[0] == 1 and (rows == 1 or profile[1] == 0):
+        problem = "position already over, only the poisoned square is left"
+    if problem is None:
+        return None
+    try:
+        shown = np.asarray(profile).tolist()
+    except ValueError:  # ragged
+        shown = repr(profile)
+    return f"chomp ({rows} x {cols}): item {i} of the batch, profile {shown}: {problem}"
+
+
 class OracleWorker:
     """Batched exact answers for Connect Four, Chomp and F-Games (see the module doc).
 
     ``store``: a path or ``redis://`` URL for :func:`open_store` (None: its default), or
     a store object (``NullStore``: keep nothing). ``engine``: the Connect Four engine's
-    name (:mod:`oracle_service.connect4_engines`: ``ours``, or ``bitbully`` with the
-    optional extra); the store keeps what either solves, under the same keys.
-    Connect Four strong scores and analyses are read from the store before solving and
-    written back after; weak (win/draw/loss) queries use a stored score when there is
-    one, and otherwise solve in weak mode without storing (the store holds exact scores).
-
-    The store is also consulted during the search: before solving, the worker reads
-    (in one batched call) the stored records of every position within ``seed_depth``
-    plies below the positions to solve, and enters their exact scores, and those of
-    the children of the stored analyses among them, in the solver's transposition
-    table, where the search stops on reaching them. An analysis writes back, besides
-    the position's record, a score record for each of its live children.
+    name (:mod:`oracle_service.connect4_engines`: ``ours``, or ``bitbully``, the optional
+    extra); the store keeps what either solves, under the same keys. Connect Four scores,
+    analyses and best moves are read from the store before solving and written back after
+    (weak queries use a stored score, else solve without storing); before solving, the
+    exact scores the store holds within ``seed_depth`` plies below enter the solver's
+    transposition table, where the search stops on reaching them.
     """
 
     def __init__(self, store: str | None = None, *, tt_log2_size: int = 23, seed_depth: int = 2,
@@ -136,6 +176,8 @@ class OracleWorker:
         self._chomp: dict[tuple[int, int], Any] = {}
         self._fgame: dict[tuple, Any] = {}
         self._unique = DistinctKeys()
+        # Best columns searched here, by canonical key: the store keeps their scores alone.
+        self._best_seen: dict[int, list[int]] = {}
         self._stats = OracleCounters()
         self.hex = HexAnswers(self.store, self._stats, self._timed, node_limit=hex_node_limit,
                               time_limit=hex_time_limit)
@@ -183,6 +225,20 @@ class OracleWorker:
                     found[k] = v
         self._stats.store_hits += len(found)
         return keys, mirrored, unique, found
+
+    def _misses(self, keys: list, found: dict, parsed: list) -> tuple[dict, tuple]:
+        """The positions the store did not answer: {key: an item that asked for it, to be
+        solved in that item's orientation}, and their (cur, mask, plies) [F] each, with
+        the solver's table seeded for them."""
+        first = {}
+        for i, k in enumerate(keys):
+            if k is not None and k not in found:
+                first.setdefault(k, i)
+        cur, mask, plies = (np.array([parsed[i][j] for i in first.values()], dtype=dt)
+                            for j, dt in ((0, np.uint64), (1, np.uint64), (2, np.int64)))
+        if first:
+            self._timed(self._seed, cur, mask, plies)
+        return first, (cur, mask, plies)
 
     def _seed(self, cur: np.ndarray, mask: np.ndarray, plies: np.ndarray) -> None:
         """Before solving the positions ``cur``, ``mask`` (uint64[B]), ``plies``
@@ -250,14 +306,7 @@ class OracleWorker:
         parsed, errors = self._parse(positions)
         keys, mirrored, _unique, found = self._lookup(parsed, need_analysis=True)
         canonical = dict(found)
-        first = {}  # key -> an item that asked for it, to solve in that item's orientation
-        for i, k in enumerate(keys):
-            if k is not None and k not in found:
-                first.setdefault(k, i)
-        if first:
-            cur, mask, plies = (np.array([parsed[i][j] for i in first.values()], dtype=dt)
-                                for j, dt in ((0, np.uint64), (1, np.uint64), (2, np.int64)))
-            self._timed(self._seed, cur, mask, plies)
+        first, (cur, mask, plies) = self._misses(keys, found, parsed)
         analyses = []  # [F] per position solved, in the asking item's orientation
         for k, i in first.items():
             analyses.append(tuple(self._timed(self.solver.analyze, positions[i])))
@@ -280,16 +329,26 @@ class OracleWorker:
                 for i, k in enumerate(keys)]
 
     def connect4_best_moves(self, positions: Sequence[Moves]) -> list[Answer]:
-        """Per position: the ascending columns 0..6 of maximal score (quickest win,
-        else a draw, else the slowest loss)."""
-        out = []
-        for a in self.connect4_analyze(positions):
-            if not a.ok:
-                out.append(a)
-                continue
-            best = max(s for s in a.value if s is not None)
-            out.append(Answer([c for c, s in enumerate(a.value) if s == best]))
-        return out
+        """Per position: the ascending columns 0..6 of maximal score (quickest win, else
+        a draw, else the slowest loss): from the stored analysis, else the engine's
+        ``best_columns`` (no column's exact score), whose scores are stored (``_best_records``)."""
+        parsed, errors = self._parse(positions)
+        keys, mirrored, _unique, found = self._lookup(parsed, need_analysis=True)
+        best = {k: _best_of(v.analysis) for k, v in found.items()}  # canonical orientation
+        best.update((k, self._best_seen[k]) for k in keys if k in self._best_seen and k not in best)
+        first, (cur, mask, plies) = self._misses(keys, best, parsed)
+        if first:
+            solved = [self._timed(self.solver.best_columns, positions[i]) for i in first.values()]
+            if len(self._best_seen) > BEST_SEEN:
+                self._best_seen.clear()
+            for (k, i), (columns, _) in zip(first.items(), solved):
+                best[k] = self._best_seen[k] = _mirror(columns) if mirrored[i] else columns
+            records = _best_records(list(first), cur, mask, plies, solved)
+            self.store.put_many(records)
+            self._stats.solved += len(first)
+            self._stats.children_stored += len(records) - len(first)
+        return [Answer(error=errors[i]) if errors[i] is not None
+                else Answer(_mirror(best[k]) if mirrored[i] else list(best[k])) for i, k in enumerate(keys)]
 
     # ---- Chomp ------------------------------------------------------------------
 
@@ -308,16 +367,9 @@ class OracleWorker:
         out: list[Answer | None] = [None] * len(profiles)
         good = []
         for i, p in enumerate(profiles):
-            problem = table.profile_problem(p)
-            if problem is None and p[0] == 1 and (rows == 1 or p[1] == 0):
-                problem = "position already over, only the poisoned square is left"
-            if problem is not None:
-                try:
-                    shown = np.asarray(p).tolist()
-                except ValueError:  # ragged
-                    shown = repr(p)
-                out[i] = Answer(error=f"chomp ({rows} x {cols}): item {i} of the batch, "
-                                      f"profile {shown}: {problem}")
+            error = _chomp_error(table, rows, cols, i, p)
+            if error is not None:
+                out[i] = Answer(error=error)
                 self._stats.errors += 1
             else:
                 good.append(i)
@@ -392,8 +444,68 @@ class OracleWorker:
     def ping(self) -> bool:
         return True
 
+    def submit(self, method: str, items: Sequence, *args, **kwargs) -> Answered:
+        """``method(*args, items, **kwargs)``, answered at once: :meth:`OracleClient.submit`'s
+        interface, so that a caller takes the worker or the client alike."""
+        return Answered(getattr(self, method)(*args, list(items), **kwargs))
+
 
 OracleReplica = ray.remote(max_restarts=-1, max_task_retries=-1, enable_task_events=TASK_EVENTS)(watched(OracleWorker))
+
+
+class PendingAnswers:
+    """The answers to one batch on their way from the replicas (:meth:`OracleClient.submit`).
+
+    Chunk ``j`` went to replica ``j``; :meth:`result` waits for every chunk and, should a
+    call fail because its replica died (``RayActorError``; Ray already retries calls on a
+    restarted replica), sends that chunk to the next replica, up to the client's
+    ``max_attempts`` times."""
+
+    def __init__(self, client: "OracleClient", method: str, chunks: list[list], args: tuple, kwargs: dict):
+        self._client, self._method, self._chunks, self._args, self._kwargs = client, method, chunks, args, kwargs
+        self._refs = [self._send(j, j) for j in range(len(chunks))]
+        self._answers: list[Answer] | None = None
+
+    def _send(self, j: int, replica: int):
+        handle = self._client.replicas[replica % len(self._client.replicas)]
+        return getattr(handle, self._method).remote(*self._args, self._chunks[j], **self._kwargs)
+
+    def ready(self) -> bool:
+        """Whether every chunk has come back (answered or failed), without waiting."""
+        if self._answers is not None or not self._refs:
+            return True
+        done, _ = ray.wait(self._refs, num_returns=len(self._refs), timeout=0)
+        return len(done) == len(self._refs)
+
+    def result(self) -> list[Answer]:
+        """One :class:`Answer` per item, in the order of the items (waits for them)."""
+        if self._answers is None:
+            results = []
+            for j in range(len(self._chunks)):
+                for attempt in range(1, self._client.max_attempts + 1):
+                    try:
+                        results.append([Answer(*a) for a in ray.get(self._refs[j])])
+                        break
+                    except ray.exceptions.RayActorError:
+                        if attempt == self._client.max_attempts:
+                            raise
+                        self._refs[j] = self._send(j, j + attempt)
+            self._answers = [a for chunk in results for a in chunk]
+        return self._answers
+
+
+class Answered:
+    """Answers already at hand, behind :class:`PendingAnswers`' interface
+    (:meth:`OracleWorker.submit`: an in-process worker answers at once)."""
+
+    def __init__(self, answers: list[Answer]):
+        self._answers = answers
+
+    def ready(self) -> bool:
+        return True
+
+    def result(self) -> list[Answer]:
+        return self._answers
 
 
 class OracleClient:
@@ -404,6 +516,8 @@ class OracleClient:
     calls on a restarted replica), it is sent to the next replica, up to
     ``max_attempts`` times. ``replica_options`` are Ray actor options (e.g.
     ``{"num_cpus": 1}``); ``worker_kwargs`` go to :class:`OracleWorker`.
+    The named methods wait for their answers; :meth:`submit` sends a batch and returns
+    at once, so that the caller (AZAL's self-play) works while the replicas solve.
     """
 
     def __init__(self, num_replicas: int = 2, store: str | None = None, *,
@@ -429,26 +543,19 @@ class OracleClient:
         self.__dict__.update(state)
         self.replicas = [ray.get_actor(name) for name in self.replica_names]
 
-    def _call(self, method: str, items: Sequence, *args, **kwargs) -> list[Answer]:
-        """``method(*args, chunk, **kwargs)`` on the replicas, one chunk of ``items`` each."""
+    def submit(self, method: str, items: Sequence, *args, **kwargs) -> "PendingAnswers":
+        """``method(*args, chunk, **kwargs)`` sent to the replicas, one chunk of ``items``
+        each, without waiting: the caller goes on and collects the answers later
+        (:class:`PendingAnswers`), in the order of ``items``."""
         items = list(items)
         n = len(self.replicas)
         bounds = np.linspace(0, len(items), min(n, max(len(items), 1)) + 1).astype(int)
-        chunks = [(j, items[a:b]) for j, (a, b) in enumerate(itertools.pairwise(bounds)) if b > a]
-        pending = {j: getattr(self.replicas[j % n], method).remote(*args, chunk, **kwargs)
-                   for j, chunk in chunks}
-        results: dict[int, list[Answer]] = {}
-        for j, chunk in chunks:
-            for attempt in range(1, self.max_attempts + 1):
-                try:
-                    results[j] = [Answer(*a) for a in ray.get(pending[j])]
-                    break
-                except ray.exceptions.RayActorError:
-                    if attempt == self.max_attempts:
-                        raise
-                    replica = self.replicas[(j + attempt) % n]
-                    pending[j] = getattr(replica, method).remote(*args, chunk, **kwargs)
-        return [a for j, _ in chunks for a in results[j]]
+        chunks = [items[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+        return PendingAnswers(self, method, chunks, args, kwargs)
+
+    def _call(self, method: str, items: Sequence, *args, **kwargs) -> list[Answer]:
+        """``method(*args, chunk, **kwargs)`` on the replicas, one chunk of ``items`` each."""
+        return self.submit(method, items, *args, **kwargs).result()
 
     def connect4_solve(self, positions: Sequence[Moves], weak: bool = False) -> list[Answer]:
         return self._call("connect4_solve", positions, weak=weak)

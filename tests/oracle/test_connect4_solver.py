@@ -254,6 +254,37 @@ def test_weak_is_sign_of_strong(solver):
             None if s is None else (s > 0) - (s < 0) for s in solver.analyze(moves)]
 
 
+def test_best_columns_match_exhaustive_search(endgames):
+    """The best-column search (the position's score, then one null-window search per
+    column) against plain exhaustive search: the columns of maximal exhaustive score."""
+    solver = Connect4Solver(tt_log2_size=20)
+    for moves, (score, _) in endgames:
+        cols = grid_of(moves)
+        child_scores = {}
+        for c in range(COLS):
+            if len(cols[c]) == ROWS:
+                continue
+            child = grid_of(moves + str(c + 1))
+            child_scores[c] = (22 - (len(moves) // 2 + 1) if child is None else 0 if len(moves) + 1 == ROWS * COLS
+                               else -exhaustive(child, len(moves) + 1, {})[0])
+        best = max(child_scores.values())
+        assert solver.best_columns(moves) == ([c for c, v in sorted(child_scores.items()) if v == best], score), moves
+
+
+@pytest.mark.parametrize("plies", [4, 12, 13, 17])
+def test_best_columns_are_those_of_the_analysis(plies):
+    """At the plies where AZAL's labels cost most (12 stones: the book holds the
+    position's score, not its children's) and around them, each solver with a table of
+    its own: the same columns as the full analysis, and the position's score."""
+    rng = random.Random(plies)
+    analyzer, searcher = Connect4Solver(tt_log2_size=22), Connect4Solver(tt_log2_size=22)
+    for _ in range(12):
+        moves = random_position(rng, plies)
+        analysis = analyzer.analyze(moves)
+        best = max(s for s in analysis if s is not None)
+        assert searcher.best_columns(moves) == ([c for c, s in enumerate(analysis) if s == best], best), moves
+
+
 def test_middle_game_solve_equals_best_of_analysis():
     solver = Connect4Solver(tt_log2_size=22)
     rng = random.Random(5)

@@ -29,8 +29,9 @@ lock: $(STAMP)
 run: $(STAMP)
 	$(PY) -m launch --algo avi --game tictactoe --minutes 3
 
-# The Debian packages the tests need (redis-server, chromium, gnugo, gtp-rhino), installed
-# where missing as root; without root it names them and stops.
+# The Debian packages the tests and the local cluster check need (.ci/system-deps lists
+# them: Redis, Chromium, GNU Go, gtp-rhino, sshd, ...), installed where missing as root;
+# without root it names them and stops.
 system-deps:
 	bash .ci/system-deps
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from learner.inference import check_dtype
+from learner.machine import threads_value, usable_cores
 from search.cache import EVAL_CACHE_MODES
 from search.gumbel import GumbelConfig
 from search.mcts import MCTSConfig
@@ -25,7 +26,11 @@ class SelfPlayConfig:
     collect_steps: int = 128  # K, steps per environment per iteration
     epsilon: float = 0.3  # AVI: probability of a uniformly random legal move
     num_actors: int = 1  # self-play actor processes (one CPU each)
-    threads: int = 1  # torch threads per actor (and per inference server)
+    # Torch threads per actor (and per inference server, which then evaluates for the actors).
+    # auto: under the synchronous schedule, the node's cores over the processes that evaluate
+    # (the actors, or the servers), since the learner is idle while they collect; 1 under
+    # the asynchronous one, where they share the cores with the learner.
+    threads: int | str = "auto"
 
     # AlphaZero and AZAL (Table 4; Table 6 for F-Games; AZAL paper B.3).
     mcts: MCTSConfig = field(default_factory=MCTSConfig)  # the self-play search (training values)
@@ -54,7 +59,8 @@ class SelfPlayConfig:
     inference_device: str = "auto"  # the servers': auto (cuda where Ray offers a GPU), cpu or cuda
 
     def __post_init__(self):
-        for name in ("num_envs", "collect_steps", "num_actors", "threads"):
+        object.__setattr__(self, "threads", threads_value(self.threads, type(self).__name__))
+        for name in ("num_envs", "collect_steps", "num_actors"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 0.0 <= self.epsilon <= 1.0:
@@ -78,6 +84,12 @@ class SelfPlayConfig:
         if self.inference_servers > self.num_actors:
             raise ValueError(f"inference_servers ({self.inference_servers}) must not exceed num_actors "
                              f"({self.num_actors}): a server without actors idles")
+
+    @property
+    def torch_threads(self) -> int:
+        """The torch threads of an actor or server: ``threads``, or 1 where the run left it
+        ``auto`` (a pool built without a run), capped at this node's cores."""
+        return min(self.threads if self.threads != "auto" else 1, usable_cores())
 
     @property
     def envs_per_actor(self) -> int:

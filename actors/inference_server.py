@@ -45,6 +45,7 @@ import ray
 
 import games
 from actors.config import SelfPlayConfig
+from learner.machine import THREADED_RUNTIME_ENV
 from lifecycle import TASK_EVENTS, watched
 from search.cache import CachedValueFn
 
@@ -145,7 +146,7 @@ class InferenceWorker:
         # torch only here, in the server's process: its clients' processes need not load it.
         import torch
 
-        torch.set_num_threads(config.threads)
+        torch.set_num_threads(config.torch_threads)
         self.game = games.make(game, **game_params)
         device = "cpu" if config.inference_device == "auto" else config.inference_device
         self.network, self.device, self.eval_cache = network, device, eval_cache
@@ -239,8 +240,8 @@ class _Version(NamedTuple):
         return self.server.work()
 
 
-InferenceActor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1, enable_task_events=TASK_EVENTS)(
-    watched(InferenceWorker))
+InferenceActor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1, enable_task_events=TASK_EVENTS,
+                            runtime_env=THREADED_RUNTIME_ENV)(watched(InferenceWorker))
 
 
 class ClientCounts:

@@ -39,6 +39,7 @@ from actors.avi import AviCollector
 from actors.inference_server import InferenceClient
 from actors.labels import LabelStats, OracleLabeler
 from learner.learner import ALGOS, ValueFunction
+from learner.machine import THREADED_RUNTIME_ENV
 from learner.weights import WeightVersion
 from lifecycle import TASK_EVENTS, was_restarted, watched
 from replay.rows import AUX_POLICY
@@ -92,7 +93,7 @@ class SelfPlayWorker:
         if algo not in ALGOS:
             raise ValueError(f"self-play: unknown algo {algo!r}; known: {', '.join(ALGOS)}")
         eval_cache = config.resolved_cache(algo)
-        torch.set_num_threads(config.threads)
+        torch.set_num_threads(config.torch_threads)
         self.index, self.replay = index, replay
         self.game = games.make(game, **game_params)
         seed = np.random.SeedSequence([seed, index]).generate_state(1)[0]
@@ -191,5 +192,5 @@ class SelfPlayWorker:
         return ray.get_runtime_context().get_node_id()
 
 
-SelfPlayActor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1, enable_task_events=TASK_EVENTS)(
-    watched(SelfPlayWorker))
+SelfPlayActor = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1, enable_task_events=TASK_EVENTS,
+                           runtime_env=THREADED_RUNTIME_ENV)(watched(SelfPlayWorker))

@@ -12,9 +12,11 @@ learner initialises it, seed 0), on ``--threads`` torch threads:
   ``learner.inference.candidates``) at batch ``--batch`` (default 4096 for the
   MLPs, 1024 for the conv towers), in network evaluations/s (a symmetrized network
   evaluates 2 images per sample), timed in alternation so that all see the same load;
-  each copy's largest value difference from fp32 on the timed batch;
-- ``fast``: the copy ``inference_dtype=auto`` keeps (the fastest within
-  ``learner.inference.TOLERANCE`` and at least ``MIN_SPEEDUP`` times fp32), else fp32;
+  each copy's largest value difference from fp32 on the timed batch and its greedy
+  moves' agreement with fp32's on the game's guard positions (``learner.inference.check``);
+- ``fast``: the copy ``inference_dtype=auto`` keeps (the fastest that holds, within
+  ``learner.inference.TOLERANCE`` and ``MIN_AGREEMENT``, and at least ``MIN_SPEEDUP``
+  times fp32), else fp32;
 - learner updates/s of ``Learner.train_step`` at batch ``--train-batch``, precision fp32
   beside bf16 (autocast), in alternation.
 
@@ -76,19 +78,19 @@ def bench_game(name: str, args) -> dict:
            "images_per_sample": cost, "batch": batch, "train_batch": args.train_batch, "threads": args.threads}
     torch.set_num_threads(args.threads)
     modules, candidates = {"fp32": values.net}, {}
+    guard = inference.guard_set(game, config.policy_head, torch.device("cpu"))
     for dtype in dtypes:
         start = time.perf_counter()
         modules[dtype] = inference.convert(values.net, dtype, x[:inference.GUARD_ROWS])
-        candidates[dtype] = {"conversion_s": time.perf_counter() - start,
-                             "max_abs_value_diff": inference.max_abs_diff(modules[dtype], values.net, x)}
+        measured = inference.check(modules[dtype], values.net, x, guard)
+        candidates[dtype] = {"conversion_s": time.perf_counter() - start, "max_abs_value_diff": measured.max_abs_diff,
+                             "agreement": measured.agreement, "holds": measured.holds}
     with torch.inference_mode():
         rates = alternating({k: (lambda m=m: m(x)) for k, m in modules.items()}, batch * cost,
                             args.seconds, args.repeats)
     for dtype, c in candidates.items():
-        c.update(evaluations_per_s=rates[dtype], speedup=rates[dtype] / rates["fp32"],
-                 within_tolerance=c["max_abs_value_diff"] <= inference.TOLERANCE)
-    fits = {k: c["speedup"] for k, c in candidates.items()
-            if c["within_tolerance"] and c["speedup"] >= inference.MIN_SPEEDUP}
+        c.update(evaluations_per_s=rates[dtype], speedup=rates[dtype] / rates["fp32"])
+    fits = {k: c["speedup"] for k, c in candidates.items() if c["holds"] and c["speedup"] >= inference.MIN_SPEEDUP}
     fast = max(fits, key=fits.get, default="fp32")
     updates = alternating({p: (lambda lr=lr: lr.train_step(train)) for p, lr in learners.items()}, 1,
                           args.seconds, args.repeats)
@@ -108,10 +110,10 @@ def label(row: dict) -> str:
 
 def print_table(rows: list[dict]) -> None:
     print("| preset | params | fp32 evaluations/s | fast evaluations/s | fast dtype | x fp32 | max abs value diff "
-          "| other dtypes (x fp32, max diff) | fp32 updates/s | bf16 updates/s | x fp32 |")
+          "| other dtypes (x fp32, max diff, greedy agreement) | fp32 updates/s | bf16 updates/s | x fp32 |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        others = "; ".join(f"{k} x{c['speedup']:.2f}, {c['max_abs_value_diff']:.3f}"
+        others = "; ".join(f"{k} x{c['speedup']:.2f}, {c['max_abs_value_diff']:.3f}, agree {c['agreement']:.3f}"
                            for k, c in r["candidates"].items() if k != r["fast_dtype"]) or "-"
         print(f"| {label(r)} | {r['parameters']:,} | {r['fp32']:,.0f} | {r['fast']:,.0f} | {r['fast_dtype']} "
               f"| x{r['speedup']:.2f} | {r['max_abs_value_diff']:.4f} | {others} | {r['learner_fp32']:.1f} "

@@ -25,7 +25,7 @@ from games import Game, random_play, state_keys, take
 from oracle_service.chomp_grundy import ChompTable
 
 # The Hex builder's first limit per position (seconds) and how often an unknown one is
-# asked again, each time with a 10 times larger limit (60 s, 600 s, 6000 s): the issue's
+# asked again, each time with a 10 times larger limit (60 s, 600 s, 6000 s): the
 # goal is no position over 10 minutes, so a position unknown at 6000 s is given up on.
 HEX_TIME_LIMIT = 60.0
 HEX_RETRIES = 2

@@ -160,7 +160,10 @@ def _build(cls, data: dict, prefix: str):
 
 
 def _has_type(value, type_name: str) -> bool:
-    """Whether a JSON value fits a field annotated ``type_name`` (int, float, str, bool, dict)."""
+    """Whether a JSON value fits a field annotated ``type_name`` (int, float, str, bool, dict,
+    or a union of them such as ``int | str``: a count or ``auto``)."""
+    if "|" in type_name:
+        return any(_has_type(value, part.strip()) for part in type_name.split("|"))
     if type_name == "bool":
         return isinstance(value, bool)
     if type_name == "int":
@@ -229,7 +232,7 @@ def for_algo(config: TrainConfig, algo: str) -> TrainConfig:
     return changed(replace(config, network=replace(config.network, policy_head=True)), **changes)
 
 
-# The roles' sizes on one GPU node (issue 36): the learner and two inference servers share
+# The roles' sizes on one GPU node: the learner and two inference servers share
 # the GPU (launch/placement.py), every other CPU steps games; the papers' hyperparameters
 # (batch, replay ratio, epsilon, replay capacity) do not change.
 NODE_ENVS_PER_ACTOR = 1024  # an actor's environments: one request of ~6k children per step
@@ -268,11 +271,18 @@ def resolved(config: TrainConfig, *, cpus: float, gpus: float) -> TrainConfig:
     - ``actors.inference_device``: the servers' (``launch.placement.inference_device``);
     - ``actors.eval_cache``: ``cache`` for AVI (about half of Connect Four's children repeat
       within a phase) and for its inference servers, ``off`` for AlphaZero and AZAL (not yet
-      shown to pay there).
+      shown to pay there);
+    - ``learner.precision``: ``learner.config.auto_precision`` for the learner's device and
+      this process's CPU (``learner.machine``), the reason in ``learner.precision_note``; a
+      learner whose node's CPU lacks the native bf16 the driver's has trains in fp32 and
+      reports it (``learner_precision`` in the metrics);
+    - ``learner.threads`` and ``actors.threads``: :func:`phase_threads`.
 
     Explicit values are kept; a ``cuda`` the cluster cannot honour is the run's error
     (``launch.train.Run``)."""
     from launch.placement import inference_device, learner_device
+    from learner.config import auto_precision
+    from learner.machine import this_cpu
 
     if config.preset == "node":
         config = for_node(config, cpus, gpus)
@@ -280,8 +290,36 @@ def resolved(config: TrainConfig, *, cpus: float, gpus: float) -> TrainConfig:
     device = learner_device(learner.device, gpus) if learner.device == "auto" else learner.device
     serving = (inference_device(actors.inference_device, actors.inference_servers, gpus, device)
                if actors.inference_device == "auto" else actors.inference_device)
+    precision, note = ((learner.precision, learner.precision_note or "set in the config")
+                       if learner.precision != "auto" else auto_precision(device, this_cpu(), config.network))
+    learner_threads, actor_threads = phase_threads(config, cpus, device, serving)
     return changed(config, **{"learner.device": device, "actors.inference_device": serving,
-                              "actors.eval_cache": actors.resolved_cache(config.algo)})
+                              "actors.eval_cache": actors.resolved_cache(config.algo),
+                              "learner.precision": precision, "learner.precision_note": note,
+                              "learner.threads": learner_threads, "actors.threads": actor_threads})
+
+
+def phase_threads(config: TrainConfig, cpus: float, learner_device: str, inference_device: str) -> tuple[int, int]:
+    """``(learner.threads, actors.threads)`` with ``auto`` made concrete for ``cpus`` CPUs.
+
+    Under the synchronous schedule the learner and the actors take turns (collect, then
+    train, then evaluate), so each uses every core in its phase: the learner all ``cpus``,
+    each process that evaluates during collection (an actor, or an inference server when
+    there are servers) its share. Under the asynchronous one they run at once, on the one
+    CPU Ray gives each: 1. A GPU learner's host thread and a GPU server's need no more: 1.
+    On a cluster ``cpus`` counts every node's; each worker caps its threads at its own
+    node's cores (``learner.machine.usable_cores``)."""
+    learner, actors = config.learner, config.actors
+    sync = config.schedule == "sync"
+    learner_threads = learner.threads
+    if learner_threads == "auto":
+        learner_threads = max(1, int(cpus)) if sync and learner_device == "cpu" else 1
+    actor_threads = actors.threads
+    if actor_threads == "auto":
+        evaluating = actors.inference_servers or actors.num_actors
+        on_cpu = not actors.inference_servers or inference_device == "cpu"
+        actor_threads = max(1, int(cpus) // evaluating) if sync and on_cpu else 1
+    return learner_threads, actor_threads
 
 
 def parse_value(raw: str, current):

@@ -24,11 +24,13 @@ from typing import NamedTuple
 
 import numpy as np
 import ray
+import torch
 
 import games
 from learner.checkpoint import LearnerState, latest_checkpoint, load_run_checkpoint
-from learner.config import LearnerConfig
+from learner.config import LearnerConfig, auto_precision
 from learner.learner import Learner
+from learner.machine import THREADED_RUNTIME_ENV, Bf16Support, this_cpu, usable_cores
 from lifecycle import TASK_EVENTS, was_restarted, watched
 from replay.service import ReplaySampler
 
@@ -52,11 +54,13 @@ class TrainReply(NamedTuple):
     sample_age: float  # mean weight versions between a sampled row's and the newest published
     wait_fraction: float  # of the call's time spent waiting for replay batches
     device: str  # where the learner trains
+    precision: str  # of its forward and backward passes, as chosen on its node
+    threads: int  # torch threads it trained with
 
     def metrics(self) -> dict:
         """The reply as the run logs it."""
         return {**self.losses, "sample_age": self.sample_age, "learner_wait_fraction": self.wait_fraction,
-                "learner_device": self.device}
+                "learner_device": self.device, "learner_precision": self.precision, "learner_threads": self.threads}
 
 
 class LearnerStatus(NamedTuple):
@@ -76,17 +80,22 @@ class LearnerWorker:
         ``auto`` here is cuda where torch sees one); ``algo``: the loss; ``checkpoint_dir``:
         where the run writes its checkpoints (``RunCheckpoint.learner`` holds :meth:`state_dict`);
         a restarted learner reloads the newest good one."""
-        import torch
-
         device = config.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.precision, self.precision_note = _precision_here(config, device, network)
+        self.threads = None  # torch's own (CUDA: the host side of the updates)
         if device == "cpu":
-            torch.set_num_threads(1)
+            # The run resolved threads for the node it saw (launch.config.resolved); this
+            # node may have fewer cores. Unresolved auto (a learner built without a run): 1.
+            self.threads = min(config.threads if config.threads != "auto" else 1, usable_cores())
+            torch.set_num_threads(self.threads)
+        log.info("learner on %s, precision %s (%s), %s torch threads", device, self.precision,
+                 self.precision_note, self.threads or torch.get_num_threads())
         self.game = games.make(game, **game_params)
         self.learner = Learner(self.game, network, lr=config.lr, device=device, seed=seed,
                                augment=config.augment_symmetries, loss=algo, aux_weight=config.aux_weight,
-                               precision=config.precision)
+                               precision=self.precision)
         # batches_per_request: batches the sampler draws per request to the shards
         # (ReplaySampler.next_block), moved to the device together.
         self.sampler = ReplaySampler(replay, config.batch_size, prefetch=config.prefetch, seed=seed,
@@ -136,7 +145,7 @@ class LearnerWorker:
         return TrainReply(counters=self._counters(), incarnation=self.incarnation,
                           losses=dict(zip(learner.metric_names, means)), sample_age=age / done,
                           wait_fraction=(self.sampler.wait_seconds - wait_before) / max(seconds, 1e-9),
-                          device=str(learner.device))
+                          device=str(learner.device), precision=self.precision, threads=torch.get_num_threads())
 
     def status(self) -> LearnerStatus:
         return LearnerStatus(incarnation=self.incarnation, restarted=self.restarted,
@@ -153,5 +162,22 @@ class LearnerWorker:
         self.sampler.set_rng_state(state.sampler_rng)
 
 
+def _precision_here(config: LearnerConfig, device: str, network, here: Bf16Support | None = None) -> tuple[str, str]:
+    """The precision this learner trains in, and why: the run's resolved one, checked
+    against this node's CPU. The run resolves ``auto`` on the driver's machine, which on
+    a cluster may not be the learner's: a bf16 that auto chose there is fp32 here if this
+    CPU would emulate it. ``auto`` itself (a learner built without a run) is resolved here.
+    ``here``: this node's bf16 support (default: read from its CPU)."""
+    here = here or this_cpu()
+    if config.precision == "auto":
+        return auto_precision(device, here, network)
+    if config.precision == "bf16" and device == "cpu" and config.precision_note.startswith("auto") and not here.native:
+        log.warning("learner: auto chose bf16 on the driver's CPU, but this node's has %s: training in fp32",
+                    here.reason)
+        return "fp32", f"{config.precision_note}; fp32 on the learner's node, {here.reason}"
+    return config.precision, config.precision_note or "set in the config"
+
+
 # A restarted learner reloads the newest checkpoint of ``checkpoint_dir`` (see the module doc).
-LearnerActor = ray.remote(max_restarts=-1, max_task_retries=0, enable_task_events=TASK_EVENTS)(watched(LearnerWorker))
+LearnerActor = ray.remote(max_restarts=-1, max_task_retries=0, enable_task_events=TASK_EVENTS,
+                          runtime_env=THREADED_RUNTIME_ENV)(watched(LearnerWorker))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from learner.machine import Bf16Support, threads_value
+
 # The training algorithms, each named by its loss (learner/learner.py): the one list that
 # the command line, the config, the actors and the learner check against.
 ALGOS = ("avi", "alphazero", "azal")
@@ -16,6 +18,26 @@ ALGOS = ("avi", "alphazero", "azal")
 # fp32 on a CPU. bf16: autocast.
 PRECISIONS = ("fp32", "tf32", "bf16")
 DEVICES = ("auto", "cpu", "cuda")
+# An MLP narrower than this trains faster in fp32 even where bf16 is native: its matmuls are
+# too small for bf16 to save what autocast's casts cost (tic-tac-toe's width 64: x0.90 of
+# fp32's updates/s; width 256, Connect Four, Hex, Chomp: x1.2-2.0; docs/benchmarks.md).
+MIN_BF16_WIDTH = 128
+
+
+def auto_precision(device: str, bf16: Bf16Support, network) -> tuple[str, str]:
+    """``precision=auto`` made concrete: (precision, why). bf16 for a CPU learner where
+    ``bf16`` (``learner.machine.bf16_support`` of the learner's CPU) is native and the
+    ``network`` (a NetworkConfig) is not a narrow MLP: there its learning curves hold
+    (tests/learner/test_reduced_precision_avi.py) and it trains faster. Else fp32: emulated
+    bf16 is several times slower than fp32, and on CUDA bf16's learning curves are not
+    yet measured."""
+    if device != "cpu":
+        return "fp32", f"auto on {device}: fp32 (bf16 learning curves not measured there)"
+    if not bf16.native:
+        return "fp32", f"auto on cpu: fp32, {bf16.reason}"
+    if network.kind == "mlp" and network.width < MIN_BF16_WIDTH:
+        return "fp32", f"auto on cpu: fp32, MLP width {network.width} < {MIN_BF16_WIDTH} (bf16 slower there)"
+    return "bf16", f"auto on cpu: bf16, {bf16.reason}"
 
 
 @dataclass(frozen=True)
@@ -28,7 +50,14 @@ class LearnerConfig:
     augment_symmetries: bool = False  # a random symmetry per sampled row (Othello, Go; paper C.2)
     aux_weight: float = 1.0  # AZAL: lambda_aux of the oracle cross-entropy (AZAL paper)
     device: str = "auto"  # auto (cuda where Ray offers a GPU), cpu or cuda
-    precision: str = "fp32"  # the forward and backward passes: fp32, tf32 (CUDA) or bf16 (autocast)
+    # The forward and backward passes: fp32, tf32 (CUDA), bf16 (autocast), or auto: bf16 on a
+    # CPU with native bf16 (AVX512_BF16, AMX) unless the MLP is narrow, else fp32
+    # (auto_precision); the run makes it concrete and says why in precision_note.
+    precision: str = "auto"
+    precision_note: str = ""  # why precision is what it is, written where the run resolves auto
+    # Torch threads of a CPU learner. auto: every core of its node under the synchronous
+    # schedule, where the actors are idle while it trains; 1 under the asynchronous one.
+    threads: int | str = "auto"
     prefetch: int = 4  # sample requests in flight ahead of the learner
     # Batches per sample request (ReplaySampler.next_block): a GPU learner takes thousands of
     # batches a second, which one round trip to the shards each would not feed. 1 keeps
@@ -46,5 +75,6 @@ class LearnerConfig:
             raise ValueError(f"aux_weight must be >= 0, got {self.aux_weight}")
         if self.device not in DEVICES:
             raise ValueError(f"device must be one of {', '.join(DEVICES)}, got {self.device!r}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        if self.precision not in ("auto", *PRECISIONS):
+            raise ValueError(f"precision must be one of auto, {', '.join(PRECISIONS)}, got {self.precision!r}")
+        object.__setattr__(self, "threads", threads_value(self.threads, "learner"))

@@ -34,7 +34,7 @@ from learner.networks import (
     torch_symmetries,
 )
 from learner.config import ALGOS, PRECISIONS
-from learner.inference import FastPath, check_dtype
+from learner.inference import FastPath, GuardSet, check_dtype, guard_set
 from replay.rows import AUX_POLICY, POLICY, POLICY_COLUMNS
 
 # The replay keeps, per algorithm, the action distributions its loss reads (POLICY_COLUMNS):
@@ -398,7 +398,8 @@ class ValueFunction:
     ``inference_dtype`` (``learner.inference``): fp32, or a reduced-precision copy of
     each weight version (bf16, int8, or auto: the fastest on this machine), built at the
     version's first call and used only if its values stay within the tolerance of fp32
-    there; ``fast.dtype`` says which path answers the current version."""
+    there and its greedy moves agree with fp32's on the game's guard positions (built at
+    the first fast call); ``fast.dtype`` says which path answers the current version."""
 
     def __init__(self, game: Game, net_config: NetworkConfig, *, max_batch: int = 65536, device="cpu",
                  inference_dtype: str = "fp32"):
@@ -410,6 +411,7 @@ class ValueFunction:
         self.fast = FastPath(check_dtype(inference_dtype, type(self).__name__),
                              (game.name, tuple(sorted(game.params.items())), net_config, self.device.type))
         self._cost = forward_cost(self.net)
+        self._guard: GuardSet | None = None  # the fast path's guard positions, built at its first use
         self.version: int | None = None  # of the weights in use; None until set_weights
         self.samples_forward = 0  # network evaluations, symmetric images counted
 
@@ -439,7 +441,9 @@ class ValueFunction:
             for start in range(0, n, self.max_batch):
                 chunk = _read_only_tensor(obs[start:start + self.max_batch]).to(self.device).float()
                 if self.fast.requested != "fp32":
-                    net = self.fast.module(self.net, chunk)  # built once per version, at its first chunk
+                    if self._guard is None:
+                        self._guard = guard_set(self.game, self.net_config.policy_head, self.device)
+                    net = self.fast.module(self.net, chunk, self._guard)  # built once per version, at its first chunk
                 out = net(chunk)
                 values[start:start + len(chunk)] = out.value.cpu().numpy()
                 if priors is not None:

@@ -88,10 +88,10 @@ def test_precision_settings_are_checked_by_name():
     assert (config.actors.inference_dtype, config.learner.precision) == ("auto", "bf16")
     default = resolve("tictactoe")
     assert (default.actors.inference_dtype, default.evaluation.inference_dtype, default.learner.precision) == (
-        "fp32", "fp32", "fp32")
+        "fp32", "fp32", "auto")
     with pytest.raises(ConfigError, match="inference_dtype must be one of auto, fp32, bf16, int8, got 'fp16'"):
         resolve("tictactoe", overrides=["evaluation.inference_dtype=fp16"])
-    with pytest.raises(ConfigError, match="precision must be one of fp32, tf32, bf16, got 'int8'"):
+    with pytest.raises(ConfigError, match="precision must be one of auto, fp32, tf32, bf16, got 'int8'"):
         resolve("tictactoe", overrides=["learner.precision=int8"])
     assert resolve("tictactoe", overrides=["actors.eval_cache=batch"]).actors.eval_cache == "batch"
     with pytest.raises(ConfigError, match="eval_cache must be one of auto, off, batch, cache, got 'lru'"):

@@ -1,6 +1,6 @@
 """Every ``auto`` of a run's config made concrete once, from what Ray reports, before any
-actor starts (issue 37 point 1's resolve step), and the ``node`` preset sized for a GPU node
-there (issue 36): the learner and two inference servers on the GPU, the other CPUs
+actor starts (the resolve step, ``launch.config.resolved``), and the ``node`` preset sized for
+a GPU node there: the learner and two inference servers on the GPU, the other CPUs
 stepping games, the papers' batch and replay ratio kept."""
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ import json
 
 import pytest
 
-from launch.config import ConfigError, resolve, resolved, validate
+from launch.config import ConfigError, TrainConfig, resolve, resolved, validate
+from learner.config import auto_precision
+from learner.machine import this_cpu
 
 
 def test_autos_on_a_cpu_machine():
@@ -66,3 +68,33 @@ def test_the_search_is_chosen_by_name_with_gumbel_parameters_nested():
         resolve("connect4", overrides=["actors.search=gumbel"])
     with pytest.raises(ConfigError, match="max_considered must be >= 1"):
         resolve("connect4", overrides=["actors.gumbel.max_considered=0"], algo="alphazero")
+
+
+def test_precision_and_threads_are_resolved_for_the_machine_and_the_schedule():
+    """auto precision: this CPU's check, the choice and its reason in config.json; auto
+    threads: every core for each phase of the synchronous schedule, 1 under the
+    asynchronous one or for a GPU learner; explicit values kept."""
+    config = resolved(resolve("connect4"), cpus=2, gpus=0)
+    expected = auto_precision("cpu", this_cpu(), config.network)
+    assert (config.learner.precision, config.learner.precision_note) == expected
+    assert config.learner.precision == ("bf16" if this_cpu().native else "fp32")
+    assert json.loads(config.to_json())["learner"]["precision_note"] == expected[1]
+    assert (config.learner.threads, config.actors.threads) == (2, 2)  # sync: the learner, then one actor
+    four = resolved(resolve("connect4", overrides=["actors.num_actors=2"]), cpus=8, gpus=0)
+    assert (four.learner.threads, four.actors.threads) == (8, 4)
+    served = resolved(resolve("connect4", overrides=["actors.num_actors=4", "actors.inference_servers=1"]), cpus=8, gpus=0)
+    assert served.actors.threads == 8  # the one server evaluates for every actor
+    assert resolved(resolve("tictactoe"), cpus=2, gpus=0).learner.precision == "fp32"  # width 64
+    concurrent = resolved(resolve("connect4", overrides=["schedule=async"]), cpus=8, gpus=0)
+    assert (concurrent.learner.threads, concurrent.actors.threads) == (1, 1)
+    gpu = resolved(resolve("connect4"), cpus=8, gpus=1)
+    assert (gpu.learner.precision, gpu.learner.threads) == ("fp32", 1)
+    today = resolved(resolve("connect4", overrides=["learner.precision=fp32", "learner.threads=1", "actors.threads=1"]),
+                     cpus=2, gpus=0)
+    assert (today.learner.precision, today.learner.precision_note, today.learner.threads, today.actors.threads) == (
+        "fp32", "set in the config", 1, 1)
+    assert resolved(config, cpus=2, gpus=0) == config  # a resolved config resolves to itself
+    assert TrainConfig.from_dict(json.loads(config.to_json())) == config  # and reads back from config.json
+    assert TrainConfig.from_dict(json.loads(resolve("connect4").to_json())).actors.threads == "auto"
+    with pytest.raises(ConfigError, match="threads must be auto or an integer >= 1"):
+        resolve("connect4", overrides=["actors.threads=none"])

@@ -1,4 +1,4 @@
-"""The learner's update loop without host waits (issue 36): ``Learner.step`` on rows
+"""The learner's update loop without host waits: ``Learner.step`` on rows
 moved to the device in blocks, metrics summed on the device and read once, gives the
 losses and weights of a plain PyTorch training loop written here, within float
 tolerance; symmetry augmentation moves every row as the game's own numpy maps do; and on

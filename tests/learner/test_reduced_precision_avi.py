@@ -1,9 +1,13 @@
-"""Reduced precision in a real AVI loop on tic-tac-toe (issue 15): the learner's bf16
-autocast against fp32 across seeds.
+"""Reduced precision in a real AVI loop on tic-tac-toe: the learner's bf16 autocast
+against fp32 across seeds, budgeted in updates.
 
-(A run whose actor evaluates in bf16 to the exact-values thresholds of
-``tests/launch/test_train.py`` takes about 7 minutes on the loaded 2-core machine, far
-over this suite's budget; docs/benchmarks.md, Inference precision, has its result.)
+``learner.precision=auto`` picks bf16 on a CPU with native bf16 (``learner.config.auto_precision``)
+on the strength of this test: fixed-seed bf16 runs reach the exact metrics of fp32 runs
+within the spread of fp32's seeds. (Connect Four's network learns too slowly for a test's
+budget: its 10-minute runs, two seeds per precision, are in docs/benchmarks.md, Precision
+and threads on the CPU. A run whose actor evaluates in bf16 to the exact-values
+thresholds of ``tests/launch/test_train.py`` takes minutes; docs/benchmarks.md, Inference
+precision, has its result.)
 
 The loop is Algorithm 1 in one process (no Ray) with the tic-tac-toe preset's values:
 256 environments, 16 steps each per iteration, epsilon 0.5, Adam at 3e-4, batches of
@@ -50,21 +54,27 @@ def avi_run(*, seed: int, updates: int, precision: str = "fp32", inference_dtype
     return losses, metrics, actor
 
 
+METRICS = ("value_mae", "policy_regret", "optimal_move_rate")
+
+
 def test_bf16_learning_matches_fp32_within_seed_noise():
-    """Same seeds, fp32 and bf16 autocast: the loss curves and the exact metrics of the
-    bf16 runs lie within the spread of the fp32 runs over seeds (plus a small floor)."""
-    # Two fp32 seeds measure the seed noise; one bf16 run (emulated bf16 costs about 2x
-    # fp32 on a CPU without native bf16) is held to it. 192 updates keep this near 30 s.
-    runs = {p: [avi_run(seed=s, updates=192, eval_every=192, precision=p) for s in seeds]
-            for p, seeds in (("fp32", (0, 1)), ("bf16", (0,)))}
+    """Same seeds, fp32 and bf16 autocast, 1,280 updates each: every exact metric of each
+    bf16 run lies within the range of the fp32 runs over three seeds, widened by that
+    range on either side (and a floor of 0.01, for seeds that happen to agree closely),
+    and so do the loss curves, iteration by iteration."""
+    runs = {p: [avi_run(seed=s, updates=1280, eval_every=1280, precision=p) for s in seeds]
+            for p, seeds in (("fp32", (0, 1, 2)), ("bf16", (0, 1)))}
     curve = {p: np.array([r[0] for r in rs]) for p, rs in runs.items()}  # [seeds, iterations]
-    mae = {p: np.array([r[1][-1]["value_mae"] for r in rs]) for p, rs in runs.items()}
-    seed_gap = np.abs(curve["fp32"][0] - curve["fp32"][1])  # [iterations]
-    gap = np.abs(curve["bf16"][0] - curve["fp32"].mean(0))
-    print("loss fp32", curve["fp32"].round(4), "bf16", curve["bf16"].round(4))
-    print("value MAE fp32", mae["fp32"], "bf16", mae["bf16"])
+    final = {p: {k: np.array([r[1][-1][k] for r in rs]) for k in METRICS} for p, rs in runs.items()}
+    for k in METRICS:
+        print(k, "fp32", final["fp32"][k].round(4), "bf16", final["bf16"][k].round(4))
     untrained = ValueFunction(GAME, PRESET_NETWORKS["tictactoe"])
     untrained.set_weights(Learner(GAME, PRESET_NETWORKS["tictactoe"], device="cpu", seed=0).get_weights(), 0)
-    assert mae["fp32"].max() < value_metrics(GAME, LABELS, untrained)["value_mae"] - 0.05  # it learns
-    assert np.all(gap <= 2 * seed_gap.max() + 0.005), (gap, seed_gap)
-    assert abs(mae["bf16"].mean() - mae["fp32"].mean()) <= 2 * np.ptp(mae["fp32"]) + 0.02
+    assert final["fp32"]["value_mae"].max() < value_metrics(GAME, LABELS, untrained)["value_mae"] - 0.2  # it learns
+    for k in METRICS:
+        low, high = final["fp32"][k].min(), final["fp32"][k].max()
+        margin = max(high - low, 0.01)
+        assert np.all((final["bf16"][k] >= low - margin) & (final["bf16"][k] <= high + margin)), (k, final)
+    low, high = curve["fp32"].min(0), curve["fp32"].max(0)  # [iterations]
+    margin = np.maximum(high - low, 0.005)
+    assert np.all((curve["bf16"] >= low - margin) & (curve["bf16"] <= high + margin)), curve

@@ -305,10 +305,12 @@ def phase_threads(config: TrainConfig, cpus: float, learner_device: str, inferen
     Under the synchronous schedule the learner and the actors take turns (collect, then
     train, then evaluate), so each uses every core in its phase: the learner all ``cpus``,
     each process that evaluates during collection (an actor, or an inference server when
-    there are servers) its share. Under the asynchronous one they run at once, on the one
-    CPU Ray gives each: 1. A GPU learner's host thread and a GPU server's need no more: 1.
-    On a cluster ``cpus`` counts every node's; each worker caps its threads at its own
-    node's cores (``learner.machine.usable_cores``)."""
+    there are servers) its share. AZAL's oracle replicas solve during collection, on
+    the cores the evaluating processes leave them: one core each is kept for them. Under
+    the asynchronous schedule they all run at once, on the one CPU Ray gives each: 1. A GPU
+    learner's host thread and a GPU server's need no more: 1. On a cluster ``cpus`` counts
+    every node's; each worker caps its threads at its own node's cores
+    (``learner.machine.usable_cores``)."""
     learner, actors = config.learner, config.actors
     sync = config.schedule == "sync"
     learner_threads = learner.threads
@@ -318,7 +320,8 @@ def phase_threads(config: TrainConfig, cpus: float, learner_device: str, inferen
     if actor_threads == "auto":
         evaluating = actors.inference_servers or actors.num_actors
         on_cpu = not actors.inference_servers or inference_device == "cpu"
-        actor_threads = max(1, int(cpus) // evaluating) if sync and on_cpu else 1
+        solving = config.oracle.replicas if config.algo == "azal" else 0  # labels while collecting
+        actor_threads = max(1, (int(cpus) - solving) // evaluating) if sync and on_cpu else 1
     return learner_threads, actor_threads
 
 

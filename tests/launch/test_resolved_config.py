@@ -84,6 +84,11 @@ def test_precision_and_threads_are_resolved_for_the_machine_and_the_schedule():
     assert (four.learner.threads, four.actors.threads) == (8, 4)
     served = resolved(resolve("connect4", overrides=["actors.num_actors=4", "actors.inference_servers=1"]), cpus=8, gpus=0)
     assert served.actors.threads == 8  # the one server evaluates for every actor
+    # AZAL's oracle replicas solve while the actors collect: a core each is left to them.
+    azal = resolved(resolve("connect4", algo="azal"), cpus=2, gpus=0)
+    assert (azal.learner.threads, azal.actors.threads) == (2, 2 - azal.oracle.replicas)
+    assert resolved(resolve("connect4", algo="azal", overrides=["oracle.replicas=3"]), cpus=8,
+                    gpus=0).actors.threads == 5
     assert resolved(resolve("tictactoe"), cpus=2, gpus=0).learner.precision == "fp32"  # width 64
     concurrent = resolved(resolve("connect4", overrides=["schedule=async"]), cpus=8, gpus=0)
     assert (concurrent.learner.threads, concurrent.actors.threads) == (1, 1)

@@ -3,9 +3,9 @@ against fp32 across seeds, budgeted in updates.
 
 ``learner.precision=auto`` picks bf16 on a CPU with native bf16 (``learner.config.auto_precision``)
 on the strength of this test: fixed-seed bf16 runs reach the exact metrics of fp32 runs
-within the spread of fp32's seeds. (Connect Four's network learns too slowly for a test's
-budget: its 10-minute runs, two seeds per precision, are in docs/benchmarks.md, Precision
-and threads on the CPU. A run whose actor evaluates in bf16 to the exact-values
+within the spread of fp32's seeds; Connect Four's, the network ``auto`` runs in bf16, in
+``tests/learner/test_reduced_precision_connect4.py``, and its 10-minute runs in
+docs/benchmarks.md, Precision and threads on the CPU. (A run whose actor evaluates in bf16 to the exact-values
 thresholds of ``tests/launch/test_train.py`` takes minutes; docs/benchmarks.md, Inference
 precision, has its result.)
 

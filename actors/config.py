@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from learner.inference import check_dtype
-from learner.machine import threads_value, usable_cores
+from learner.machine import threads_here, threads_value
 from search.cache import EVAL_CACHE_MODES
 from search.gumbel import GumbelConfig
 from search.mcts import MCTSConfig
@@ -89,7 +89,7 @@ class SelfPlayConfig:
     def torch_threads(self) -> int:
         """The torch threads of an actor or server: ``threads``, or 1 where the run left it
         ``auto`` (a pool built without a run), capped at this node's cores."""
-        return min(self.threads if self.threads != "auto" else 1, usable_cores())
+        return threads_here(self.threads)
 
     @property
     def envs_per_actor(self) -> int:

@@ -30,7 +30,7 @@ import games
 from learner.checkpoint import LearnerState, latest_checkpoint, load_run_checkpoint
 from learner.config import LearnerConfig, auto_precision
 from learner.learner import Learner
-from learner.machine import THREADED_RUNTIME_ENV, Bf16Support, this_cpu, usable_cores
+from learner.machine import THREADED_RUNTIME_ENV, Bf16Support, this_cpu, threads_here
 from lifecycle import TASK_EVENTS, was_restarted, watched
 from replay.service import ReplaySampler
 
@@ -86,9 +86,7 @@ class LearnerWorker:
         self.precision, self.precision_note = _precision_here(config, device, network)
         self.threads = None  # torch's own (CUDA: the host side of the updates)
         if device == "cpu":
-            # The run resolved threads for the node it saw (launch.config.resolved); this
-            # node may have fewer cores. Unresolved auto (a learner built without a run): 1.
-            self.threads = min(config.threads if config.threads != "auto" else 1, usable_cores())
+            self.threads = threads_here(config.threads)
             torch.set_num_threads(self.threads)
         log.info("learner on %s, precision %s (%s), %s torch threads", device, self.precision,
                  self.precision_note, self.threads or torch.get_num_threads())

@@ -74,6 +74,13 @@ def threads_value(value, where: str) -> int | str:
     raise ValueError(f"{where}: threads must be auto or an integer >= 1, got {value!r}")
 
 
+def threads_here(value: int | str) -> int:
+    """The torch threads a process takes for a ``threads`` setting: the run's resolved
+    count, or 1 where it was left ``auto`` (built without a run), capped at the cores this
+    process may use (a run resolves for the node it saw; this one may have fewer)."""
+    return min(value if value != "auto" else 1, usable_cores())
+
+
 # The Ray runtime environment of the processes that run torch on several threads (the
 # learner, self-play actors, inference servers): OpenMP threads that spin for a short while
 # only (GOMP_SPINCOUNT, in spin iterations; libgomp's default is 300,000), then sleep. A

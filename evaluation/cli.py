@@ -18,6 +18,7 @@ from pathlib import Path
 import ray
 
 import games
+import storage
 from evaluation.checkpoints import CheckpointMismatchError
 from evaluation.config import add_arguments as add_evaluation_arguments
 from evaluation.config import from_arguments as evaluation_from_arguments
@@ -45,13 +46,13 @@ def evaluate_main(argv: list[str] | None = None) -> int:
     """``evaluate --checkpoint PATH --game NAME [--suite S ...] [--policy P] [--json]``."""
     parser = argparse.ArgumentParser(prog="python -m launch evaluate",
                                      description="Exact (oracle) and match metrics of a checkpoint.")
-    parser.add_argument("--checkpoint", required=True, type=Path)
+    parser.add_argument("--checkpoint", required=True, type=storage.location)
     parser.add_argument("--game", required=True, choices=games.names())
     parser.add_argument("--suite", action="append", help="a suite name (repeatable); default: the game's defaults")
     parser.add_argument("--algo", help="fail unless the checkpoint was trained with this algorithm")
     add_evaluation_arguments(parser)  # --policy, --simulations, --depth, --max-openings, --inference-dtype
-    parser.add_argument("--opponent", type=Path, help="checkpoint of the head-to-head opponent")
-    parser.add_argument("--prior", type=Path,
+    parser.add_argument("--opponent", type=storage.location, help="checkpoint of the head-to-head opponent")
+    parser.add_argument("--prior", type=storage.location,
                         help="with --policy mcts: the checkpoint whose policy head gives the search's prior, "
                              "while --checkpoint gives the leaf values (cross-inference, AVI paper 4.3)")
     parser.add_argument("--oracle-store", default="default",

@@ -7,17 +7,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import storage
+
 METRICS_FILE = "metrics.jsonl"
 
 
 def read_metrics(run_dir) -> list[dict]:
     """The records of ``run_dir/metrics.jsonl``; FileNotFoundError or ValueError name the
     run and the bad line."""
-    path = Path(run_dir) / METRICS_FILE
-    if not path.is_file():
+    path = storage.join(run_dir if storage.is_remote(str(run_dir)) else Path(run_dir), METRICS_FILE)
+    if not storage.is_file(path):
         raise FileNotFoundError(f"run {run_dir}: no {METRICS_FILE}")
     out = []
-    for i, line in enumerate(path.read_text().splitlines()):
+    for i, line in enumerate(storage.read_text(path).splitlines()):
         if line.strip():
             try:
                 out.append(json.loads(line))

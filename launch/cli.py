@@ -15,6 +15,7 @@ import json
 import sys
 
 import games
+import storage
 from launch.experiments.report import report_main
 from evaluation.run_metrics import read_metrics
 from evaluation.cli import evaluate_main
@@ -48,8 +49,9 @@ def train_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override one config field by its dotted key (learner.lr=1e-3, actors.num_envs=64, "
                         "actors.mcts.simulations=32, evaluation.every=5; docs/reference/config.md); repeatable")
-    p.add_argument("--run-dir", help="directory of this run (config.json, metrics.jsonl, checkpoints/)")
-    p.add_argument("--resume", metavar="DIR", help="continue the run in DIR exactly")
+    p.add_argument("--run-dir", help="directory of this run (config.json, metrics.jsonl, checkpoints/): a path, "
+                   "a shared mount, or an object store's URI (s3://bucket/run, gs://bucket/run)")
+    p.add_argument("--resume", metavar="DIR", help="continue the run in DIR (a path or a URI) exactly")
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--updates", type=int, help="stop after this many gradient updates (the run's total)")
     budget.add_argument("--minutes", type=float,
@@ -119,7 +121,7 @@ def run_training(parser: argparse.ArgumentParser, args) -> int:
         run_dir, last = train(config, run_dir=args.run_dir, resume=args.resume, updates=args.updates,
                               minutes=args.minutes, train_minutes=args.train_minutes, address=args.address,
                               wandb_mode=args.wandb)
-    except ConfigError as err:
+    except (ConfigError, storage.StorageError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if args.json:

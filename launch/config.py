@@ -262,12 +262,14 @@ def for_node(config: TrainConfig, cpus: float, gpus: float) -> TrainConfig:
         "evaluation.every": 200, "checkpoint_every": 200})
 
 
-def resolved(config: TrainConfig, *, cpus: float, gpus: float) -> TrainConfig:
+def resolved(config: TrainConfig, *, cpus: float, gpus: float, gpu_wait: str = "") -> TrainConfig:
     """``config`` with every ``auto`` made concrete for a Ray cluster of ``cpus`` CPUs and
     ``gpus`` GPUs, before any actor starts (the run writes the result to ``config.json``):
 
     - ``preset="node"``: the roles sized for the node by :func:`for_node`;
-    - ``learner.device``: cuda where the cluster has a GPU, else cpu;
+    - ``learner.device``: cuda where the cluster has a GPU, else cpu; the reason in
+      ``learner.device_note``, with ``gpu_wait``, what the run's wait for a GPU node found
+      (``launch.run_placement.resources_after_gpu_wait``);
     - ``actors.inference_device``: the servers' (``launch.placement.inference_device``);
     - ``actors.eval_cache``: ``cache`` for AVI (about half of Connect Four's children repeat
       within a phase) and for its inference servers, ``off`` for AlphaZero and AZAL (not yet
@@ -288,15 +290,26 @@ def resolved(config: TrainConfig, *, cpus: float, gpus: float) -> TrainConfig:
         config = for_node(config, cpus, gpus)
     actors, learner = config.actors, config.learner
     device = learner_device(learner.device, gpus) if learner.device == "auto" else learner.device
+    device_note = (_auto_device_note(device, gpus) if learner.device == "auto"
+                   else learner.device_note or "set in the config")
+    device_note = f"{device_note}; {gpu_wait}" if gpu_wait else device_note
     serving = (inference_device(actors.inference_device, actors.inference_servers, gpus, device)
                if actors.inference_device == "auto" else actors.inference_device)
     precision, note = ((learner.precision, learner.precision_note or "set in the config")
                        if learner.precision != "auto" else auto_precision(device, this_cpu(), config.network))
     learner_threads, actor_threads = phase_threads(config, cpus, device, serving)
-    return changed(config, **{"learner.device": device, "actors.inference_device": serving,
+    return changed(config, **{"learner.device": device, "learner.device_note": device_note,
+                              "actors.inference_device": serving,
                               "actors.eval_cache": actors.resolved_cache(config.algo),
                               "learner.precision": precision, "learner.precision_note": note,
                               "learner.threads": learner_threads, "actors.threads": actor_threads})
+
+
+def _auto_device_note(device: str, gpus: float) -> str:
+    """Why ``learner.device=auto`` became ``device`` on a cluster of ``gpus`` GPUs."""
+    if device == "cuda":
+        return f"auto: cuda, the Ray cluster offers {gpus:g} GPU(s)"
+    return "auto: cpu, the Ray cluster offers no GPU"
 
 
 def phase_threads(config: TrainConfig, cpus: float, learner_device: str, inference_device: str) -> tuple[int, int]:

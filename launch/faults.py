@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the records only: the ledger itself needs no Ray
     from replay.service import ShardRecovery
 
 FAULTS = ("actor_restarts", "replay_restarts", "learner_restarts", "replay_add_failures", "replay_rows_lost",
-          "learner_updates_lost", "seconds_lost")
+          "learner_updates_lost", "learner_restored_updates", "learner_fresh_weights", "seconds_lost")
 
 
 class FaultLedger:
@@ -91,8 +91,11 @@ class FaultLedger:
         lost = updates_before - updates_after
         self.totals["learner_restarts"] += 1
         self.totals["learner_updates_lost"] += lost
+        self.totals["learner_restored_updates"] += updates_after
         self.totals["seconds_lost"] += seconds
-        print(f"learner restarted from {restored_from or 'nothing (no checkpoint yet)'} with "
+        if restored_from is None and updates_before > 0:  # trained weights gone: say so in the records
+            self.totals["learner_fresh_weights"] += 1
+        print(f"learner restarted from {restored_from or 'nothing (no checkpoint yet): fresh weights'} with "
               f"{updates_after} updates ({lost} updates lost, {seconds:.1f} s)", flush=True)
 
     def record(self) -> dict:

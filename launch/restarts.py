@@ -73,7 +73,9 @@ class LearnerLink:
         while True:
             try:
                 return ray.get(self.learner.status.remote(), timeout=10)
-            except (RayActorError, GetTimeoutError):
+            except (RayActorError, GetTimeoutError) as again:
+                if _failed_to_start(again):  # Ray restarts no actor whose start raised: say why now
+                    raise RuntimeError(f"the learner could not restart: {_failed_to_start(again)}") from again
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the learner did not come back within {RESTART_TIMEOUT:.0f} s "
                                        f"after it failed: {error}") from error
@@ -85,3 +87,12 @@ class LearnerLink:
                                       restored_from=status.restored_from, seconds=seconds)
         self.counters.take_learner(status.started)
         self.incarnation = status.incarnation
+
+
+def _failed_to_start(error: Exception) -> str | None:
+    """The error a restarted actor's ``__init__`` raised (its last line, which names it),
+    when that is why ``error`` says the actor is gone; None for any other loss."""
+    text = str(error)
+    if not isinstance(error, RayActorError) or "error raised in its creation task" not in text:
+        return None
+    return text.strip().splitlines()[-1].strip()

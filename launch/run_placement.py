@@ -1,15 +1,54 @@
-"""Where a run's roles go on the Ray cluster it finds: the checks that refuse a run the
-cluster cannot place, the learner's and inference servers' devices and GPU shares, and
-each role's Ray options (``launch/placement.py``'s rules)."""
+"""Where a run's roles go on the Ray cluster it finds: the wait for a GPU node that has
+not joined yet, the checks that refuse a run the cluster cannot place, the learner's and
+inference servers' devices and GPU shares, and each role's Ray options
+(``launch/placement.py``'s rules)."""
 
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 import ray
 
 from launch.config import ConfigError, TrainConfig
 from launch.placement import gpu_shares, inference_device, learner_device, offered_resources, role_options, run_options
+from learner.config import LearnerConfig
+
+GPU_WAIT_REPORT_S = 30.0  # how often a run waiting for a GPU node says so
+
+
+def resources_after_gpu_wait(learner: LearnerConfig, *, embedded: bool, report_every_s: float = GPU_WAIT_REPORT_S,
+                             poll_s: float = 1.0) -> tuple[dict, str]:
+    """``(ray.cluster_resources(), what the wait found)`` for a run about to make
+    ``learner.device`` concrete. ``ray up`` and KubeRay report a cluster up before its GPU
+    worker has booted and pulled its image (minutes), and ``auto`` decides on the GPUs
+    alive at that moment: a run on a cluster it joined (not ``embedded``) whose learner
+    may take a GPU (device auto or cuda) first waits, at most ``learner.wait_for_gpu_s``
+    seconds, for a node with one, printing every ``report_every_s`` seconds that it waits.
+    The second value is the reason that goes into ``learner.device_note``."""
+    resources = ray.cluster_resources()
+    limit = learner.wait_for_gpu_s
+    if resources.get("GPU", 0) >= 1 or learner.device == "cpu" or embedded:  # no node will join an embedded Ray
+        return resources, ""
+    if limit <= 0:
+        return resources, "learner.wait_for_gpu_s=0: no wait for a GPU node to join"
+    start = time.monotonic()
+    next_report = start
+    while resources.get("GPU", 0) < 1:
+        waited = time.monotonic() - start
+        if waited >= limit:
+            found = f"no GPU node joined within learner.wait_for_gpu_s={limit:g} s"
+            print(f"learner.device={learner.device}: {found}", flush=True)
+            return resources, found
+        if time.monotonic() >= next_report:
+            print(f"learner.device={learner.device}: waiting for a node with a GPU to join the Ray cluster "
+                  f"({waited:.0f} of {limit:g} s, learner.wait_for_gpu_s)", flush=True)
+            next_report += report_every_s
+        time.sleep(min(poll_s, limit - waited))
+        resources = ray.cluster_resources()
+    found = f"a GPU node joined after {time.monotonic() - start:.0f} s of waiting"
+    print(f"learner.device={learner.device}: {found}", flush=True)
+    return resources, found
 
 
 class RunPlacement(NamedTuple):
@@ -47,7 +86,8 @@ def _learner_gets_gpu(config: TrainConfig, resources: dict, fixed_cluster: bool)
     """Whether the learner gets a GPU; a pool that cannot be placed is refused here."""
     gpus, cpus = resources.get("GPU", 0), resources.get("CPU", 0)
     if config.learner.device == "cuda" and gpus < 1:
-        raise ConfigError("learner.device=cuda but the Ray cluster offers no GPU")
+        raise ConfigError("learner.device=cuda but the Ray cluster offers no GPU (one still joining is waited "
+                          f"for with learner.wait_for_gpu_s, {config.learner.wait_for_gpu_s:g} s here)")
     use_gpu = learner_device(config.learner.device, gpus) == "cuda"
     needed = config.actors.num_actors + (0 if use_gpu else 1)
     if fixed_cluster and needed > cpus:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+import storage
 from launch.config import TrainConfig
 
 # Per suite, the metrics worth a line, in this order (``eval/<suite>/<metric>``; the
@@ -35,7 +36,6 @@ def _seconds(s: float) -> str:
 def end_of_run(config: TrainConfig, run_dir: Path, records: list[dict], last: dict) -> str:
     """The summary of a run that ended with the record ``last``, from its ``records``
     (``metrics.jsonl``, oldest first)."""
-    run_dir = Path(run_dir)
     lines = [f"{config.algo} on {config.game} (preset {config.preset}), run directory {run_dir}"]
     training, evals = last.get("train_seconds", 0.0), last.get("eval_seconds", 0.0)
     lines.append(f"  ended after {last.get('end', '?')}: {_seconds(training)} collecting and training, "
@@ -68,5 +68,5 @@ def end_of_run(config: TrainConfig, run_dir: Path, records: list[dict], last: di
         lines.append(f"  evaluate: python -m launch evaluate --checkpoint {quoted} --game {game}")
         lines.append(f"  play:     python -m launch play --checkpoint {quoted} --game {game}")
     lines.append(f"  resume:   python -m launch --resume {shlex.quote(str(run_dir))} --minutes 10")
-    lines.append(f"  every record: {run_dir / 'metrics.jsonl'}")
+    lines.append(f"  every record: {storage.join(run_dir, 'metrics.jsonl')}")
     return "\n".join(lines)

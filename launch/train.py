@@ -41,6 +41,7 @@ import ray
 
 import games
 import lifecycle
+import storage
 from actors.inference_server import InferenceActor
 from actors.pool import SelfPlayActor
 from evaluation.exact import exact_labels, value_metrics
@@ -49,11 +50,12 @@ from launch.config import ConfigError, TrainConfig, resolved, validate
 from launch.evaluator import EvaluatorActor, Evaluated, chosen_suites, evaluator_needs_oracle
 from launch.faults import FaultLedger
 from launch.metrics import MetricsLogger
-from launch.run_placement import place_run
+from launch.run_placement import place_run, resources_after_gpu_wait
 from launch.records import RunCounters, inference_record, replay_record
 from launch.restarts import LearnerLink, replay_call
 from launch.run_dir import (
     Pair,
+    actor_log_dir,
     commit_pair,
     latest_pair,
     list_pairs,
@@ -61,6 +63,7 @@ from launch.run_dir import (
     prepare_run_dir,
     prune_pairs,
     publish_snapshots,
+    run_location,
 )
 from launch.safe_tree import from_safe, to_safe
 from launch.run_budget import RunBudget, check_budget
@@ -88,20 +91,24 @@ class Run:
     def __init__(self, config: TrainConfig, run_dir: Path, *, wandb_mode: str | None = None, resume: bool = False,
                  fixed_cluster: bool = True):
         validate(config)
-        # Every auto made concrete once, before any actor starts, and recorded.
-        resources = ray.cluster_resources()
-        config = resolved(config, cpus=resources.get("CPU", 0), gpus=resources.get("GPU", 0))
+        # Every auto made concrete once, before any actor starts, and recorded; on a cluster
+        # still bringing up its GPU node, after a bounded wait for it (learner.wait_for_gpu_s).
+        resources, gpu_wait = resources_after_gpu_wait(config.learner, embedded=fixed_cluster)
+        config = resolved(config, cpus=resources.get("CPU", 0), gpus=resources.get("GPU", 0), gpu_wait=gpu_wait)
         validate(config)
-        (Path(run_dir) / "config.json").write_text(config.to_json())
-        self.config, self.run_dir = config, Path(run_dir)
+        run_dir = run_location(run_dir)
+        storage.write_atomic(storage.join(run_dir, "config.json"), config.to_json().encode())
+        self.config, self.run_dir = config, run_dir
         self.game = games.make(config.game, **config.game_params)
         self.counters = RunCounters()
         self.logger = MetricsLogger(self.run_dir, asdict(config), wandb_mode=wandb_mode)
         # Actor names carry the run's name: runs sharing a cluster do not collide, and
         # operators (and the fault-tolerance tests) can find an actor by name.
-        self.name = self.run_dir.resolve().name
-        # Every actor logs its start, exit and crashes to logs/<its name>.log (lifecycle/).
-        self.log_dir = str(self.run_dir / "logs")
+        self.name = storage.basename(self.run_dir) if storage.is_remote(self.run_dir) else self.run_dir.resolve().name
+        # Every actor logs its start, exit and crashes to logs/<its name>.log (lifecycle/),
+        # a file of its own node: in the run directory, or on a node's disk when the run's
+        # storage is an object store (which cannot be appended to).
+        self.log_dir = str(actor_log_dir(self.run_dir, self.name))
         self.placement, self.inference_device = place_run(config, fixed_cluster)
         # The oracle service: AZAL's labels, and the Connect Four oracle of the evaluator's
         # play and trace suites (one service, one store: each position solved once).
@@ -115,12 +122,12 @@ class Run:
         self.evaluator, evaluated_suites, self.play_suites = self._start_evaluator()
         self.replay = ReplayService.create(schema_for(config.algo, self.game.obs_shape, self.game.num_actions),
                                            config.replay.capacity, config.replay.shards, seed=config.seed,
-                                           snapshot_dir=str(self.run_dir / "replay"), name=f"{self.name}-replay",
+                                           snapshot_dir=str(storage.join(self.run_dir, "replay")), name=f"{self.name}-replay",
                                            actor_options=self.placement["replay"], log_dir=self.log_dir)
         learner = LearnerActor.options(name=f"{self.name}-learner", **self.placement["learner"]).remote(
             game=config.game, game_params=config.game_params, network=config.network, config=config.learner,
             algo=config.algo, replay=self.replay, seed=config.seed,
-            checkpoint_dir=str(self.run_dir / "checkpoints"), log_dir=self.log_dir)
+            checkpoint_dir=str(storage.join(self.run_dir, "checkpoints")), log_dir=self.log_dir)
         self.faults = FaultLedger([r.incarnation for r in self.replay.recoveries()])
         self.inference, self.actors = self._start_self_play()
         self.link = LearnerLink(learner, self.counters, self.faults)
@@ -315,18 +322,19 @@ class Run:
             counters=self.counters.as_dict(),  # after the learner call: those of the learner's state
             learner=learner, actors=to_safe(actor_states), config=self.config.to_json(),
             faults=dict(self.faults.totals))
-        path = save_run_checkpoint(checkpoint_path(self.run_dir / "checkpoints", self.counters.updates), checkpoint)
+        checkpoints = storage.join(self.run_dir, "checkpoints")
+        path = save_run_checkpoint(checkpoint_path(checkpoints, self.counters.updates), checkpoint)
         manifest = commit_pair(self.run_dir, updates, path, snapshots)
         # Restarting shards reload the live files: from now on those of this pair.
         self._publish_pair(Pair(manifest, updates, path, pair_replay_dir(self.run_dir, updates)))
-        prune(self.run_dir / "checkpoints", keep=self.config.keep_checkpoints)
+        prune(checkpoints, keep=self.config.keep_checkpoints)
         prune_pairs(self.run_dir, keep=self.config.keep_checkpoints)
         self._checkpointed_at, self._checkpoint_path = (self.counters.iteration, self.counters.updates), path
         return path
 
     def _publish_pair(self, pair: Pair) -> None:
-        live = Path(self.replay.snapshot_dir)
-        publish_snapshots(pair, [live / f"{shard}.parquet" for shard in self._shard_names()])
+        live = self.replay.snapshot_dir
+        publish_snapshots(pair, [storage.join(live, f"{shard}.parquet") for shard in self._shard_names()])
 
     def _shard_names(self) -> list[str]:
         return [f"{self.replay.name}-shard-{i}" for i in range(self.replay.num_shards)]
@@ -339,15 +347,17 @@ class Run:
             if list_pairs(self.run_dir):
                 print(f"--resume {self.run_dir}: no snapshot/checkpoint pair verifies; falling back to the "
                       f"newest checkpoint and the live replay snapshots, which may be of different moments")
-            path, replay_dir = latest_checkpoint(self.run_dir / "checkpoints"), self.run_dir / "replay"
+            path, replay_dir = (latest_checkpoint(storage.join(self.run_dir, "checkpoints")),
+                                storage.join(self.run_dir, "replay"))
         if path is None:
-            raise ConfigError(f"--resume {self.run_dir}: no readable checkpoint in {self.run_dir / 'checkpoints'}")
+            raise ConfigError(f"--resume {self.run_dir}: no readable checkpoint in "
+                              f"{storage.join(self.run_dir, 'checkpoints')}")
         checkpoint = load_run_checkpoint(path)
         try:
             self.counters.restore(checkpoint.counters)
             self.faults.restore(checkpoint.faults)
         except ValueError as err:
-            raise ConfigError(f"--resume {self.run_dir}: {path.name}: {err}") from None
+            raise ConfigError(f"--resume {self.run_dir}: {storage.basename(path)}: {err}") from None
         ray.get(self.link.learner.load_state_dict.remote(checkpoint.learner))
         actor_states = from_safe(checkpoint.actors)
         ray.get([a.set_state.remote(s) for a, s in zip(self.actors, actor_states)])
@@ -356,7 +366,7 @@ class Run:
         self.replay.restore(str(replay_dir))
         if pair is not None:
             self._publish_pair(pair)
-        print(f"resumed {self.run_dir} from {path.name}: iteration {self.counters.iteration}, "
+        print(f"resumed {self.run_dir} from {storage.basename(path)}: iteration {self.counters.iteration}, "
               f"{self.counters.updates} updates, {self.replay.size()} replay rows")
 
     def close(self) -> None:

@@ -5,9 +5,12 @@ replay shards, and answers with metrics averaged over the updates of one call.
 Weights leave it as the return value of ``get_weights`` (an object reference owned
 by the caller, which hands it to the actors: no files in between).
 
-When its process or node dies, Ray restarts it (``max_restarts=-1``) and it reloads
-the newest good checkpoint of ``checkpoint_dir`` by itself (learner, optimizer,
-update counters, sampler generator), whatever the driver is doing meanwhile. The
+When its process or node dies, Ray restarts it (``max_restarts=-1``), on whichever node
+has room, and it reloads the newest good checkpoint of ``checkpoint_dir`` (a path every
+node sees, or an object store's URI: ``storage``) by itself (learner, optimizer, update
+counters, sampler generator), whatever the driver is doing meanwhile. A storage it
+cannot reach ends it with a :class:`storage.StorageError` naming the storage: it never
+goes on from fresh weights in place of a checkpoint it could not read. The
 call in flight fails (``max_task_retries=0``: the driver decides what to redo) and
 ``status()`` tells the driver where the learner came back from, and its
 ``incarnation``, new at each start: the driver asks after every call, so it notices
@@ -27,6 +30,7 @@ import ray
 import torch
 
 import games
+import storage
 from learner.checkpoint import LearnerState, latest_checkpoint, load_run_checkpoint
 from learner.config import LearnerConfig, auto_precision
 from learner.learner import Learner
@@ -102,7 +106,10 @@ class LearnerWorker:
         self.restarted = was_restarted()
         self.restored_from = None
         if self.restarted and checkpoint_dir is not None:
-            path = latest_checkpoint(checkpoint_dir)  # skips corrupt ones, with a warning
+            try:  # skips corrupt ones, with a warning
+                path = latest_checkpoint(checkpoint_dir)
+            except storage.StorageError as e:  # never fresh weights in place of an unread checkpoint
+                raise storage.StorageError(f"the restarted learner cannot read its checkpoints: {e}") from e
             if path is not None:
                 self.load_state_dict(load_run_checkpoint(path).learner)
                 self.restored_from = str(path)

@@ -2,11 +2,10 @@
 
 A checkpoint ``ckpt-000001234.pt`` (named by update count) is a ``torch.save`` file
 with a sidecar ``ckpt-000001234.pt.sha256`` in ``sha256sum`` format, so
-``sha256sum -c`` checks it too. Saving writes both to temporary files in the same
-directory, fsyncs them and renames them into place (``os.replace`` is atomic), the
-checksum first: a file under a checkpoint's final name always has its checksum
-beside it, and a crash leaves at most a stray temporary file, never a partial
-checkpoint.
+``sha256sum -c`` checks it too. Both are written atomically through the run's storage
+(``storage``: a local path or an object store's URI), the checksum first: a file under
+a checkpoint's final name always has its checksum beside it, and a crash leaves at most
+a stray temporary file or checksum, never a partial checkpoint.
 
 Loading uses ``torch.load(weights_only=True)``, which refuses arbitrary pickled
 objects; a payload may therefore hold only tensors, Python numbers, strings, bytes,
@@ -23,14 +22,15 @@ A training run's checkpoint has one layout, :class:`RunCheckpoint`, written by t
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
-import os
 import re
-import tempfile
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 import torch
+
+import storage
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +42,14 @@ class CorruptCheckpointError(RuntimeError):
     """A checkpoint file that is missing its checksum, fails it, or cannot be read."""
 
 
-def checkpoint_path(directory, updates: int) -> Path:
-    """Where the checkpoint after ``updates`` updates lives in ``directory``."""
-    return Path(directory) / f"ckpt-{int(updates):09d}.pt"
+def checkpoint_path(directory, updates: int):
+    """Where the checkpoint after ``updates`` updates lives in ``directory`` (a path or a
+    URI of the run's storage, ``storage``)."""
+    return storage.join(directory, f"ckpt-{int(updates):09d}.pt")
 
 
-def _checksum_path(path: Path) -> Path:
-    return path.with_name(path.name + ".sha256")
+def _checksum_path(path):
+    return path.with_name(path.name + ".sha256") if isinstance(path, Path) else f"{path}.sha256"
 
 
 def _check_payload(obj, where: str) -> None:
@@ -66,84 +67,51 @@ def _check_payload(obj, where: str) -> None:
                         f"lists and dicts only")
 
 
-def fsync_directory(directory: Path) -> None:
-    # Makes the renames durable; some filesystems do not support it and need not.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def write_temporary(directory: Path, prefix: str, write) -> Path:
-    """A new file in ``directory`` filled by ``write(file)`` and fsynced; removed again
-    if anything fails."""
-    fd, name = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-    except BaseException:
-        os.unlink(name)
-        raise
-    return Path(name)
-
-
-def _sha256_of(path: Path) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
-
-
-def save_checkpoint(path, payload: dict) -> Path:
-    """Write ``payload`` to ``path`` atomically, with its SHA-256 beside it."""
-    path = Path(path)
+def save_checkpoint(path, payload: dict):
+    """Write ``payload`` to ``path`` atomically, with its SHA-256 beside it (the checksum
+    first: a checkpoint under its final name always has its checksum)."""
+    path = _location(path)
     if not isinstance(payload, dict):
         raise TypeError(f"checkpoint {path}: payload must be a dict, got {type(payload).__name__}")
     _check_payload(payload, f"checkpoint {path}: payload")
-    directory = path.parent
-    directory.mkdir(parents=True, exist_ok=True)
-    data = write_temporary(directory, f".{path.name}.", lambda f: torch.save(payload, f))
-    try:
-        line = f"{_sha256_of(data)}  {path.name}\n".encode()
-        checksum = write_temporary(directory, f".{path.name}.sha256.", lambda f: f.write(line))
-    except BaseException:
-        data.unlink()
-        raise
-    os.replace(checksum, _checksum_path(path))
-    os.replace(data, path)
-    fsync_directory(directory)
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    data = buffer.getvalue()
+    name = storage.basename(path)
+    storage.write_atomic(_checksum_path(path), f"{hashlib.sha256(data).hexdigest()}  {name}\n".encode())
+    storage.write_atomic(path, data)
     return path
+
+
+def _location(path):
+    return path if storage.is_remote(path) else Path(path)
 
 
 def verify_checkpoint(path) -> None:
     """Raise :class:`CorruptCheckpointError` unless ``path`` matches its checksum."""
-    path = Path(path)
-    if not path.is_file():
+    path = _location(path)
+    if not storage.is_file(path):
         raise CorruptCheckpointError(f"checkpoint {path}: file not found")
     checksum = _checksum_path(path)
     try:
-        expected = checksum.read_text().split()[0]
-    except (OSError, IndexError, UnicodeDecodeError) as e:
-        raise CorruptCheckpointError(f"checkpoint {path}: no readable checksum file {checksum.name} ({e!r})") from e
-    actual = _sha256_of(path)
+        expected = storage.read_text(checksum).split()[0]
+    except (FileNotFoundError, IndexError, UnicodeDecodeError) as e:
+        raise CorruptCheckpointError(f"checkpoint {path}: no readable checksum file "
+                                     f"{storage.basename(checksum)} ({e!r})") from e
+    actual = storage.sha256(path)
     if actual != expected:
         raise CorruptCheckpointError(
-            f"checkpoint {path}: SHA-256 mismatch (file {actual[:16]}..., {path.stat().st_size} bytes; "
-            f"{checksum.name} says {expected[:16]}...): the file is truncated or corrupt")
+            f"checkpoint {path}: SHA-256 mismatch (file {actual[:16]}..., {storage.size(path)} bytes; "
+            f"{storage.basename(checksum)} says {expected[:16]}...): the file is truncated or corrupt")
 
 
 def load_checkpoint(path, map_location="cpu") -> dict:
     """The payload saved at ``path``, after checking its checksum."""
-    path = Path(path)
+    path = _location(path)
     verify_checkpoint(path)
+    source = io.BytesIO(storage.read_bytes(path)) if storage.is_remote(path) else path
     try:
-        return torch.load(path, map_location=map_location, weights_only=True)
+        return torch.load(source, map_location=map_location, weights_only=True)
     except Exception as e:  # a file that passed its checksum but is no checkpoint
         raise CorruptCheckpointError(f"checkpoint {path}: cannot be loaded ({type(e).__name__}: {e})") from e
 
@@ -197,18 +165,17 @@ def load_run_checkpoint(path, map_location="cpu") -> RunCheckpoint:
     return RunCheckpoint.from_payload(load_checkpoint(path, map_location), path)
 
 
-def list_checkpoints(directory) -> list[Path]:
-    """Checkpoint files of ``directory``, newest (most updates) first."""
-    directory = Path(directory)
-    if not directory.is_dir():
-        return []
-    found = [(int(m.group(1)), p) for p in directory.iterdir() if (m := CHECKPOINT_NAME.fullmatch(p.name))]
-    return [p for _, p in sorted(found, reverse=True)]
+def list_checkpoints(directory) -> list:
+    """Checkpoint files of ``directory`` (a path or a URI), newest (most updates) first."""
+    found = [(int(m.group(1)), name) for name in storage.listdir(directory) if (m := CHECKPOINT_NAME.fullmatch(name))]
+    return [storage.join(directory, name) for _, name in sorted(found, reverse=True)]
 
 
-def latest_checkpoint(directory) -> Path | None:
+def latest_checkpoint(directory):
     """The newest checkpoint of ``directory`` whose checksum holds; corrupt ones are
-    skipped with a warning, so a crash while saving falls back to the one before."""
+    skipped with a warning, so a crash while saving falls back to the one before.
+    :class:`storage.StorageError` when the storage cannot be reached: a learner must not
+    take an unreachable storage for an empty one."""
     for path in list_checkpoints(directory):
         try:
             verify_checkpoint(path)
@@ -219,13 +186,13 @@ def latest_checkpoint(directory) -> Path | None:
     return None
 
 
-def prune(directory, keep: int = 3) -> list[Path]:
+def prune(directory, keep: int = 3) -> list:
     """Delete all but the ``keep`` newest checkpoints (and their checksums); returns
     the deleted checkpoint paths."""
     if keep < 1:
         raise ValueError(f"prune: keep must be >= 1, got {keep}")
     removed = list_checkpoints(directory)[keep:]
     for path in removed:
-        _checksum_path(path).unlink(missing_ok=True)
-        path.unlink(missing_ok=True)
+        storage.delete(_checksum_path(path))
+        storage.delete(path)
     return removed

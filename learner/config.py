@@ -50,6 +50,12 @@ class LearnerConfig:
     augment_symmetries: bool = False  # a random symmetry per sampled row (Othello, Go; paper C.2)
     aux_weight: float = 1.0  # AZAL: lambda_aux of the oracle cross-entropy (AZAL paper)
     device: str = "auto"  # auto (cuda where Ray offers a GPU), cpu or cuda
+    device_note: str = ""  # why device is what it is, written where the run resolves auto
+    # Seconds a run on a Ray cluster it joined (--address) waits for a node with a GPU before
+    # it makes device auto concrete (or refuses cuda): `ray up` and KubeRay report a cluster
+    # up before its GPU worker has booted and pulled its image. 0: no wait; the embedded
+    # Ray never waits (its nodes are fixed); device cpu never does.
+    wait_for_gpu_s: float = 0.0
     # The forward and backward passes: fp32, tf32 (CUDA), bf16 (autocast), or auto: bf16 on a
     # CPU with native bf16 (AVX512_BF16, AMX) unless the MLP is narrow, else fp32
     # (auto_precision); the run makes it concrete and says why in precision_note.
@@ -71,6 +77,8 @@ class LearnerConfig:
         for name in ("lr", "epochs_per_iteration"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
+        if not self.wait_for_gpu_s >= 0:
+            raise ValueError(f"wait_for_gpu_s must be >= 0 seconds, got {self.wait_for_gpu_s}")
         if self.aux_weight < 0:
             raise ValueError(f"aux_weight must be >= 0, got {self.aux_weight}")
         if self.device not in DEVICES:

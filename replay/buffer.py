@@ -27,8 +27,9 @@ Snapshot file (Parquet, one file per buffer, no pickle anywhere):
 - zstd compression and Parquet page checksums. Restore verifies both, so a damaged or
   truncated file is an error naming it, never silently different rows or counters
   (the Parquet footer, which holds the metadata, has no checksum of its own).
-- written atomically: a temporary file in the target directory, fsync, ``os.replace``,
-  then fsync of the directory; a crash mid-write leaves the previous snapshot intact.
+- written atomically through the run's storage (``storage``: a temporary file, fsync and
+  rename on a path; one PUT on an object store); a crash mid-write leaves the previous
+  snapshot intact.
 """
 
 from __future__ import annotations
@@ -36,13 +37,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from typing import Mapping, NamedTuple
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import storage
 from replay.rows import Column, Schema, check_rows, format_schema, schema_from_json, schema_to_json
 
 FORMAT_VERSION = "1"
@@ -187,20 +188,8 @@ class RingBuffer:
         }
         meta[_DIGEST] = _digest(meta, rows)
         table = table.replace_schema_metadata(meta)
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                pq.write_table(table, f, compression="zstd", write_page_checksum=True)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; a snapshot is an ordinary file
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        _fsync_directory(directory)
+        # Atomic on a path (a renamed temporary file) and on an object store (one PUT).
+        storage.write_atomic(path, lambda f: pq.write_table(table, f, compression="zstd", write_page_checksum=True))
         return path
 
     @classmethod
@@ -213,7 +202,10 @@ class RingBuffer:
         """
         path = os.fspath(path)
         try:
-            table = pq.read_table(path, page_checksum_verification=True)
+            source = pa.BufferReader(storage.read_bytes(path)) if storage.is_remote(path) else path
+            table = pq.read_table(source, page_checksum_verification=True)
+        except storage.StorageError:
+            raise
         except (OSError, pa.ArrowException) as e:
             raise SnapshotError(f"{path}: cannot read replay snapshot ({type(e).__name__}: {e})") from e
         try:
@@ -299,14 +291,3 @@ def _from_arrow(chunks: pa.ChunkedArray, column: Column, n: int, path: str, name
     values = np.frombuffer(array.buffers()[1], dtype.newbyteorder("<"), n * width // dtype.itemsize,
                            array.offset * width)  # fmt: skip
     return values.reshape(n, *column.shape).astype(dtype)
-
-
-def _fsync_directory(directory: str) -> None:
-    """Make the rename durable: fsync the directory entry (POSIX only)."""
-    if os.name != "posix":
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

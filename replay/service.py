@@ -23,7 +23,6 @@ directory must be storage that every node sees.
 from __future__ import annotations
 
 import logging
-import os
 import random
 import time
 import uuid
@@ -33,6 +32,8 @@ from typing import Mapping, NamedTuple
 import numpy as np
 import ray
 from ray.exceptions import RayActorError
+
+import storage
 
 from lifecycle import TASK_EVENTS, stop, was_restarted, watched
 from replay.buffer import BufferStats, RingBuffer, SnapshotError
@@ -73,7 +74,7 @@ class ReplayShard:
         self._snapshot_path = snapshot_path
         restarted = was_restarted()
         restored_from = None
-        if snapshot_path is not None and os.path.exists(snapshot_path):
+        if snapshot_path is not None and storage.exists(snapshot_path):
             self._buffer = self._load(snapshot_path, capacity)
             restored_from = snapshot_path
         else:
@@ -173,7 +174,7 @@ class ReplayService:
                 f"need num_shards >= 1 and capacity >= num_shards, got {num_shards} shards, capacity {capacity}"
             )
         if snapshot_dir is not None:
-            os.makedirs(snapshot_dir, exist_ok=True)
+            storage.makedirs(snapshot_dir)
         shard_capacity = capacity // num_shards
         shards = []
         for i in range(num_shards):
@@ -243,7 +244,7 @@ class ReplayService:
         """Snapshot all shards in parallel, one Parquet file each; returns the paths.
         Only snapshots in ``snapshot_dir`` (the default) are what restarted shards reload."""
         directory = self._directory(directory)
-        os.makedirs(directory, exist_ok=True)
+        storage.makedirs(directory)
         paths = [_shard_path(directory, self.name, i) for i in range(len(self.shards))]
         return ray.get([s.snapshot.remote(p) for s, p in zip(self.shards, paths)])
 
@@ -251,7 +252,7 @@ class ReplayService:
         """Replace every shard's rows by its snapshot in ``directory``; returns their stats."""
         directory = self._directory(directory)
         paths = [_shard_path(directory, self.name, i) for i in range(len(self.shards))]
-        missing = [p for p in paths if not os.path.exists(p)]
+        missing = [p for p in paths if not storage.exists(p)]
         if missing:
             raise SnapshotError(
                 f"cannot restore {len(self.shards)} replay shards from {directory}: missing {missing}"
@@ -314,7 +315,7 @@ def _shard_name(name: str, i: int) -> str:
 
 
 def _shard_path(directory: str, name: str, i: int) -> str:
-    return os.path.join(directory, f"{_shard_name(name, i)}.parquet")
+    return str(storage.join(directory, f"{_shard_name(name, i)}.parquet"))
 
 
 class ReplaySampler:

@@ -7,6 +7,9 @@
 - Generated evaluation datasets are cached in one temporary directory per session,
   never in the user's cache (the variable is set before Ray starts, so the evaluator
   actors of training runs see it too).
+- Runs on an object store: the session's processes (Ray's workers included) know an S3
+  endpoint on 127.0.0.1 from the start, as a cluster's nodes would; the ``s3_server``
+  fixture starts a real S3-protocol server there (moto's) when a test asks for it.
 """
 
 from __future__ import annotations
@@ -38,8 +41,36 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def s3_endpoint():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    names = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION")
+    old = {k: os.environ.get(k) for k in names}
+    os.environ.update(dict(zip(names, (f"http://127.0.0.1:{port}", "test", "test", "us-east-1"))))
+    yield port
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture
+def s3_server(s3_endpoint, tmp_path):
+    from tests.s3_server import S3Server
+
+    server = S3Server(s3_endpoint, tmp_path / "s3-server.log")
+    server.start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="session")
-def ray_session(tmp_path_factory, eval_cache):
+def ray_session(tmp_path_factory, eval_cache, s3_endpoint):
     import ray
 
     tmp = tmp_path_factory.mktemp("ray")

@@ -8,22 +8,31 @@
 # takes longer instead of ending the job before the host is lost).
 # Cleans up (hosts, namespaces, port forward) even when a step fails. Root only.
 #
+# --storage shared (the default): the run directory is a directory every host sees, as an
+# NFS mount would be. --storage s3: the hosts share no directory for the run: its storage
+# is an S3-protocol server (moto's) on a fifth host of its own, and every role reads and
+# writes the run there; two hosts declare `learner`, so a learner whose host is lost comes
+# back on the other one, restored from the store (the lost host returns only after that).
+#
 #   bash deploy/local-cluster/check.sh --minutes M | --updates U [--keep-logs DIR] [--lose worker|learner]
+#                                      [--storage shared|s3]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-minutes=1.5 updates="" logs="" lose=worker
+minutes=1.5 updates="" logs="" lose=worker storage_mode=shared
 while [[ $# -gt 0 ]]; do
     case $1 in
         --minutes) minutes=$2; shift 2 ;;
         --updates) updates=$2; shift 2 ;;
         --keep-logs) logs=$2; shift 2 ;;
         --lose) lose=$2; shift 2 ;;
-        *) echo "check.sh: unknown argument $1 (--minutes M | --updates U, --keep-logs DIR, --lose worker|learner)" >&2; exit 2 ;;
+        --storage) storage_mode=$2; shift 2 ;;
+        *) echo "check.sh: unknown argument $1 (--minutes M | --updates U, --keep-logs DIR, --lose worker|learner, --storage shared|s3)" >&2; exit 2 ;;
     esac
 done
 case $lose in worker) role=SelfPlayWorker ;; learner) role=LearnerWorker ;; *) echo "check.sh: --lose worker|learner" >&2; exit 2 ;; esac
-victim="" job_at_loss=""
+case $storage_mode in shared|s3) ;; *) echo "check.sh: --storage shared|s3" >&2; exit 2 ;; esac
+victim="" job_at_loss="" learner_host_after=""  # checked where given: --storage s3 --lose learner
 if [[ -n $updates ]]; then budget="--updates $updates"; else budget="--minutes $minutes"; fi
 
 export LOCAL_CLUSTER_STATE=${LOCAL_CLUSTER_STATE:-/var/tmp/selfplay-cluster}
@@ -59,8 +68,30 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# --storage s3: the store's host (not a Ray node), its endpoint and the check's own keys.
+store_ip=10.77.0.15
+store_endpoint=http://$store_ip:9000
+store_env() { env AWS_ENDPOINT_URL=$store_endpoint AWS_ACCESS_KEY_ID=check AWS_SECRET_ACCESS_KEY="$(cat "$state/store_secret" 2>/dev/null)" AWS_REGION=us-east-1 "$@"; }
+
+start_store() {  # moto's S3 server on sp-h5, and the bucket `runs`
+    "$py" -c "import secrets; print(secrets.token_hex(16), end='')" >"$state/store_secret"
+    ssh -i "$state/id_ed25519" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
+        root@$store_ip "setsid $repo/.venv/bin/moto_server -H $store_ip -p 9000 >/tmp/moto.log 2>&1 </dev/null &"
+    for _ in $(seq 60); do curl -s -o /dev/null "$store_endpoint" && break; sleep 0.5; done
+    store_env "$py" -c "import pyarrow.fs as f; f.S3FileSystem(endpoint_override='$store_ip:9000', scheme='http', allow_bucket_creation=True).create_dir('runs')"
+}
+
 make_cluster() {
-    bash "$here/hosts.sh" up 4
+    if [[ $storage_mode == s3 ]]; then
+        bash "$here/hosts.sh" up 5
+        mv "$state/hosts" "$state/hosts.all"
+        head -n 4 "$state/hosts.all" >"$state/hosts"  # sp-h5 is the store's, not Ray's
+        start_store
+        mkdir -p "$state/sp-h3/home/.selfplay"
+        touch "$state/sp-h3/home/.selfplay/learner-host"  # a second learner host to come back on
+    else
+        bash "$here/hosts.sh" up 4
+    fi
     "$py" -c "from ray._private.authentication.authentication_token_generator import generate_new_authentication_token as g; print(g(), end='')" >"$state/auth_token"
     "$py" -c "import secrets; print(secrets.token_hex(24))" >"$state/redis_password"
     chmod 600 "$state/auth_token" "$state/redis_password"
@@ -95,17 +126,23 @@ job_status() {  # RUNNING etc. while running: "Status for job ..."; at the end "
         -e "s/.*Job 'check' \(succeeded\|failed\|stopped\).*/\U\1/p" | tail -1
 }
 
+last_record() {  # the run's last record, read from its storage as any role reads it
+    store_env "$py" -c "import json, storage
+from evaluation.run_metrics import read_metrics
+print(json.dumps(read_metrics(storage.location('$run'))[-1]))" 2>/dev/null
+}
+
 halfway() {  # wait until the run has trained half its budget (its records' updates or "elapsed")
-    local metrics=$state/shared/runs/check/metrics.jsonl deadline=$(($(date +%s) + $1)) key half
+    local deadline=$(($(date +%s) + $1)) key half
     if [[ -n $updates ]]; then key=updates half=$((updates / 2)); else key=elapsed half=$("$py" -c "print($minutes * 30)"); fi
     while (($(date +%s) < deadline)); do
-        if [[ -s $metrics ]] && "$py" -c "import json, sys
-last = json.loads(open('$metrics').read().splitlines()[-1])
-sys.exit(0 if last.get('$key', 0) >= $half and last.get('updates', 0) > 0 else 1)"; then return 0; fi
+        if last_record | "$py" -c "import json, sys
+last = json.loads(sys.stdin.read())
+sys.exit(0 if last.get('$key', 0) >= $half and last.get('updates', 0) > 0 else 1)" 2>/dev/null; then return 0; fi
         [[ $(job_status) =~ ^(FAILED|STOPPED|SUCCEEDED)$ ]] && break
         sleep 2
     done
-    log "the run in $metrics did not reach $half s of training within $1 s (job $(job_status))"; return 1
+    log "the run in $run did not reach $half of its budget ($key) within $1 s (job $(job_status))"; return 1
 }
 
 host_of() {  # the host running a live actor of class $1 (Ray may pack both actors on one host)
@@ -127,6 +164,16 @@ lose_host() {
     bash "$here/hosts.sh" kill "$victim"
     job_at_loss=$(job_status)  # RUNNING, or the loss came too late to be under the job
     sleep 15
+    if [[ $storage_mode == s3 && $role == LearnerWorker ]]; then  # back elsewhere before the host returns
+        local deadline=$(($(date +%s) + 240))
+        learner_host_after=none
+        while (($(date +%s) < deadline)); do
+            learner_host_after=$(host_of LearnerWorker 2>/dev/null) && [[ $learner_host_after != "$victim" ]] && break
+            learner_host_after=none
+            sleep 3
+        done
+        log "the learner is back on $learner_host_after"
+    fi
     log "$victim back (sshd); Ray's autoscaler restarts Ray on it"
     bash "$here/hosts.sh" start "$victim"
 }
@@ -167,9 +214,16 @@ setsid ssh -N -L "$port:127.0.0.1:8265" -i "$state/id_ed25519" -o StrictHostKeyC
     >"$state/dashboard.log" 2>&1 &
 forward_pid=$!
 for _ in $(seq 60); do curl -sf -o /dev/null "$dashboard" && break; sleep 1; done
-run=$state/shared/runs/check
+if [[ $storage_mode == s3 ]]; then
+    run=s3://runs/check
+    # The job's runtime environment carries the store's endpoint and keys to every role.
+    runtime_env=$("$py" -c "import json, sys; print(json.dumps({'env_vars': {'AWS_ENDPOINT_URL': '$store_endpoint',
+        'AWS_ACCESS_KEY_ID': 'check', 'AWS_SECRET_ACCESS_KEY': sys.argv[1], 'AWS_REGION': 'us-east-1'}}))" "$(cat "$state/store_secret")")
+else
+    run=$state/shared/runs/check runtime_env='{}'
+fi
 # One shell word after --: `ray job submit` quotes each word of the entrypoint separately.
-"$ray_cli" job submit --address "$dashboard" --submission-id check --no-wait -- bash -c \
+"$ray_cli" job submit --address "$dashboard" --submission-id check --no-wait --runtime-env-json "$runtime_env" -- bash -c \
     "cd ~/selfplay && .venv/bin/python -m launch --algo avi --game connect4 --preset small $budget \
     --address auto --wandb disabled --run-dir $run --set actors.num_actors=2 --set evaluation.suites=none" \
     >"$state/job_submit.log" 2>&1 || { log "ray job submit failed; see $state/job_submit.log"; exit 1; }
@@ -190,6 +244,6 @@ for ip in 10.77.0.12 10.77.0.13 10.77.0.14; do
         root@$ip 'n=$(pgrep -c raylet || true); ray stop --force >/dev/null 2>&1; echo $n' 2>/dev/null || echo 0)
     left=$((left + ${n:-0}))
 done
-"$py" "$here/summary.py" "$run/metrics.jsonl" --hosts 4 --ray-up-seconds "$ray_up_seconds" --job-status "$job" \
+store_env "$py" "$here/summary.py" "$run" --storage "$storage_mode" --learner-host-after "$learner_host_after" --hosts 4 --ray-up-seconds "$ray_up_seconds" --job-status "$job" \
     --lost-host "$victim" --job-at-loss "${job_at_loss:-none}" --nodes-after-return "$host_back_nodes" --workers-left-running "$left" \
     --seconds $(($(date +%s) - t0))

@@ -1,31 +1,45 @@
-"""The one JSON line of check.sh, from the run's metrics.jsonl; exit status 1 when the
-job did not succeed, did not train, or the host loss was not counted in faults/*."""
+"""The one JSON line of check.sh, from the run's metrics.jsonl (read from the run's
+storage: a path, or an object store's URI); exit status 1 when the job did not succeed,
+did not train, or the host loss was not counted in faults/*; with the run on an object
+store and the learner's host lost, also when the learner did not come back on another
+host with the updates of a checkpoint."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from pathlib import Path
+
+import storage
+from evaluation.run_metrics import read_metrics
 
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("metrics", type=Path)
+    p.add_argument("run", type=storage.location)
+    p.add_argument("--storage", default="shared", help="shared (a directory every host sees) or s3")
+    p.add_argument("--learner-host-after", default="",
+                   help="where the learner ran after its host was lost (none: nowhere); checked when given")
     for name in ("--hosts", "--ray-up-seconds", "--nodes-after-return", "--workers-left-running", "--seconds"):
         p.add_argument(name, type=int, default=0)
     p.add_argument("--job-status", required=True)
     p.add_argument("--lost-host", required=True)
     p.add_argument("--job-at-loss", default="RUNNING", help="the job's status just after the host was lost")
     a = p.parse_args()
-    records = [json.loads(line) for line in a.metrics.read_text().splitlines()] if a.metrics.exists() else []
+    try:
+        records = read_metrics(a.run)
+    except FileNotFoundError:
+        records = []
     last = next((r for r in reversed(records) if "updates" in r), {})
     faults = {k.removeprefix("faults/").removesuffix("_total"): v for k, v in last.items()
               if k.startswith("faults/") and k.endswith("_total")}
     restarts = sum(v for k, v in faults.items() if k.endswith("restarts"))
-    out = {"hosts": a.hosts, "ray_up_seconds": a.ray_up_seconds, "job_status": a.job_status,
+    out = {"hosts": a.hosts, "storage": a.storage, "ray_up_seconds": a.ray_up_seconds, "job_status": a.job_status,
            "updates": last.get("updates", 0), "faults": faults, "restarts": restarts,
            "rows_lost_counted": faults.get("replay_rows_lost", 0), "lost_host": a.lost_host,
+           "learner_restarts": faults.get("learner_restarts", 0),
+           "learner_restored_updates": faults.get("learner_restored_updates", 0),
+           "learner_host_after": a.learner_host_after or None,
            "job_at_loss": a.job_at_loss,
            "nodes_after_return": a.nodes_after_return, "workers_left_running_after_down": a.workers_left_running,
            "seconds": a.seconds}
@@ -40,6 +54,12 @@ def main() -> int:
                         "a budget too short for this machine (--updates makes it wait)")
     elif restarts < 1:
         problems.append(f"losing {a.lost_host} was not counted in faults/* ({faults})")
+    if a.learner_host_after and a.job_at_loss == "RUNNING":
+        if out["learner_restarts"] < 1 or out["learner_restored_updates"] < 1:
+            problems.append(f"the learner did not come back with a checkpoint's updates ({faults})")
+        if a.learner_host_after in ("none", a.lost_host):
+            problems.append(f"the learner did not come back on another host than {a.lost_host} "
+                            f"(found on: {a.learner_host_after})")
     if a.nodes_after_return != a.hosts:
         problems.append(f"{a.nodes_after_return} of {a.hosts} nodes alive after {a.lost_host} returned")
     for problem in problems:

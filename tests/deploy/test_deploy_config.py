@@ -1,7 +1,10 @@
 """deploy/: the cluster configs pass Ray's own schema (prepared as `ray up` prepares
 them, without the cloud), declare the resources launch/placement.py places by, keep
-ports closed and token authentication on; the KubeRay manifests are well formed and
-agree with each other and with the Dockerfile; the Dockerfile's pins are pyproject's."""
+ports closed and token authentication on, install nothing unpinned and name their host
+images; the KubeRay manifests are well formed, share the oracle store's Redis and the
+run directory across groups, and agree with each other and with the Dockerfile; the
+Dockerfile's pins are pyproject's, its base is pinned to a Python patch release, it sets
+HOME and installs the dependencies before it copies the sources."""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from launch.placement import PLACEMENT_ENV, ROLE_RESOURCES
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 CLUSTER_YAMLS = sorted(DEPLOY.glob("cluster*.yaml"))
+CLOUD_YAMLS = [DEPLOY / "cluster.yaml", DEPLOY / "cluster-gcp.yaml"]  # AWS, GCP: Docker images on every node
 KUBERAY = DEPLOY / "kuberay"
 CLOSED_PORTS = (6379, 6380, 8265, 10001)  # GCS, Redis, dashboard, Ray client
 WORLD = ("0.0.0.0/0", "::/0")
@@ -37,14 +41,15 @@ def _load(path: Path):
 
 
 def _ray_up_config(config: dict) -> dict:
-    """``config`` as `ray up` validates it: defaults merged, then Ray's schema. For the
-    local provider that is all of `ray up`'s preparation; a cloud provider's would go
-    on to call its API, which a test does not."""
+    """``config`` as `ray up` validates it: Ray's ``prepare_config`` (its provider's
+    defaults merged), then Ray's ``validate_config`` (its schema). For the local provider
+    `ray up`'s bootstrap follows, without a cloud; a cloud provider's would go on to call
+    its API, which a test does not."""
     config = copy.deepcopy(config)
-    if config["provider"]["type"] == "local":
-        return commands._bootstrap_config(config, no_config_cache=True)
     prepared = prepare_config(config)
     validate_config(prepared)
+    if config["provider"]["type"] == "local":
+        return commands._bootstrap_config(config, no_config_cache=True)
     return prepared
 
 
@@ -88,7 +93,7 @@ def _open_to_world(rule: dict) -> set[int]:
 
 
 def test_every_cluster_yaml_is_found():
-    assert [p.name for p in CLUSTER_YAMLS] == ["cluster-local.yaml", "cluster.yaml"]
+    assert [p.name for p in CLUSTER_YAMLS] == ["cluster-gcp.yaml", "cluster-local.yaml", "cluster.yaml"]
 
 
 @pytest.mark.parametrize("path", CLUSTER_YAMLS, ids=lambda p: p.name)
@@ -102,8 +107,9 @@ def test_cluster_yaml_passes_rays_schema(path):
         _ray_up_config(broken)
 
 
-def test_aws_cluster_node_types_carry_the_placement_resources():
-    config = _ray_up_config(_load(DEPLOY / "cluster.yaml"))
+@pytest.mark.parametrize("path", CLOUD_YAMLS, ids=lambda p: p.name)
+def test_cloud_cluster_node_types_carry_the_placement_resources(path):
+    config = _ray_up_config(_load(path))
     types = config["available_node_types"]
     head = types[config["head_node_type"]]
     assert head["resources"].get("replay", 0) >= 1 and head["resources"].get("CPU") == 0
@@ -116,9 +122,78 @@ def test_aws_cluster_node_types_carry_the_placement_resources():
     assert learners[0]["docker"]["worker_image"].endswith("selfplay:cuda")
     assert config["docker"]["image"].endswith("selfplay:cpu")
     with pytest.raises(jsonschema.ValidationError):  # Ray wants whole units per node type
-        bad = _load(DEPLOY / "cluster.yaml")
+        bad = _load(path)
         bad["available_node_types"]["actor_worker"]["resources"]["actor"] = 0.5
         _ray_up_config(bad)
+
+
+def _unpinned_installs(commands_: list[str]) -> list[str]:
+    """The pip installs of ``commands_`` that name a package without ``==`` (a
+    requirements or constraints file pins, an editable install of a path does not fetch)."""
+    with_value = {"-c", "--constraint", "-r", "--requirement", "-i", "--index-url", "--extra-index-url", "-f",
+                  "--find-links"}
+    unpinned = []
+    for cmd in commands_:
+        for install in re.findall(r"pip3? install ([^;&|]*)", cmd):
+            words, packages = shlex.split(install), []
+            for i, word in enumerate(words):
+                if not word.startswith("-") and not (i and words[i - 1] in with_value):
+                    packages.append(word)
+            if any("==" not in w and not w.startswith(("~", "/", ".")) for w in packages):
+                unpinned.append(cmd)
+    return unpinned
+
+
+@pytest.mark.parametrize("path", CLOUD_YAMLS, ids=lambda p: p.name)
+def test_cloud_cluster_installs_nothing_unpinned(path):
+    setup = ("initialization_commands", "setup_commands", "head_setup_commands", "worker_setup_commands")
+    prepared = _ray_up_config(_load(path))
+    assert [c for key in setup for c in prepared[key]] == []  # the images carry everything
+    # The check bites: without the config's own lists, Ray's provider defaults install
+    # its cloud client on the head, unpinned (boto3 on AWS, the Google API client on GCP).
+    bare = _load(path)
+    for key in setup:
+        bare.pop(key, None)
+    defaults = _ray_up_config(bare)
+    assert any("pip install" in c for key in setup for c in defaults[key])
+    assert _unpinned_installs([c for key in setup for c in defaults[key]])
+    assert _unpinned_installs(["pip install 'boto3>=1.4.8'"]) and not _unpinned_installs(
+        ["pip install -c constraints.txt boto3==1.44.18", "pip install -q -e ~/selfplay"])
+
+
+@pytest.mark.parametrize("path", CLOUD_YAMLS, ids=lambda p: p.name)
+def test_cloud_gpu_node_boots_a_gpu_host_image_and_hands_the_gpu_in(path):
+    config = _load(path)
+    types = config["available_node_types"]
+    (learner,) = [t for t in types.values() if t["resources"].get("learner", 0) >= 1]
+    assert "--gpus all" in learner["docker"]["worker_run_options"]
+    for name, node_type in types.items():
+        node = node_type["node_config"]
+        if config["provider"]["type"] == "aws":
+            # An AMI named (Ray's default is an end-of-life Ubuntu 18.04 one), its name beside it.
+            assert re.fullmatch(r"ami-[0-9a-f]{8,17}", node.get("ImageId", "")), name
+        else:
+            (disk,) = [d for d in node["disks"] if d.get("boot")]
+            assert re.search(r"deeplearning-platform-release/.*nvidia-\d+$", disk["initializeParams"]["sourceImage"])
+    text = path.read_text()
+    if config["provider"]["type"] == "aws":
+        assert "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04)" in text
+    else:
+        assert config["provider"]["project_id"] and config["provider"]["availability_zone"]
+        gpu_node = learner["node_config"]
+        # A GPU VM cannot live-migrate; an accelerator-optimized type brings its GPU.
+        assert gpu_node["scheduling"]["onHostMaintenance"] == "TERMINATE"
+        assert gpu_node["machineType"].startswith(("g2-", "a2-", "a3-")) or gpu_node.get("guestAccelerators")
+
+
+def test_gcp_and_aws_clusters_start_ray_alike():
+    aws, gcp = _load(DEPLOY / "cluster.yaml"), _load(DEPLOY / "cluster-gcp.yaml")
+    for key in ("head_start_ray_commands", "worker_start_ray_commands", "file_mounts", "docker"):
+        assert aws[key] == gcp[key], key
+    assert aws["available_node_types"].keys() == gcp["available_node_types"].keys()
+    for name, node_type in aws["available_node_types"].items():
+        other = gcp["available_node_types"][name]
+        assert (node_type["resources"], node_type.get("docker")) == (other["resources"], other.get("docker")), name
 
 
 def test_local_cluster_start_commands_declare_the_placement_resources():
@@ -216,6 +291,96 @@ def test_kuberay_manifests_are_a_raycluster_and_a_rayjob_of_the_same_cluster():
     assert job["spec"]["shutdownAfterJobFinishes"] is True
 
 
+# The fields KubeRay's CRDs require (ray-operator/config/crd/bases of KubeRay v1.7.0:
+# RayCluster's spec, its headGroupSpec and each workerGroupSpecs item; RayJob's spec
+# requires none, its rayClusterSpec is a RayCluster's spec).
+CRD_REQUIRED = {"spec": {"headGroupSpec"}, "headGroupSpec": {"template"},
+                "workerGroupSpecs": {"groupName", "maxReplicas", "minReplicas", "template"}}
+
+
+def _manifests() -> dict[str, list[dict]]:
+    return {p.name: list(yaml.safe_load_all(p.read_text())) for p in sorted(KUBERAY.glob("*.yaml"))}
+
+
+def _groups(spec: dict):
+    yield "head", spec["headGroupSpec"]
+    for group in spec["workerGroupSpecs"]:
+        yield group["groupName"], group
+
+
+def test_every_kuberay_manifest_parses_with_the_fields_the_crds_require():
+    kinds = {}
+    for name, docs in _manifests().items():
+        for doc in docs:
+            assert doc["apiVersion"] and doc["kind"] and doc["metadata"]["name"], name
+            kinds.setdefault(doc["kind"], []).append(doc)
+    assert {"RayCluster", "RayJob", "Deployment", "Service", "PersistentVolumeClaim"} <= kinds.keys()
+    for doc in kinds["RayCluster"] + kinds["RayJob"]:
+        assert doc["apiVersion"] == "ray.io/v1"
+        spec = doc["spec"].get("rayClusterSpec", doc["spec"])
+        assert CRD_REQUIRED["spec"] <= spec.keys()
+        assert CRD_REQUIRED["headGroupSpec"] <= spec["headGroupSpec"].keys()
+        for group in spec["workerGroupSpecs"]:
+            assert CRD_REQUIRED["workerGroupSpecs"] <= group.keys(), group.get("groupName")
+        for _, group in _groups(spec):
+            assert group["template"]["spec"]["containers"], "a pod template without containers"
+
+
+def _redis() -> tuple[dict, dict]:
+    docs = {d["kind"]: d for d in _manifests()["redis.yaml"]}
+    return docs["Deployment"], docs["Service"]
+
+
+def test_kuberay_groups_share_one_oracle_store_and_one_run_directory():
+    deployment, service = _redis()
+    (redis,) = deployment["spec"]["template"]["spec"]["containers"]
+    store = f"redis://{service['metadata']['name']}:{service['spec']['ports'][0]['port']}/0"
+    # The port of deploy/start-redis.sh and of the `ray up` configs' store URL.
+    assert re.search(r'port="\$\{SELFPLAY_REDIS_PORT:-(\d+)\}"', (DEPLOY / "start-redis.sh").read_text()).group(1) \
+        == str(service["spec"]["ports"][0]["port"])
+    head_start = " ".join(_load(DEPLOY / "cluster.yaml")["head_start_ray_commands"])
+    assert "SELFPLAY_ORACLE_STORE=redis://127.0.0.1:6380/0" in head_start
+    password = {e["name"]: e for e in redis["env"]}["SELFPLAY_REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"]
+    assert "requirepass" in " ".join(redis["args"]) and "SELFPLAY_REDIS_PASSWORD" in " ".join(redis["args"])
+    (claim,) = _manifests()["runs-pvc.yaml"]
+    assert claim["spec"]["accessModes"] == ["ReadWriteMany"]
+    for manifest in _rayclusters():
+        spec = manifest["spec"].get("rayClusterSpec", manifest["spec"])
+        for name, group in _groups(spec):
+            pod = group["template"]["spec"]
+            (container,) = pod["containers"]
+            env = {e["name"]: e for e in container["env"]}
+            assert env["SELFPLAY_ORACLE_STORE"]["value"] == store, name
+            # The password from the Secret Redis reads, required (no pod without it).
+            assert env["SELFPLAY_REDIS_PASSWORD"]["valueFrom"]["secretKeyRef"] == password, name
+            assert set(env[PLACEMENT_ENV]["value"].split(",")) == DEPLOY_RESOURCES, name
+            volumes = {v["name"]: v for v in pod["volumes"]}
+            mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+            assert volumes[mounts["/home/ray/runs"]]["persistentVolumeClaim"]["claimName"] == \
+                claim["metadata"]["name"], name
+            assert not any("emptyDir" in v for v in volumes.values()), name
+            # Redis's NetworkPolicy admits the pods with this label.
+            assert group["template"]["metadata"]["labels"]["app.kubernetes.io/part-of"] == "selfplay"
+    policy = next(d for d in _manifests()["redis.yaml"] if d["kind"] == "NetworkPolicy")
+    admitted = policy["spec"]["ingress"][0]["from"][0]["podSelector"]["matchLabels"]
+    assert admitted == {"app.kubernetes.io/part-of": "selfplay"}
+
+
+def test_rayjob_results_outlive_it():
+    job = _rayclusters()[1]
+    assert job["spec"]["shutdownAfterJobFinishes"] is True and job["spec"]["ttlSecondsAfterFinished"] > 0
+    args = train_parser().parse_args(shlex.split(job["spec"]["entrypoint"])[3:])
+    # The run directory on the claim every group mounts, not on a pod's disk.
+    head = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    runs = next(m for m in head["containers"][0]["volumeMounts"] if args.run_dir.startswith(m["mountPath"] + "/"))
+    assert "persistentVolumeClaim" in {v["name"]: v for v in head["volumes"]}[runs["name"]]
+    # It waits for the GPU pod, which KubeRay may still be scaling up when the job starts.
+    from launch.config import resolve
+
+    config = resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed)
+    assert config.learner.wait_for_gpu_s >= 600
+
+
 def test_kuberay_groups_declare_the_placement_resources():
     spec = _rayclusters()[0]["spec"]
     head = spec["headGroupSpec"]
@@ -284,8 +449,11 @@ def test_dockerfile_pins_are_pyprojects():
     ray_spec = SpecifierSet(deps["ray"].split("]", 1)[1])
     assert Version(args["RAY_VERSION"]) in ray_spec
     assert '"ray[default]==${RAY_VERSION}"' in text
-    python = re.fullmatch(r"python:(\d+\.\d+)-.*", args["BASE_IMAGE"]).group(1)
-    assert Version(python) in SpecifierSet(project["project"]["requires-python"])
+    # The base pinned to a Python patch release: Ray refuses a node whose Python
+    # major.minor.patch differs from the head's, and a floating tag moves between builds.
+    python = re.fullmatch(r"python:(\d+\.\d+\.\d+)-slim-bookworm", args["BASE_IMAGE"])
+    assert python, f"BASE_IMAGE {args['BASE_IMAGE']} is not pinned to a patch release"
+    assert Version(python.group(1)) in SpecifierSet(project["project"]["requires-python"])
     # The project itself is installed from its sources, every package of it: the build
     # context is copied whole, less what deploy/Dockerfile.dockerignore leaves out.
     assert re.search(r"^COPY --chown=ray:ray \. /home/ray/selfplay$", text, re.M)
@@ -295,6 +463,70 @@ def test_dockerfile_pins_are_pyprojects():
     packages = {p.rstrip("*") for p in project["tool"]["setuptools"]["packages"]["find"]["include"]}
     assert not packages & ignored, f"packages the image would miss: {packages & ignored}"
     assert not {"pyproject.toml", "deploy"} & ignored
+
+
+def _instructions() -> list[tuple[str, str]]:
+    """deploy/Dockerfile as (instruction, arguments), continuation lines joined."""
+    text = re.sub(r"\\\n", " ", (DEPLOY / "Dockerfile").read_text())
+    return [tuple((line.split(None, 1) + [""])[:2]) for line in text.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def test_dockerfile_sets_home_for_rays_docker_runner():
+    """`ray up` reads HOME from the image's environment to place its file mounts (the
+    token, the Redis password); without it they go under /root, unreadable by `ray`."""
+    steps = _instructions()
+    home = [re.search(r"\bHOME=(\S+)", args) for op, args in steps if op == "ENV"]
+    homes = [m.group(1) for m in home if m]
+    user_home = re.search(r"useradd .*--create-home\b.*\b(\w+)$",
+                          next(args for op, args in steps if op == "RUN" and "useradd" in args)).group(1)
+    assert homes == [f"/home/{user_home}"], homes
+    assert [args for op, args in steps if op == "USER"] == [user_home]
+
+
+def test_dockerfile_installs_dependencies_before_it_copies_the_sources():
+    """Editing the code must not rebuild the dependency layer (a gigabyte): every
+    dependency is installed from files copied alone, before `COPY .`, and the install
+    after it adds the project only (--no-deps)."""
+    steps = _instructions()
+    copy_all = [i for i, (op, args) in enumerate(steps) if op == "COPY" and re.search(r"(^|\s)\.\s", args)]
+    assert len(copy_all) == 1
+    installs = [i for i, (op, args) in enumerate(steps) if op == "RUN" and "pip install" in args]
+    before = [steps[i][1] for i in installs if i < copy_all[0]]
+    after = [steps[i][1] for i in installs if i > copy_all[0]]
+    assert any("-r /tmp/deps/requirements.txt" in a and "-c /tmp/deps/pins.txt" in a for a in before), before
+    assert after and all("--no-deps" in a for a in after), after
+    # What the dependency layer sees: the files that name the dependencies, nothing else.
+    early_copies = [args for op, args in steps[:copy_all[0]] if op == "COPY"]
+    assert early_copies == ["constraints.txt pyproject.toml deploy/cloud-requirements.txt /tmp/deps/"]
+    # The build arguments come after the system layers, which both variants then share.
+    first_run = next(i for i, (op, _) in enumerate(steps) if op == "RUN")
+    assert all(i > first_run for i, (op, args) in enumerate(steps) if op == "ARG" and "VARIANT" in args)
+
+
+def test_cloud_requirements_are_pinned_and_the_image_imports_them():
+    lines = [line.split("#")[0].strip() for line in (DEPLOY / "cloud-requirements.txt").read_text().splitlines()]
+    pins = dict(line.split("==") for line in lines if line)
+    assert {"boto3", "google-api-python-client"} <= pins.keys()
+    assert all(re.fullmatch(r"[\w.]+", v) for v in pins.values()), pins
+    text, _ = _dockerfile()
+    assert re.search(r"import [^\n]*\bboto3\b[^\n]*\bgoogleapiclient\b", text)
+    # The one line of constraints.txt the image leaves out: torch, installed per variant.
+    left_out = set(re.findall(r"-e '\^([\w-]+)=='", text))
+    assert left_out == {"torch"}
+    # Any other package both files pin, they pin alike (pip refuses two pins of one package).
+    locked = dict(re.findall(r"^([\w.-]+)==(\S+)$", (ROOT / "constraints.txt").read_text(), re.M))
+    clash = {name: (v, locked[name]) for name, v in pins.items() if name in locked and name not in left_out
+             and locked[name] != v}
+    assert not clash, f"deploy/cloud-requirements.txt and constraints.txt disagree: {clash}"
+
+
+def test_one_command_builds_both_image_variants():
+    script = (DEPLOY / "build-images.sh").read_text()
+    built = set(re.findall(r"docker build -f deploy/Dockerfile --build-arg VARIANT=(\w+) -t \"\$name:(\w+)\"", script))
+    assert built == {(v, v) for v in _dockerfile_variants()}
+    readme = (DEPLOY / "README.md").read_text()
+    assert "deploy/build-images.sh" in readme
 
 
 # ---------------------------------------------------------------- README
@@ -316,4 +548,7 @@ def test_readme_launch_commands_are_valid_runs():
     for words in commands_:
         args = train_parser().parse_args(words)
         assert args.address == "auto", words
-        validate(resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed))
+        config = resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed)
+        validate(config)
+        # A job on a fresh cloud cluster waits for its GPU node, which joins after `ray up` returns.
+        assert config.learner.wait_for_gpu_s >= 600, words

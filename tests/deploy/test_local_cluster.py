@@ -62,7 +62,7 @@ def summary(tmp_path, records, **kw):
     args = {"hosts": 4, "ray-up-seconds": 90, "job-status": "SUCCEEDED", "lost-host": "sp-h3",
             "nodes-after-return": 4, **kw}
     argv = [a for k, v in args.items() for a in (f"--{k}", str(v))]
-    proc = subprocess.run([sys.executable, str(ROOT / "deploy/local-cluster/summary.py"), str(metrics), *argv],
+    proc = subprocess.run([sys.executable, str(ROOT / "deploy/local-cluster/summary.py"), str(tmp_path), *argv],
                           capture_output=True, text=True, timeout=60)
     return proc.returncode, json.loads(proc.stdout), proc.stderr
 
@@ -98,3 +98,24 @@ def test_a_host_lost_after_the_job_ended_is_named_as_such(tmp_path):
     rc, out, err = summary(tmp_path, [{**LAST, "faults/actor_restarts_total": 0}], **{"job-at-loss": "SUCCEEDED"})
     assert rc == 1 and out["job_at_loss"] == "SUCCEEDED"
     assert "was lost when the job was SUCCEEDED, not under it" in err and "not counted" not in err
+
+
+LEARNER_BACK = {"updates": 128, "faults/learner_restarts_total": 1, "faults/learner_restored_updates_total": 64}
+
+
+def test_a_learner_back_on_another_host_with_its_updates_passes(tmp_path):
+    rc, out, err = summary(tmp_path, [LEARNER_BACK], **{"storage": "s3", "lost-host": "sp-h2",
+                                                          "learner-host-after": "sp-h3"})
+    assert rc == 0, err
+    assert (out["storage"], out["learner_restarts"], out["learner_restored_updates"], out["learner_host_after"]) == \
+        ("s3", 1, 64, "sp-h3")
+
+
+@pytest.mark.parametrize("record, host_after, problem", [
+    ({**LEARNER_BACK, "faults/learner_restored_updates_total": 0}, "sp-h3", "did not come back with a checkpoint"),
+    (LEARNER_BACK, "none", "did not come back on another host than sp-h2"),
+    (LEARNER_BACK, "sp-h2", "did not come back on another host than sp-h2"),
+])
+def test_a_learner_not_restored_elsewhere_fails(tmp_path, record, host_after, problem):
+    rc, _, err = summary(tmp_path, [record], **{"storage": "s3", "lost-host": "sp-h2", "learner-host-after": host_after})
+    assert rc == 1 and problem in err

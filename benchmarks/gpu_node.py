@@ -245,7 +245,8 @@ def mcts_phase(device: str, small: bool) -> dict:
 def train_phase(out_dir: Path, minutes: float, small: bool) -> dict:
     import ray
 
-    from launch.config import TrainConfig, resolve
+    from launch.config import resolve
+    from launch.run_dir import read_run_config
     from launch.train import train
     from lifecycle.ray_start import start_ray
 
@@ -264,7 +265,7 @@ def train_phase(out_dir: Path, minutes: float, small: bool) -> dict:
     finally:
         if started:
             ray.shutdown()
-    config = TrainConfig.from_dict(json.loads((run_dir / "config.json").read_text()))  # as the run resolved it
+    config = read_run_config(run_dir)  # as the run resolved it
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     trained = [r for r in records if "updates_per_s" in r or "learner_wait_fraction" in r]
     elapsed = last.get("elapsed") or (time.time() - start)

@@ -127,7 +127,6 @@ def load_agent(path, game_name: str, *, policy: str = "greedy", simulations: int
         raise CheckpointMismatchError(f"checkpoint {path} is of {game!r}, not of the board's game "
                                       f"games.make({game_name!r}, **{expect_params})")
     model = NetworkModel(game, NetworkConfig(**net_config), weights)
-    gamma = float(config.get("gamma", 1.0))
-    label = f"{Path(path).name} ({config.get('algo', '?')})"
-    return game, NetworkAgent(game, model, gamma=gamma, policy=policy, simulations=simulations, name=label,
+    label = f"{Path(path).name} ({config.algo})"
+    return game, NetworkAgent(game, model, gamma=config.gamma, policy=policy, simulations=simulations, name=label,
                               reuse=reuse)

@@ -15,6 +15,7 @@
 - ``evaluation.suites``: the suite registry (``Suite``, ``suites_for``);
 - ``evaluation.runner``: ``SuiteRunner``, ``evaluate_checkpoint``;
 - ``evaluation.checkpoints``: ``read_checkpoint`` for evaluation;
+- ``evaluation.run_config``: ``TrainedWith``, what evaluation reads of a run's ``config.json``;
 - ``evaluation.cli``: ``evaluate_main``, the ``launch evaluate`` command;
 - ``evaluation.report``: ``write_report`` (plots, summary table), ``report_main``.
 """

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from evaluation.datasets import (DatasetError, build_dataset, dataset_columns, dataset_meta, dataset_path, game_of,
-                                 names_for_game)
+from evaluation.datasets import (DatasetError, board_meta, build_dataset, dataset_columns, dataset_meta, dataset_path,
+                                 game_of, names_for_game)
 from evaluation.exact import sample_random_play_states
 from evaluation.labels import chomp_values, label_states
 from games import Game, random_play, state_keys, take
@@ -156,10 +156,11 @@ def hex_rotation_classes(game: Game, plies: int) -> list[list[int]]:
     return distinct_after(game, plies, canonical)
 
 
-def hex_label_columns(game: Game, moves: list[list[int]], records: list) -> dict:
+def hex_label_columns(game: Game, moves: list[list[int]], records: list, groups=None) -> dict:
     """The dataset columns of Hex states ``moves`` from the solver's ``records``
     (``HexSolved`` each): ``value`` +-1 for the mover, ``action_values`` +1 for every
-    winning cell and -1 for every other empty one (the weak labels), ``winning_moves``."""
+    winning cell and -1 for every other empty one (the weak labels), ``winning_moves``;
+    ``groups`` None: "all"."""
     state = game.from_moves(moves)
     legal = game.legal(state)  # [N, A]
     win = np.zeros(legal.shape, bool)
@@ -169,7 +170,7 @@ def hex_label_columns(game: Game, moves: list[list[int]], records: list) -> dict
     value = np.array([r.value for r in records], np.float32)
     assert (q.max(axis=1) == value).all(), "a Hex record's value disagrees with its winning cells"
     extra = {"winning_moves": pa.array([list(r.winning) for r in records], pa.list_(pa.int16()))}
-    return dataset_columns(moves, None, value, q, extra)
+    return dataset_columns(moves, groups, value, q, extra)
 
 
 def solve_hex_moves(game: Game, oracle, moves: list[list[int]], log=print, chunk: int = 16):
@@ -325,6 +326,8 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
     from evaluation.cli import start_oracle_service
 
     game = game_of(name)
+    if game.params["size"] != 7:
+        return build_hex_board(name, game, log=log)
     if name == "hex-random-openings":
         # No solver: the match suites' starts while the labelled openings are not built.
         pool = hex_rotation_classes(game, 2)
@@ -342,6 +345,93 @@ def build_hex(name: str, *, store="default", time_limit: float = HEX_TIME_LIMIT,
             import ray
 
             ray.shutdown()
+
+
+# Hex at the boards built on first use (``evaluation.datasets.HEX_BUILT_SIZES``): the
+# uniform states, every live position where there are few (3x3: 4,520), else a sample
+# that the solver labels in seconds to a minute on two cores; and the openings, every
+# two-ply class up to rotation where there are at most HEX_BOARD_OPENINGS (3x3: 36,
+# 4x4: 120), else every lost one (up to half) and won ones to fill, seeded.
+HEX_BOARD_UNIFORM = {3: None, 4: 4000, 5: 2000, 6: 500}  # None: every live position
+HEX_BOARD_OPENINGS = 128
+
+
+def every_live_position(game: Game) -> list[list[int]]:
+    """Move lists, the lexicographically first of each live position, at every ply."""
+    out: list[list[int]] = [[]]
+    for plies in range(1, game.max_length):
+        layer = distinct_after(game, plies)
+        if not layer:
+            break
+        out += layer
+    return out
+
+
+def hex_phase(game: Game, plies) -> np.ndarray:
+    """The phase of Hex states by the board's share filled: thirds of its cells."""
+    third = np.asarray(plies) * 3 // game.num_actions
+    return np.array(["opening", "midgame", "endgame"], dtype=object)[np.minimum(third, 2)]
+
+
+def _board_openings(game: Game, oracle, seed: int, log) -> tuple[list, list, list, dict]:
+    """(move lists, HexValue records, given up, counts): the two-ply openings of a board
+    built on first use, lost and won alternately while both last."""
+    pool = hex_rotation_classes(game, 2)
+    order = np.random.default_rng(seed).permutation(len(pool))
+    pool = [pool[i] for i in order]
+    records, given_up = [], []
+    for lo in range(0, len(pool), 256):
+        records += oracle.solve_states(game.from_moves(pool[lo:lo + 256]), strict=False, value_only=True)
+    given_up = [m for m, r in zip(pool, records) if r is None]
+    won = [(m, r) for m, r in zip(pool, records) if r is not None and r.value > 0]
+    lost = [(m, r) for m, r in zip(pool, records) if r is not None and r.value < 0]
+    keep = HEX_BOARD_OPENINGS
+    if len(won) + len(lost) > keep:
+        lost = lost[:keep // 2]
+        won = won[:keep - len(lost)]
+    pairs = [p for both in zip(lost, won) for p in both] + lost[len(won):] + won[len(lost):]
+    log(f"openings: {len(pool)} two-ply classes solved, {len(won)} won and {len(lost)} lost kept")
+    return ([m for m, _ in pairs], [r for _, r in pairs], given_up,
+            {"classes": len(pool), "won": len(won), "lost": len(lost)})
+
+
+def build_hex_board(name: str, game: Game, *, seed: int = 0, log=print) -> tuple[dict, dict]:
+    """``hex-NxN-uniform`` and ``hex-NxN-openings`` at a board built on first use (see
+    HEX_BOARD_UNIFORM): as the 7x7 sets, the uniform states grouped by phase
+    (:func:`hex_phase`), labelled by the weak solver in this process."""
+    from evaluation.oracles import HexOracle
+
+    kind = name.split("-", 2)[2]
+    oracle = HexOracle(game, store=None, time_limit=HEX_TIME_LIMIT, retries=1)
+    start = time.perf_counter()
+    if kind == "uniform":
+        count = HEX_BOARD_UNIFORM[game.params["size"]]
+        moves = every_live_position(game) if count is None else random_ply_move_lists(game, count, seed=seed)
+        records, given_up = solve_hex_moves(game, oracle, moves, log=lambda m: None, chunk=256)
+        moves, records = zip(*[(m, r) for m, r in zip(moves, records) if r is not None]) if moves else ((), ())
+        moves, records = list(moves), list(records)
+        columns = hex_label_columns(game, moves, records, hex_phase(game, [len(m) for m in moves]))
+        counts = {"states": len(moves)}
+        desc = (f"every live position ({len(moves)})" if count is None else
+                f"{len(moves)} distinct live states, each at a random ply of a uniform random game")
+        desc += ", grouped by phase (thirds of the board filled)"
+        solver = "oracle_service.hex_solver (weak: win or loss, every winning move)"
+    elif kind == "openings":
+        moves, records, given_up, counts = _board_openings(game, oracle, seed, log)
+        extra = {"winning_move": pa.array([r.move for r in records], pa.int16())}
+        columns = dataset_columns(moves, None, [r.value for r in records], None, extra)
+        desc = (f"two-ply positions, one per rotation class: every one where there are at most "
+                f"{HEX_BOARD_OPENINGS}, else every lost one (up to half) and won ones to fill, in a seeded order; "
+                f"lost and won alternately; the value and one winning move")
+        solver = "oracle_service.hex_solver (weak, value only: win or loss, one winning move)"
+    else:
+        raise DatasetError(f"no builder for {name!r}")
+    cost = {"seconds": round(time.perf_counter() - start, 1), "unknown_answers": oracle.unknown_queries,
+            "first_time_limit_s": HEX_TIME_LIMIT, "retries": 1}
+    log(f"{name}: {len(moves)} states labelled, {cost}")
+    meta = dataset_meta(name, game, seed, desc, labelling_cost=cost, gave_up=given_up, solver=solver,
+                        **board_meta(game, **counts))
+    return columns, meta
 
 
 def _label_hex(name, game, oracle, time_limit, retries, per_outcome, log, note) -> tuple[dict, dict]:

@@ -9,10 +9,12 @@ another game, algorithm or network than asked for is a :class:`CheckpointMismatc
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import NamedTuple
 
 import games
+from evaluation.run_config import TrainedWith
 from games import Game
 from learner.checkpoint import load_run_checkpoint
 
@@ -27,7 +29,7 @@ class TrainedNetwork(NamedTuple):
     game: Game  # made with the run's game parameters
     net_config: dict  # the NetworkConfig's fields
     weights: dict  # parameter name -> numpy array
-    config: dict  # the run's config.json object (flat in runs written before the roles owned their settings)
+    config: TrainedWith  # what evaluation uses of the run's config (its copy of config.json)
 
 
 def read_checkpoint(path, game: str | None, algo: str | None = None) -> TrainedNetwork:
@@ -38,12 +40,15 @@ def read_checkpoint(path, game: str | None, algo: str | None = None) -> TrainedN
     if "net" not in learner or "net_config" not in learner:
         raise CheckpointMismatchError(f"checkpoint {path}: holds no learner state (its learner has keys "
                                       f"{sorted(learner)[:6]}); is it a `python -m launch` training checkpoint?")
-    config = json.loads(checkpoint.config)
+    raw = json.loads(checkpoint.config)
     saved_game, params = learner.get("game"), dict(learner.get("game_params") or {})
     if game is not None and saved_game != game:
         raise CheckpointMismatchError(f"checkpoint {path} is of game {saved_game!r} {params or ''}, "
                                       f"not {game!r}; pass --game {saved_game}")
-    saved_algo = config.get("algo", learner.get("loss"))
+    config = TrainedWith.from_dict(raw, source=f"checkpoint {path}")
+    if "algo" not in raw and learner.get("loss") is not None:  # a config written by hand: the learner's loss names it
+        config = dataclasses.replace(config, algo=str(learner["loss"]))
+    saved_algo = config.algo
     if algo is not None and saved_algo != algo:
         raise CheckpointMismatchError(f"checkpoint {path} was trained with algorithm {saved_algo!r}, "
                                       f"not {algo!r}")

@@ -19,6 +19,9 @@ Names (:func:`dataset_names`):
   hex-openings                             128 labelled two-ply positions, 64 won / 64 lost for the mover
   hex-random-openings                      128 two-ply positions drawn at random, unlabelled (matches)
   othello-openings, go-openings            every position after 3 plies / after the first move
+  hex-NxN-uniform, hex-NxN-openings        Hex at 3x3 to 6x6, built on first use (below)
+  connect4-WxH-uniform, -eps-optimal,      Connect Four on boards of at most 30 cells, built on
+  connect4-WxH-openings                    first use (below)
 
 Schema (one row per state; every file has the common columns):
   moves          list<int16>    actions from the initial position (``game.from_moves``)
@@ -87,7 +90,27 @@ a two-ply 7x7 position is out of the solver's reach. About one two-ply position 
 lost for Black, so some 770 are solved to find 64 lost. A position the
 solver leaves unknown at its time limit is asked again with a 10 times larger one, twice
 by default (60 s, 600 s, 6000 s; ``--time-limit``, ``--retries``); those still unknown are
-listed in the file's metadata (``gave_up``), counted in its description, and left out. Both sets are committed files
+listed in the file's metadata (``gave_up``), counted in its description, and left out.
+
+Hex at the other boards (``evaluation.builders.build_hex_board``, 3x3 to 6x6): the same
+sets, built on first use into the cache and labelled by the same solver in the building
+process (seconds: 6x6 takes about 25 s on one core, the others under 5 s; docs/evaluation.md).
+``hex-NxN-uniform`` holds every live position where there are few (3x3: 4,520), else a
+sample (4x4: 4,000, 5x5: 2,000, 6x6: 500 states, seed 0), grouped by phase (thirds of the
+board filled): a weak oracle says who wins, not when, so no difficulty groups as Connect
+Four's. ``hex-NxN-openings`` holds every two-ply rotation class where there are at most
+128 (3x3: 36, 4x4: 120), else every lost one (up to 64) and won ones to fill 128 (5x5: 18
+lost, 6x6: 36), lost and won alternately, value-only. The metadata keeps the board, the
+counts, the seed, the solver, the cost and the code's commit (``board_meta``).
+
+Connect Four at the other boards (``evaluation.connect4_data``, boards of at most 30 cells:
+``CONNECT4_BUILT_CELLS``): the three sets of 7x6 built the same way, labelled by the solver
+at that board searched to the end (its books are 7x6's), the groups' thresholds in thirds
+of the board's cells (14 and 28 of 42), a midgame "hard" by rounding counted medium;
+6,000 states up to 16 cells (4x4 has over 63,000 up to mirror), 3,000 up to 20, 600
+beyond; the openings every mirror class after 4 plies.
+
+Both 7x7 sets are committed files
 once built (``python -m evaluation build --game hex``; until then ``evaluation.suites``
 keeps Hex's oracle suites out of the defaults). ``hex-random-openings`` (the unlabelled
 openings of the match suites while they are missing) is cheap and generated on first use.
@@ -105,6 +128,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -139,20 +163,24 @@ BUILDERS = {"connect4": "evaluation.connect4_data:build_connect4", "chomp": "eva
             "othello": "evaluation.builders:build_openings", "go": "evaluation.builders:build_openings"}
 
 
-def connect4_phase(plies) -> np.ndarray:
-    """The D.3 game phase of Connect Four states from their plies played."""
+def connect4_phase(plies, cells: int = 42) -> np.ndarray:
+    """The D.3 game phase of Connect Four states from their plies played: up to a third of
+    the board's ``cells`` (14 of 7x6's 42) the opening, before two thirds the midgame."""
     plies = np.asarray(plies)
-    return np.where(plies <= 14, "opening", np.where(plies < 28, "midgame", "endgame"))
+    return np.where(plies <= cells // 3, "opening", np.where(plies < 2 * cells // 3, "midgame", "endgame"))
 
 
-def connect4_group(plies, remaining) -> np.ndarray:
+def connect4_group(plies, remaining, cells: int = 42) -> np.ndarray:
     """The D.3 group (one of ``GROUPS``) of each state from plies played and plies
-    remaining under perfect play."""
-    phase = connect4_phase(plies)
+    remaining under perfect play, on a board of ``cells`` (the thresholds in thirds of it)."""
+    phase = connect4_phase(plies, cells)
     remaining = np.asarray(remaining)
-    level = np.where(remaining < 14, "easy", np.where(remaining < 28, "medium", "hard"))
+    level = np.where(remaining < cells // 3, "easy", np.where(remaining < 2 * cells // 3, "medium", "hard"))
     # D.3 leaves out 28 played and exactly 14 to go (a full board): the endgame group.
     level = np.where(phase == "endgame", "easy", level)
+    # A smaller board's thirds round down: a midgame drawn to the full board may count as
+    # "hard" there (never on 7x6); it joins the medium ones, so the groups stay D.3's six.
+    level = np.where((phase == "midgame") & (level == "hard"), "medium", level)
     return np.char.add(np.char.add(level.astype(str), "-"), phase.astype(str)).astype(object)
 
 
@@ -164,12 +192,114 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "selfplay" / "evaluation")
 
 
+# ------------------------------------------------------------ other boards
+#
+# Hex and Connect Four have labelled sets committed at one board each (7x7, 7x6). At
+# another board whose oracle is exact and quick (``board_gap`` says which), the same
+# suites read sets named for the board (``hex-5x5-uniform``, ``connect4-5x4-openings``),
+# built on first use into the cache directory above, labelled by the oracle at that
+# board, with their provenance in the metadata (``board_meta``). The cache is the one
+# the other generated sets use: one place to clear, one variable to move it
+# (``$SELFPLAY_EVAL_CACHE``), and a run's nodes reuse it as they reuse those.
+HEX_BUILT_SIZES = range(3, 7)  # the weak solver proves a 6x6 state in milliseconds, 8x8 ones in minutes to hours
+
+
+def _hex_gap(game: Game) -> str | None:
+    size = game.params["size"]
+    if size in HEX_BUILT_SIZES:
+        return None
+    lo, hi = HEX_BUILT_SIZES[0], HEX_BUILT_SIZES[-1]
+    return (f"no labelled Hex sets at {size}x{size}: they are committed at 7x7 and built on "
+            f"first use at {lo}x{lo} to {hi}x{hi} (the weak solver labels a state of those in milliseconds; larger "
+            f"boards take it minutes to hours a state, smaller ones have too few)")
+
+
+# Connect Four boards of at most this many cells are built on first use: the solver,
+# searched to the end (the books are 7x6's), proves their empty board in under a second
+# (6x5 0.6 s, 7x4 0.7 s), 7x5's in 9 s and 6x6's in 17 s, too slow for thousands of states.
+CONNECT4_BUILT_CELLS = 30
+
+
+def _connect4_gap(game: Game) -> str | None:
+    width, height = game.width, game.height
+    if width * height <= CONNECT4_BUILT_CELLS:
+        return None
+    return (f"no labelled Connect Four sets at {width}x{height}: they are committed at 7x6 and built on first "
+            f"use on boards of at most {CONNECT4_BUILT_CELLS} cells (4x4 to 6x5, 5x6, 7x4: the solver, searched "
+            f"to the end without the 7x6 books, proves their empty board in under a second; 7x5's takes it 9 s, "
+            f"6x6's 17 s)")
+
+
+@dataclass(frozen=True)
+class BoardSets:
+    """How a game with sets named by board names its board and which boards it has."""
+
+    tag: Callable[[Game], str]  # the board's name ("5x5"; Connect Four: columns x rows)
+    committed: str  # the board of the committed sets
+    gap: Callable[[Game], str | None]  # (a game on another board) why it has no sets; None: built on first use
+
+
+BOARD_SETS = {
+    "hex": BoardSets(lambda game: f"{game.params['size']}x{game.params['size']}", "7x7", _hex_gap),
+    "connect4": BoardSets(lambda game: f"{game.width}x{game.height}", "7x6", _connect4_gap),
+}
+
+
+def board_tag(game: Game) -> str | None:
+    """The board of a game whose sets are named by board (``"5x5"``), or None for a game
+    without such sets."""
+    facts = BOARD_SETS.get(game.name)
+    return None if facts is None else facts.tag(game)
+
+
+def board_name(game: Game, name: str) -> str:
+    """The name of the set or suite ``name`` (a committed board's: ``hex-uniform``) at
+    ``game``'s board: ``name`` itself at the committed board, else with the board after
+    the game (``hex-5x5-uniform``)."""
+    tag = board_tag(game)
+    if tag is None or tag == BOARD_SETS[game.name].committed:
+        return name
+    return f"{game.name}-{tag}-{name.removeprefix(game.name + '-')}"
+
+
+def board_gap(game: Game) -> str | None:
+    """Why ``game``'s labelled sets cannot be had at its board (which piece is missing and
+    which boards have them); None where they can (committed, or built on first use)."""
+    tag = board_tag(game)
+    if tag is None or tag == BOARD_SETS[game.name].committed:
+        return None
+    return BOARD_SETS[game.name].gap(game)
+
+
+def code_version() -> str:
+    """The commit of the source tree that builds a set (``+changes`` when the tree
+    differs from it), or ``unknown`` outside a git checkout: a set's provenance."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + ("+changes" if dirty else "")
+
+
+def board_meta(game: Game, **counts) -> dict:
+    """The provenance of a set built at a board: its board, how many of what it holds,
+    and the code that built it (seed, oracle and description are ``dataset_meta``'s)."""
+    return {"board": board_tag(game), "counts": counts, "code_version": code_version(), "built_on_first_use": True}
+
+
 def dataset_names() -> list[str]:
     names = list(COMMITTED)
     for r, c in CHOMP_BOARDS:
         names += [f"chomp-{r}x{c}", f"chomp-{r}x{c}-openings"]
     names += [f"fgame-{shape}-{s}" for shape in FGAME_SHAPES for s in FGAME_SEEDS]
     names += ["hex-random-openings", "othello-openings", "go-openings"]
+    names += [f"hex-{n}x{n}-{kind}" for n in HEX_BUILT_SIZES for kind in ("uniform", "openings")]
     return names
 
 
@@ -196,8 +326,26 @@ def _fgame_params(parts: list[str]) -> dict | None:
     return {"depth": depth, "branching": branching, "beta": FGAME_BETA, "seed": int(parts[2])}
 
 
+def _hex_params(parts: list[str]) -> dict | None:
+    """``hex-NxN-...``: the board's side."""
+    try:
+        rows, cols = (int(x) for x in parts[1].split("x"))
+    except (IndexError, ValueError):
+        return None
+    return {"size": rows} if rows == cols and len(parts) > 2 else None
+
+
+def _connect4_params(parts: list[str]) -> dict | None:
+    """``connect4-WxH-...``: the board's columns and rows."""
+    try:
+        width, height = (int(x) for x in parts[1].split("x"))
+    except (IndexError, ValueError):
+        return None
+    return {"width": width, "height": height} if len(parts) > 2 else None
+
+
 # Games whose dataset names carry the game's parameters, by the name's first word.
-_NAMED_PARAMS = {"chomp": _chomp_params, "fgame": _fgame_params}
+_NAMED_PARAMS = {"chomp": _chomp_params, "fgame": _fgame_params, "hex": _hex_params, "connect4": _connect4_params}
 
 
 def game_of(name: str) -> Game:
@@ -274,7 +422,8 @@ class Dataset:
             from oracle_service.connect4_solver import score_to_value
 
             plies = self.plies
-            q = np.array([[-np.inf if m is None else score_to_value(m, n, gamma) for m in row]
+            board = {"width": self.game.width, "height": self.game.height}
+            q = np.array([[-np.inf if m is None else score_to_value(m, n, gamma, **board) for m in row]
                           for row, n in zip(self.column("move_scores"), plies)], np.float32)
             return LabelledStates(self.states, q.max(axis=1), q)
         v = self.table.column("value").to_numpy().astype(np.float32)
@@ -341,6 +490,9 @@ def load_dataset(name: str, *, cache_dir: Path | None = None, build: bool = True
     generating cheap ones on first use. Raises :class:`DatasetError` naming the dataset
     and the file when it is unknown, missing or not a readable dataset file."""
     game = game_of(name)
+    gap = board_gap(game)
+    if gap is not None:
+        raise DatasetError(f"dataset {name!r}: {gap}")
     path = dataset_path(name, cache_dir)
     if not path.exists():
         if name in COMMITTED or not build:
@@ -372,7 +524,9 @@ def load_dataset(name: str, *, cache_dir: Path | None = None, build: bool = True
 def build_dataset(name: str, *, cache_dir: Path | None = None, out_dir: Path | None = None, **kwargs) -> Path:
     """Generate dataset ``name`` (seeded) and write it where ``load_dataset`` looks (or
     into ``out_dir``); ``kwargs`` go to the builder (the Connect Four one takes some)."""
-    game_of(name)
+    gap = board_gap(game_of(name))
+    if gap is not None:
+        raise DatasetError(f"dataset {name!r}: {gap}")
     module, function = BUILDERS[name.split("-")[0]].split(":")
     columns, meta = getattr(importlib.import_module(module), function)(name, **kwargs)
     path = Path(out_dir) / f"{name}.parquet" if out_dir else dataset_path(name, cache_dir)

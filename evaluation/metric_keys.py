@@ -13,6 +13,22 @@ from typing import NamedTuple
 
 PREFIX = "eval/"
 
+# The kinds each view of a run shows, declared here once for the reports and the
+# end-of-run summary.
+# The AVI paper's Figure 1 columns: first, in this order, in an experiment's figures.
+FIGURE_ONE_KINDS = ("value_mae", "policy_regret", "error_rate")
+# What the reports draw and tabulate (a run's, an experiment's, and the checkpoint
+# sensitivity of both): Figure 1's, the value's sign, the rest of play against the
+# oracle (blunders, score, margin) and head-to-head matches.
+REPORT_KINDS = frozenset(FIGURE_ONE_KINDS + ("value_sign_error", "blunder_rate", "score", "margin", "match"))
+# The lines of the end-of-run summary, per suite in this order.
+SUMMARY_KINDS = ("value_mae", "policy_regret", "optimal_move_rate", "error_rate", "blunder_rate", "score")
+# The metrics an inference point is drawn by, first the paper's (Figure 2: the error rate
+# in play; the policy regret of a states suite), then the per-move rates of play, which
+# still tell the searches apart while every game is lost to the oracle (a weak network
+# against a perfect opponent leaves the error rate at the share of openings not lost).
+INFERENCE_KINDS = ("error_rate", "move_error_rate", "move_match_rate", "policy_regret", "optimal_move_rate")
+
 
 class MetricKey(NamedTuple):
     suite: str | None  # None: the run's built-in exact metrics

@@ -32,7 +32,6 @@ import numpy as np
 
 import games
 from games import Game, take
-from games.connect4 import CENTRE_FIRST
 from oracle_service.chomp_grundy import ChompTable
 from oracle_service.connect4_engines import DEFAULT_ENGINE
 from oracle_service.connect4_solver import Board, win_score
@@ -145,9 +144,20 @@ class Connect4Oracle(Oracle):
         self._check_game(game)
         self.game = game
         self.client = client
-        self.order = CENTRE_FIRST
         self.service_queries = 0  # positions sent to the oracle service
         self.worker = None
+        # Another board than 7x6: its own solver here, searched to the end (the books, the
+        # store's keys and the service's engines are 7x6's); small boards solve in milliseconds.
+        self.board = {"width": game.width, "height": game.height}
+        self.order = _centre_first(game.num_actions)  # on 7x6: games.connect4.CENTRE_FIRST
+        self.board_solver, self._board_solves = None, 0
+        if (game.num_actions, game.max_length) != (7, 42):
+            from oracle_service.connect4_solver import Connect4Solver
+
+            self.client = None
+            self.board_solver = Connect4Solver(min(tt_log2_size, 22), width=self.board["width"],
+                                               height=self.board["height"])
+            return
         if client is None:
             if isinstance(store, str):
                 store = open_store(None if store == "default" else store)
@@ -160,11 +170,15 @@ class Connect4Oracle(Oracle):
     @property
     def solves(self) -> int:
         """Positions solved in this process (store misses; 0 on the service)."""
+        if self.board_solver is not None:
+            return self._board_solves
         return 0 if self.worker is None else self.worker.stats()["solved"]
 
     @property
     def solver(self):
         """This process's ``Connect4Solver`` (None on the service)."""
+        if self.board_solver is not None:
+            return self.board_solver
         return None if self.worker is None else self.worker.solver
 
     def child_scores(self, states) -> np.ndarray:
@@ -175,7 +189,7 @@ class Connect4Oracle(Oracle):
         B, A = exp.legal.shape
         out = np.full((B, A), -128, np.int16)
         wins = exp.legal & exp.done & (exp.reward > 0)
-        out = np.where(wins, win_score(np.asarray(states.moves, np.int64))[:, None], out).astype(np.int16)
+        out = np.where(wins, win_score(np.asarray(states.moves, np.int64), **self.board)[:, None], out).astype(np.int16)
         out[exp.legal & exp.done & (exp.reward <= 0)] = 0  # the 42nd stone, no four: a draw
         live = (exp.legal & ~exp.done).reshape(-1)  # [B * A]
         if live.any():
@@ -185,7 +199,13 @@ class Connect4Oracle(Oracle):
 
     def solve_states(self, states) -> np.ndarray:
         """int64[N]: Pons scores of live states, from the oracle service when there is a
-        client, else from this process's worker."""
+        client, else from this process's worker (or, on another board, its solver)."""
+        if self.board_solver is not None:
+            self._board_solves += len(states.moves)
+            solve = self.board_solver.solve_states
+            return np.array(self._in_chunks(lambda rows: solve(states.current[rows], states.mask[rows],
+                                                               states.moves[rows]).tolist(),
+                                            list(range(len(states.moves)))), np.int64)
         boards = [Board(int(c), int(m)) for c, m in zip(states.current, states.mask)]
         answers = self._in_chunks(self.answerer.connect4_solve, boards)
         if self.client is not None:
@@ -202,6 +222,11 @@ class Connect4Oracle(Oracle):
         score = np.where(legal, scores, -np.inf).astype(np.float32)
         q = np.where(legal, np.sign(scores), -np.inf).astype(np.float32)
         return Analysis(q.max(axis=1), q, score, _best_of(score, legal), np.ones(len(q), bool))
+
+
+def _centre_first(width: int) -> np.ndarray:
+    """int64[width]: the columns from the centre out (the left one first at equal distance)."""
+    return np.array(sorted(range(width), key=lambda c: (abs(2 * c - (width - 1)), c)), np.int64)
 
 
 class ChompOracle(Oracle):

@@ -9,7 +9,11 @@ and 7 of the AVI paper). Seeds are put on a common x grid by linear interpolatio
 within the range every seed covers (log-spaced for compute, drawn on a log axis, so
 the untrained point at compute 0 is left out there). A single run's curve marks each of its
 evaluations, and a match score is drawn on its whole scale, [-1, 1]. ``summary.md`` lists, per label and metric, the
-final value's mean and 95% half-width over seeds (the value alone for one seed).
+final value's mean and 95% half-width over seeds (the value alone for one seed), and
+each run's checkpoint sensitivity (which the AZAL paper asks for): the mean, min, max and
+standard deviation of every suite-level metric over the run's last K evaluations
+(``last``, default :data:`LAST_EVALUATIONS`), each of them another set of weights along
+the run, so the spread says how much the final figure depends on where the run stopped.
 
 Experiment directories (``python -m launch experiment``) are reported by
 ``launch/experiments/report.py``, beside the code that writes them.
@@ -18,18 +22,18 @@ Experiment directories (``python -m launch experiment``) are reported by
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-from evaluation.metric_keys import parse_metric_key
+from evaluation.metric_keys import REPORT_KINDS, parse_metric_key
 from evaluation.metrics import mean_ci
+from evaluation.run_config import read_trained_with
 from evaluation.run_metrics import read_metrics
-
-KEY_METRICS = ("value_mae", "value_sign_error", "policy_regret", "error_rate", "blunder_rate", "score", "margin", "match")
 
 
 def fmt_ci(values, digits: int = 4) -> str:
@@ -43,12 +47,59 @@ def fmt_ci(values, digits: int = 4) -> str:
 
 
 def _label(run_dir: Path) -> str:
-    config = Path(run_dir) / "config.json"
-    if config.is_file():
-        c = json.loads(config.read_text())
-        params = ",".join(f"{k}={v}" for k, v in sorted((c.get("game_params") or {}).items()))
-        return f"{c.get('algo', '?')} {c.get('game', '?')}{'(' + params + ')' if params else ''}"
-    return Path(run_dir).name
+    config = read_trained_with(run_dir)
+    return config.label() if config is not None else Path(run_dir).name
+
+
+LAST_EVALUATIONS = 5  # K of the checkpoint sensitivity: a metric's last K evaluations in a run
+
+
+class Spread(NamedTuple):
+    """A metric over a run's last evaluations (the checkpoint sensitivity)."""
+
+    count: int  # evaluations: K, or fewer where the run has fewer
+    mean: float
+    min: float
+    max: float
+    std: float  # sample standard deviation (n - 1); NaN for a single evaluation
+
+
+def last_evaluations(records: list[dict], metric: str, last: int = LAST_EVALUATIONS) -> list[float]:
+    """``metric`` at the run's ``last`` evaluations holding it, oldest first: one value per
+    update count, the last logged (as :func:`metric_series`: a resumed run logs again
+    the evaluations it had made after its last checkpoint)."""
+    if last < 1:
+        raise ValueError(f"the checkpoint sensitivity needs at least one evaluation, got last={last}")
+    _, y = metric_series(records, metric, "updates")
+    return [float(v) for v in y[-last:]]
+
+
+def spread(values: Sequence[float]) -> Spread:
+    x = np.asarray(values, np.float64)
+    if x.size == 0:
+        raise ValueError("spread: no values")
+    return Spread(int(x.size), float(x.mean()), float(x.min()), float(x.max()),
+                  float(x.std(ddof=1)) if x.size > 1 else float("nan"))
+
+
+def fmt_number(value: float, digits: int = 4) -> str:
+    """``value`` to ``digits`` places; "–" for NaN (a standard deviation of one value)."""
+    return "–" if not np.isfinite(value) else f"{value:.{digits}f}"
+
+
+def sensitivity_lines(runs: list[tuple[str, list[dict]]], metrics: list[str], last: int) -> list[str]:
+    """The summary's table of checkpoint sensitivity: a row per run (``(name, records)``)
+    and suite-level metric (per-subset metrics stay in the final values' table)."""
+    lines = [f"## Checkpoint sensitivity (each run's last {last} evaluations)", "",
+             "| run | metric | evaluations | mean | min | max | std |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, records in runs:
+        for metric in metrics:
+            values = last_evaluations(records, metric, last) if parse_metric_key(metric).subset is None else []
+            if values:
+                s = spread(values)
+                lines.append(f"| {name} | {metric.removeprefix('eval/')} | {s.count} | "
+                             + " | ".join(fmt_number(v) for v in (s.mean, s.min, s.max, s.std)) + " |")
+    return lines
 
 
 def metric_series(records: list[dict], metric: str, x_key: str) -> tuple[np.ndarray, np.ndarray]:
@@ -85,9 +136,9 @@ def metric_slug(metric: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", metric.removeprefix("eval/"))
 
 
-def write_report(run_dirs, out_dir) -> Path:
+def write_report(run_dirs, out_dir, *, last: int = LAST_EVALUATIONS) -> Path:
     """Write PNG plots and ``summary.md`` for ``run_dirs`` into ``out_dir``; returns the
-    summary's path."""
+    summary's path. ``last``: the evaluations of the checkpoint sensitivity."""
     # Imported here: the file backend must be chosen before pyplot is first imported.
     import matplotlib
 
@@ -97,10 +148,13 @@ def write_report(run_dirs, out_dir) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     runs: dict[str, list[list[dict]]] = {}
+    named = []  # (label and directory, records), in the order given
     for d in run_dirs:
-        runs.setdefault(_label(Path(d)), []).append(read_metrics(Path(d)))
+        label, records = _label(Path(d)), read_metrics(Path(d))
+        runs.setdefault(label, []).append(records)
+        named.append((label if label == Path(d).name else f"{label} `{Path(d).name}`", records))
     metrics = sorted({k for seeds in runs.values() for recs in seeds for r in recs for k in r
-                      if (key := parse_metric_key(k)) is not None and key.kind in KEY_METRICS})
+                      if (key := parse_metric_key(k)) is not None and key.kind in REPORT_KINDS})
     for metric in metrics:
         for x_key, x_label in (("updates", "gradient updates"), ("compute", "compute (N_forward + 3 N_backward)")):
             fig, ax = plt.subplots(figsize=(6, 4))
@@ -134,6 +188,7 @@ def write_report(run_dirs, out_dir) -> Path:
                       if r is not None]
             if finals:
                 lines.append(f"| {label} ({len(finals)}) | {metric.removeprefix('eval/')} | {fmt_ci(finals)} |")
+    lines += ["", *sensitivity_lines(named, metrics, last)]
     summary = out_dir / "summary.md"
     summary.write_text("# Evaluation summary\n\n" + "\n".join(lines) + "\n")
     return summary
@@ -145,8 +200,23 @@ def report_main(argv: list[str] | None = None) -> int:
                                      description="Plots and a summary table of runs' evaluation metrics.")
     parser.add_argument("run_dirs", nargs="+", type=Path)
     parser.add_argument("--out", type=Path)
+    add_last_argument(parser)
     args = parser.parse_args(argv)
-    return print_report(lambda: write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots"))
+    return print_report(lambda: write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots", last=args.last))
+
+
+def add_last_argument(parser: argparse.ArgumentParser) -> None:
+    """``--last K``: the evaluations of the checkpoint sensitivity (the run report's and an
+    experiment's)."""
+    def at_least_one(text: str) -> int:
+        k = int(text)
+        if k < 1:
+            raise argparse.ArgumentTypeError(f"must be at least 1, got {k}")
+        return k
+
+    parser.add_argument("--last", type=at_least_one, default=LAST_EVALUATIONS, metavar="K",
+                        help="checkpoint sensitivity: mean, min, max and std of each metric over a run's last K "
+                             f"evaluations (default {LAST_EVALUATIONS})")
 
 
 def print_report(write) -> int:

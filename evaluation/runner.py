@@ -298,7 +298,7 @@ def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None
     takes its prior from that checkpoint's policy head and its leaf values from this one
     (cross-inference)."""
     g, net_config, weights, config = read_checkpoint(path, game, algo)
-    gamma = float(config.get("gamma", 1.0)) if gamma is None else gamma
+    gamma = config.gamma if gamma is None else gamma
 
     def other(checkpoint, role: str):
         og, oconf, ow, oc = read_checkpoint(checkpoint, game)
@@ -310,7 +310,7 @@ def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None
     if opponent_checkpoint is not None:
         og, om, oc = other(opponent_checkpoint, "opponent")
         opponent = P.policy_head_policy(og, om) if om.has_policy else P.greedy_policy(
-            og, om.value_obs, float(oc.get("gamma", 1.0)))
+            og, om.value_obs, oc.gamma)
     if prior_checkpoint is not None:
         _, prior, _ = other(prior_checkpoint, "prior")
     ev = SuiteRunner(g, net_config, suites=suites, evaluation=evaluation, gamma=gamma, opponent=opponent,

@@ -26,6 +26,8 @@ from evaluation.datasets import (
     FGAME_SEEDS,
     FGAME_SHAPES,
     HEX_LABELLED,
+    board_name,
+    board_gap,
     committed_file_present,
     load_dataset,
 )
@@ -39,6 +41,9 @@ class Suite:
     kind: str  # states | play | traces | random | h2h | engine
     dataset: str | None  # a dataset name, or None for labels built in (exact_labels / starts)
     default: bool = True
+    # Run by eval_suites=auto among the defaults; False for a default too slow for a
+    # training run's evaluations (Hex 7x7 play: minutes of solving for a new network).
+    auto: bool = True
 
 
 def suites_for(game: Game) -> list[Suite]:
@@ -50,16 +55,21 @@ def suites_for(game: Game) -> list[Suite]:
     return described.piece("suites")(game)
 
 
-def auto_suite_names(game_name: str) -> list[str] | None | bool:
-    """What ``eval_suites=auto`` runs for the game (its descriptor's ``auto_suites``): None
-    its default suites, a list of suite names, or False: none."""
-    auto = games.descriptor(game_name).auto_suites
+def auto_suite_names(game: Game | str) -> list[str] | None | bool:
+    """What ``eval_suites=auto`` runs for ``game`` (a name: its default parameters), as its
+    descriptor's ``auto_suites`` says: None its default suites, a list of suite names (the
+    defaults that are not all ``auto``), or False: none."""
+    game = games.make(game) if isinstance(game, str) else game
+    auto = games.descriptor(game).auto_suites
     if auto is None:
         return False
+    every = suites_for(game)
     if auto == "default":
-        return None
-    # Named suites run once their files are built and committed (the Hex solver's labels).
-    present = [name for name in auto if committed_file_present(name)]
+        defaults = [s for s in every if s.default]
+        picked = [s.name for s in defaults if s.auto]
+        return None if len(picked) == len(defaults) else picked or False
+    # Named suites run once their files are built and committed.
+    present = [s.name for s in every if s.name in auto and committed_file_present(s.name)]
     return present or False
 
 
@@ -73,6 +83,17 @@ def connect4_suites(game: Game) -> list[Suite]:
     # that a new checkpoint mostly leaves unsolved (568 traces: 9 min with the store
     # warm from play); AlphaZero and AZAL runs add them (launch/config.py), as the
     # AZAL paper reports them.
+    if board_gap(game):
+        return []  # a board without labelled sets (a run there is refused: launch.config.check_evaluation)
+    if board_name(game, "connect4-uniform") != "connect4-uniform":
+        # A board whose sets are built on first use: seconds to label and to play, so the
+        # traces are defaults too. The names are 7x6's with the board: connect4-5x4-play.
+        at = lambda name: board_name(game, name)  # noqa: E731
+        return [Suite(at("connect4-uniform"), "states", at("connect4-uniform")),
+                Suite(at("connect4-eps-optimal"), "states", at("connect4-eps-optimal")),
+                Suite(at("connect4-play"), "play", at("connect4-openings")),
+                Suite(at("connect4-traces"), "traces", at("connect4-openings"), default=False),
+                Suite(at("connect4-h2h"), "h2h", at("connect4-openings"), default=False)]
     return [Suite("connect4-uniform", "states", "connect4-uniform"),
             Suite("connect4-eps-optimal", "states", "connect4-eps-optimal"),
             Suite("connect4-play", "play", "connect4-openings"),
@@ -107,14 +128,26 @@ def tictactoe_suites(game: Game) -> list[Suite]:
 
 def match_suites(game: Game) -> list[Suite]:
     """A game without an oracle: matches against a random player and an opponent policy,
-    from its openings dataset."""
-    return [Suite(f"{game.name}-random", "random", f"{game.name}-openings"),
+    from its openings dataset (slow on CPUs: training's auto suites leave them out)."""
+    return [Suite(f"{game.name}-random", "random", f"{game.name}-openings", auto=False),
             Suite(f"{game.name}-h2h", "h2h", f"{game.name}-openings", default=False)]
 
 
 def hex_suites(game: Game) -> list[Suite]:
-    if game.params["size"] != 7 or game.params["swap"]:
-        return match_suites(game)  # (Hex on another board: matches only, its datasets are 7x7)
+    if game.params["swap"] or board_gap(game):
+        # No oracle with the swap rule, no labelled sets at this board: matches from every
+        # first move (the opening sets are of boards without the swap rule).
+        return [Suite("hex-random", "random", None, auto=False), Suite("hex-h2h", "h2h", None, default=False)]
+    if game.params["size"] != 7:
+        # A board whose sets are built on first use (evaluation.datasets.board_name): seconds
+        # to label, seconds to play, so its play runs with training's auto suites. The names
+        # are 7x7's with the board: hex-5x5-play.
+        at = lambda name: board_name(game, name)  # noqa: E731
+        return [Suite(at("hex-uniform"), "states", at("hex-uniform")),
+                Suite(at("hex-play"), "play", at("hex-openings")),
+                Suite(at("hex-random"), "random", at("hex-openings"), auto=False),
+                Suite(at("hex-traces"), "traces", at("hex-openings"), default=False),
+                Suite(at("hex-h2h"), "h2h", at("hex-openings"), default=False)]
     # The weak solver's labels (AVI paper E.3): value error (MAE against +-1, and the
     # sign error) and regret on the 445 uniform states, and play against the oracle
     # from the 128 two-ply openings, both sides (256 games; the error rate counts the
@@ -125,8 +158,8 @@ def hex_suites(game: Game) -> list[Suite]:
     labelled = all(committed_file_present(n) for n in HEX_LABELLED)
     starts = "hex-openings" if labelled else "hex-random-openings"
     return [Suite("hex-uniform", "states", "hex-uniform", default=labelled),
-            Suite("hex-play", "play", "hex-openings", default=labelled),
-            Suite("hex-random", "random", starts),
+            Suite("hex-play", "play", "hex-openings", default=labelled, auto=False),
+            Suite("hex-random", "random", starts, auto=False),
             Suite("hex-traces", "traces", "hex-openings", default=False),
             Suite("hex-h2h", "h2h", starts, default=False)]
 

@@ -87,6 +87,9 @@ class GameDescriptor:
     # paper's Table 3 (the TrainConfig defaults): its own changes, and those AlphaZero and
     # AZAL add to them (Table 4's search and schedule need none; Table 6 for F-Games).
     preset: Mapping[str, Any] = field(default_factory=dict)  # {"actors.epsilon": 0.15, ...}
+    # (game_params) -> the preset's changes at that board, dotted keys over ``preset`` and
+    # the network (``network.width``); None: one preset for every board.
+    preset_at: Ref | None = None
     alphazero_changes: Mapping[str, Any] = field(default_factory=dict)
     azal_changes: Mapping[str, Any] = field(default_factory=dict)
 

@@ -388,14 +388,30 @@ def occupied(game: Hex, state: HexState, action: int) -> bool:
     return action != game.swap_action and bool(state.board[0].reshape(-1)[action])
 
 
+# The preset's changes at the boards other than the paper's 7x7 (launch.config.preset_config,
+# chosen by game_params), from six AVI runs of 768 updates on 5x5 (docs/training.md): 32
+# collection steps per iteration (four times the iterations, fresher values) with epsilon
+# 0.1 scored best or near it on every metric, the paper's network kept (128 wide was no
+# better); the differences are within one seed's noise. Play against the solver, a second
+# a run on these boards, comes every 4th evaluation, so the final weights' keeps its time.
+_BOARD_PRESET = {"actors.collect_steps": 32, "actors.epsilon": 0.1, "evaluation.play_every": 4}
+_PRESETS_AT = {size: _BOARD_PRESET for size in (3, 4, 5, 6)}
+
+
+def preset_at(params: dict) -> dict:
+    """The preset's changes on the board ``params`` makes (its ``size``); none at 7x7."""
+    return dict(_PRESETS_AT.get(params.get("size", 7), {}))
+
+
 # What the rest of the system knows about Hex (games.descriptors): a weak oracle (who
 # wins, not when) from the Hex solver, in the oracle service; a board page waits seconds.
 DESCRIPTOR = GameDescriptor(
     name="hex", engine=Hex,
     oracle="evaluation.oracles:hex_oracle", board_oracle="board.session:hex_page_oracle",
     oracle_service=True, weak_oracle=True,
-    suites="evaluation.suites:hex_suites", auto_suites=("hex-uniform",),
+    suites="evaluation.suites:hex_suites", auto_suites="default",
     gtp=GtpFacts(letters=_LETTERS, swap=True, occupied=occupied, sgf_game=11),
     grid="board.grid:hex_grid",
     network=dict(kind="mlp", blocks=2, layers_per_block=2, symmetrize=True),  # AVI paper C.1
+    preset_at=preset_at,
 )

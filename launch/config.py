@@ -193,8 +193,9 @@ PRESET_NAMES = ("paper", "small", "node")
 SMALL_SIZES = ("actors.num_envs", "actors.collect_steps")
 
 
-def preset_config(game: str, name: str = "paper") -> TrainConfig:
-    """A game's preset, from its descriptor (``games/<game>.py``: ``preset``, the network):
+def preset_config(game: str, name: str = "paper", game_params: dict | None = None) -> TrainConfig:
+    """A game's preset, from its descriptor (``games/<game>.py``: ``preset``, the network,
+    and ``preset_at``: the changes at the board ``game_params`` makes):
 
     - ``paper``: the AVI paper's Table 3 (the TrainConfig defaults) with the game's changes
       (Table 5 for F-Games, C.2 for Othello and Go, a scaled-down Table 3 for the games the
@@ -207,6 +208,9 @@ def preset_config(game: str, name: str = "paper") -> TrainConfig:
         raise ConfigError(f"no preset {name!r} for game {game!r}; presets: {', '.join(PRESET_NAMES)}")
     described = games.descriptor(game)
     paper = changed(TrainConfig(game=game, network=NetworkConfig(**described.network)), **described.preset)
+    if game_params:
+        at_board = described.piece("preset_at")(dict(game_params)) if described.preset_at else {}
+        paper = changed(replace(paper, game_params=dict(game_params)), **at_board)
     if name == "small":
         return changed(replace(paper, preset="small"), **{
             "actors.num_envs": min(paper.actors.num_envs, 64),
@@ -229,7 +233,19 @@ def for_algo(config: TrainConfig, algo: str) -> TrainConfig:
         changes = {k: v for k, v in changes.items() if k not in SMALL_SIZES}
     if algo == "azal":
         changes.update(described.azal_changes)
+    if "evaluation.suites" in changes and config.game_params:
+        changes["evaluation.suites"] = _suites_at_board(config, changes["evaluation.suites"])
     return changed(replace(config, network=replace(config.network, policy_head=True)), **changes)
+
+
+def _suites_at_board(config: TrainConfig, suites: str) -> str:
+    """A preset's named suites (its game's committed board's) as they are named on the
+    board ``config.game_params`` makes (``connect4-play`` -> ``connect4-5x4-play``)."""
+    from evaluation.config import named_suites
+    from evaluation.datasets import board_name
+
+    game = games.make(config.game, **config.game_params)
+    return ",".join(board_name(game, name) for name in named_suites(suites)) or suites
 
 
 # The roles' sizes on one GPU node: the learner and two inference servers share
@@ -405,6 +421,9 @@ def resolve(game: str, preset: str | None = None, overrides: list[str] = (), alg
     if algo not in ALGOS:
         raise ConfigError(f"unknown algo {algo!r}; known: {', '.join(ALGOS)}")
     config = for_algo(preset_config(game, preset or "paper"), algo)
+    params = apply_overrides(config, list(overrides)).game_params
+    if params:  # the preset of the board the overrides ask for, then the overrides over it
+        config = for_algo(preset_config(game, preset or "paper", params), algo)
     if seed is not None:
         config = replace(config, seed=seed)
     config = apply_overrides(config, list(overrides))
@@ -444,6 +463,44 @@ def validate(config: TrainConfig) -> None:
     if config.schedule not in ("sync", "async"):
         raise ConfigError(f"schedule must be sync or async, got {config.schedule!r}")
     _validate_serving(config)
+    check_evaluation(config)
+
+
+def check_evaluation(config: TrainConfig) -> None:
+    """The run's evaluation and oracle exist at its game's board, checked before Ray starts
+    (the evaluator would otherwise stop the run from inside an actor): the suites it names
+    are the game's at that board, the committed sets they read are there, and a board
+    whose labelled sets cannot be built (Hex 9x9, a Connect Four board the solver does
+    not take) is refused where the run would evaluate on them or label with the oracle,
+    naming the missing piece and the boards that have it."""
+    from evaluation.config import named_suites
+    from evaluation.datasets import BOARD_SETS, COMMITTED, board_gap, board_tag, committed_file_present
+    from evaluation.suites import suites_for
+
+    game = games.make(config.game, **config.game_params)
+    tag, gap = board_tag(game), board_gap(game)
+    if config.algo == "azal" and tag is not None and tag != BOARD_SETS[game.name].committed:
+        raise ConfigError(f"game_params {config.game_params}: AZAL's labels come from the oracle service, which "
+                          f"answers {game.name} at {BOARD_SETS[game.name].committed} only, not {tag}; train avi or "
+                          f"alphazero at this board")
+    wanted = config.evaluation.suites.strip()
+    if gap is not None and wanted in ("auto", "default"):
+        raise ConfigError(f"game_params {config.game_params}: evaluation.suites={wanted} needs the oracle's sets at "
+                          f"this board; {gap}. Choose such a board, or train without them (evaluation.suites=none)")
+    names = named_suites(wanted)
+    if not names:
+        return
+    known = {s.name: s for s in (suites_for(game) if games.descriptor(game).suites else [])}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ConfigError(f"evaluation.suites: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not "
+                          f"among the suites of {game!r} ({', '.join(known) or 'none'})"
+                          + (f"; {gap}" if gap else ""))
+    missing = [known[n].dataset for n in names
+               if known[n].dataset in COMMITTED and not committed_file_present(known[n].dataset)]
+    if missing:
+        raise ConfigError(f"evaluation.suites: the committed set(s) {', '.join(missing)} are missing from "
+                          f"evaluation/data; build them with `python -m evaluation build --game {game.name}`")
 
 
 def _validate_serving(config: TrainConfig) -> None:

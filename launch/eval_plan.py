@@ -87,10 +87,11 @@ class EvaluationPlan:
         return self.left()
 
     def cheap_fits(self) -> bool:
-        """Whether an evaluation of the cadence still fits the allowance, with one run of
-        every measured costly suite kept for the end (the final evaluation always runs: its
-        time is kept by :meth:`train_deadline`)."""
-        kept = sum(self.cost.get(s, 0.0) for s in self.costly)
+        """Whether an evaluation of the cadence still fits the allowance, with the final
+        evaluation's share of it kept: its cheap part and one run of every measured costly
+        suite (the final evaluation always runs; its wall time is kept by
+        :meth:`train_deadline`)."""
+        kept = self.cheap_cost + sum(self.cost.get(s, 0.0) for s in self.costly)
         fits = self.spent + self.cheap_cost + kept <= self.allowance
         self.cheap_skipped += not fits
         return fits
@@ -100,14 +101,16 @@ class EvaluationPlan:
         checkpoint and the exit."""
         return self.end - self._final_reserve() - self.cheap_cost - self.checkpoint_cost - EXIT_SECONDS
 
-    def choose(self, *, final: bool, due: list[str] | None = None) -> Chosen:
+    def choose(self, *, final: bool, due: list[str] | None = None, checkpoint_left: bool = True) -> Chosen:
         """The costly suites one evaluation runs, of those ``due`` (default: all), each known
         to fit or given its share; the others are entered in :attr:`skipped`. ``final``: the
-        final weights' evaluation, which may spend all that is left."""
+        final weights' evaluation, which may spend all that is left; ``checkpoint_left``:
+        whether a checkpoint is still to be written after it (not when the last iteration's
+        checkpoint holds the final weights already)."""
         due = self.costly if due is None else [s for s in self.costly if s in due]
         now = self.clock()
         # Never past the point where the end's checkpoint and exit would no longer fit.
-        hard = self.end - self.checkpoint_cost - EXIT_SECONDS
+        hard = self.end - (self.checkpoint_cost if checkpoint_left else 0.0) - EXIT_SECONDS
         room = min(self.left(), hard - now - (0.0 if final else self.cheap_cost))
         # Before the end, one more run of every measured costly suite stays kept for it.
         keep = 0.0 if final else sum(self.cost.get(s, 0.0) for s in self.costly)

@@ -18,7 +18,8 @@ Which suites (``EvaluationConfig.suites``): ``auto`` runs the default suites of 
 with an oracle dataset (Connect Four, Chomp, F-Games), and on Hex its labelled states
 (``hex-uniform``, seconds, once the file exists) but not its play against the solver
 (256 games, minutes of solving for a new network, docs/results/hex-30min.md: ``hex-play`` is
-run when named, or by ``launch evaluate``); Othello and Go have only match suites, slow
+run when named, or by ``launch evaluate``); on Hex 3x3 to 6x6 (sets built on first use) its
+states and its play, seconds each; Othello and Go have only match suites, slow
 on CPUs, so ``auto`` runs none there. ``default`` runs the game's defaults whatever the game, ``none`` none,
 and a comma-separated list those suites.
 """
@@ -41,9 +42,10 @@ from lifecycle import TASK_EVENTS, watched
 PLAY_KINDS = ("play", "traces", "engine")  # engine: games against GNU Go or gtp-rhino over GTP
 
 
-def chosen_suites(game: str, eval_suites: str) -> list[str] | None | bool:
+def chosen_suites(game: games.Game | str, eval_suites: str) -> list[str] | None | bool:
     """The suites to pass to ``SuiteRunner`` (None: the game's defaults), or False: none;
-    ``auto`` is what the game's descriptor says (``evaluation.suites.auto_suite_names``)."""
+    ``auto`` is what the game's descriptor says at its board (``evaluation.suites.auto_suite_names``;
+    a game's name: its default parameters)."""
     value = eval_suites.strip()
     if value == "none":
         return False
@@ -57,19 +59,20 @@ def chosen_suites(game: str, eval_suites: str) -> list[str] | None | bool:
 def evaluated_suites(game: games.Game, eval_suites: str) -> list:
     """The game's suites that ``eval_suites`` (``EvaluationConfig.suites``) makes the evaluator run (its defaults for
     auto/default, none for none); names that are not the game's are left out."""
-    chosen = chosen_suites(game.name, eval_suites)
+    chosen = chosen_suites(game, eval_suites)
     if chosen is False:
         return []
     return [s for s in suites_for(game) if (s.default if chosen is None else s.name in chosen)]
 
 
-def evaluator_needs_oracle(game: str, eval_suites: str) -> bool:
+def evaluator_needs_oracle(game: games.Game | str, eval_suites: str) -> bool:
     """Whether the evaluator asks the Connect Four or Hex oracle (its play or trace
     suites), so that the run starts the oracle service for it. Chomp's and F-Games'
     oracles are tables and values by construction, answered in the evaluator's process."""
     if not games.descriptor(game).oracle_service:
         return False
-    return any(s.kind in PLAY_KINDS for s in evaluated_suites(games.make(game), eval_suites))
+    game = games.make(game) if isinstance(game, str) else game
+    return any(s.kind in PLAY_KINDS for s in evaluated_suites(game, eval_suites))
 
 
 class Evaluated(NamedTuple):
@@ -86,10 +89,11 @@ class EvaluatorWorker:
         """``config``: the run's evaluation settings, whole (its suites resolved by
         :func:`chosen_suites`; a run with none starts no evaluator)."""
         torch.set_num_threads(1)
-        suites = chosen_suites(game, config.suites)
+        made = games.make(game, **game_params)
+        suites = chosen_suites(made, config.suites)
         if suites is False:
-            raise ValueError(f"evaluation.suites={config.suites!r} runs no suite of {game}: start no evaluator")
-        self.evaluator = SuiteRunner(games.make(game, **game_params), network, suites=suites,
+            raise ValueError(f"evaluation.suites={config.suites!r} runs no suite of {made!r}: start no evaluator")
+        self.evaluator = SuiteRunner(made, network, suites=suites,
                                      evaluation=config, gamma=gamma, oracle_store=oracle_store or "default",
                                      oracle_client=oracle)
 

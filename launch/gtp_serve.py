@@ -29,10 +29,10 @@ def checkpoint_server(path, *, game: str | None = None, policy: str = "auto", si
     if g.name not in GAMES:
         raise CheckpointMismatchError(f"checkpoint {path} is of {g!r}; GTP engines play {', '.join(GAMES)}")
     evaluation = EvaluationConfig(policy=policy, simulations=simulations, depth=depth, reuse=reuse)
-    runner = SuiteRunner(g, net_config, suites=[], evaluation=evaluation, gamma=float(config.get("gamma", 1.0)),
+    runner = SuiteRunner(g, net_config, suites=[], evaluation=evaluation, gamma=config.gamma,
                          seed=seed)
     runner.model.set_weights(weights)
-    name = f"selfplay {config.get('algo', '')} {Path(path).stem}".strip()
+    name = f"selfplay {config.algo} {Path(path).stem}"
     choose = runner.policy_spec.build(g, runner.model)
     return GtpServer(g, choose, name=name, version=f"{runner.policy}")
 

@@ -82,12 +82,13 @@ class RunBudget:
         return time.time() - self.start - self.eval_seconds
 
     def evaluate(self, *, play: bool = True, others: bool = True, final: bool = False,
-                 due: list[str] | None = None) -> dict:
+                 due: list[str] | None = None, checkpoint_left: bool = True) -> dict:
         """The run's evaluation of its newest weights (its game suites when ``play``, the
         others when ``others``), as the budget allows; ``final``: of the final weights,
-        whose game suites ``due`` are still missing."""
+        whose game suites ``due`` are still missing; ``checkpoint_left``: whether those
+        weights are still to be checkpointed after it."""
         plan, began = self.plan, time.time()
-        chosen = (plan.choose(final=final, due=due if final else None)
+        chosen = (plan.choose(final=final, due=due if final else None, checkpoint_left=checkpoint_left)
                   if plan is not None and play and self.run.play_suites else None)
         out, abandoned = self.run.evaluate(play=play, others=others, limits=None if chosen is None else chosen.limits,
                                            deadline=None if chosen is None else chosen.deadline)

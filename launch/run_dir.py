@@ -24,14 +24,31 @@ log = logging.getLogger(__name__)
 SUBDIRECTORIES = ("checkpoints", "replay", "plots")
 
 
+def read_run_config(run_dir) -> TrainConfig:
+    """The config of the run in ``run_dir`` (a path or an object store's URI), read from
+    its ``config.json``: the one reader of that file in the launcher. A config written
+    before the roles owned their settings (flat keys such as ``lr``) reads with each key
+    at its new place. (``evaluation``, below the launcher, reads the part it needs with
+    ``evaluation.run_config.read_trained_with``.)"""
+    path = storage.join(run_location(run_dir), "config.json")
+    if not storage.exists(path):
+        raise ConfigError(f"{run_dir}: no config.json there, not a run directory")
+    try:
+        return TrainConfig.from_dict(json.loads(storage.read_text(path)))
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{path}: not JSON ({err})") from None
+    except ConfigError as err:  # the field it names, and the file
+        raise ConfigError(f"{path}: {err}") from None
+
+
 def resumed_config(run_dir, *, algo: str | None = None, game: str | None = None,
                    game_params: dict | None = None) -> TrainConfig:
     """The config of the run in ``run_dir``, which must train ``algo`` on ``game`` with
     ``game_params`` where they are given."""
-    saved_path = storage.join(run_location(run_dir), "config.json")
-    if not storage.exists(saved_path):
-        raise ConfigError(f"--resume {run_dir}: no config.json there, not a run directory")
-    saved = TrainConfig.from_dict(json.loads(storage.read_text(saved_path)))
+    try:
+        saved = read_run_config(run_dir)
+    except ConfigError as err:
+        raise ConfigError(f"--resume {err}") from None
     wanted = (algo or saved.algo, game or saved.game, saved.game_params if game_params is None else game_params)
     if (saved.algo, saved.game, saved.game_params) != wanted:
         raise ConfigError(f"--resume {run_dir}: that run trains {saved.algo} on {saved.game} "

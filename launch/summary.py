@@ -10,20 +10,19 @@ import shlex
 from pathlib import Path
 
 import storage
+from evaluation.metric_keys import SUMMARY_KINDS
 from launch.config import TrainConfig
-
-# Per suite, the metrics worth a line, in this order (``eval/<suite>/<metric>``; the
-# built-in labels of tic-tac-toe are ``eval/<metric>``).
-HEADLINE_METRICS = ("value_mae", "policy_regret", "optimal_move_rate", "error_rate", "blunder_rate", "score")
 
 
 def headline(record: dict) -> dict[str, float]:
-    """``{key: value}`` of the headline metrics in ``record``: suite-level keys only (the
-    per-bucket ones, ``eval/<suite>/<bucket>/<metric>``, stay in metrics.jsonl)."""
+    """``{key: value}`` of the headline metrics in ``record``, those of ``SUMMARY_KINDS``
+    (``eval/<suite>/<metric>``; the built-in labels of tic-tac-toe are ``eval/<metric>``):
+    suite-level keys only (the per-bucket ones, ``eval/<suite>/<bucket>/<metric>``, stay
+    in metrics.jsonl)."""
     out = {}
     for key, value in record.items():
         parts = key.split("/")
-        if parts[0] == "eval" and parts[-1] in HEADLINE_METRICS and len(parts) in (2, 3) \
+        if parts[0] == "eval" and parts[-1] in SUMMARY_KINDS and len(parts) in (2, 3) \
                 and isinstance(value, (int, float)):
             out[key] = float(value)
     return out
@@ -53,7 +52,7 @@ def end_of_run(config: TrainConfig, run_dir: Path, records: list[dict], last: di
         newest.update(headline(record))
     if newest:
         by_suite: dict[str, list[str]] = {}
-        for key in sorted(newest, key=lambda k: (k.rsplit("/", 1)[0], HEADLINE_METRICS.index(k.rsplit("/", 1)[1]))):
+        for key in sorted(newest, key=lambda k: (k.rsplit("/", 1)[0], SUMMARY_KINDS.index(k.rsplit("/", 1)[1]))):
             suite, metric = key.rsplit("/", 1)
             start = f"{first[key]:.3f} -> " if key in first and len(records) > 1 else ""
             by_suite.setdefault(suite.removeprefix("eval").strip("/") or "exact values", []).append(

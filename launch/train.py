@@ -114,7 +114,7 @@ class Run:
         # play and trace suites (one service, one store: each position solved once).
         # Then the evaluator: a missing dataset or unknown suite stops the run before
         # any self-play or training starts.
-        needs_oracle = config.algo == "azal" or evaluator_needs_oracle(config.game, config.evaluation.suites)
+        needs_oracle = config.algo == "azal" or evaluator_needs_oracle(self.game, config.evaluation.suites)
         self.oracle = (OracleClient(config.oracle.replicas, config.oracle.store or None,
                                     replica_options=self.placement["oracle"], log_dir=self.log_dir,
                                     engine=config.oracle.engine)
@@ -168,7 +168,7 @@ class Run:
         its suites and of those among them on the ``evaluation.play_every`` cadence, or
         (None, [], [])."""
         cfg = self.config
-        if chosen_suites(cfg.game, cfg.evaluation.suites) is False:
+        if chosen_suites(self.game, cfg.evaluation.suites) is False:
             return None, [], []
         evaluator = EvaluatorActor.options(name=f"{self.name}-evaluator", **self.placement["evaluator"]).remote(
             game=cfg.game, game_params=cfg.game_params, network=cfg.network, config=cfg.evaluation,
@@ -233,7 +233,9 @@ class Run:
             # or the game suites it left out) is added; a wall clock may still leave some out.
             evaluated, unplayed = any(k.startswith("eval/") for k in last), self._unplayed(last)
             if not evaluated or unplayed:
-                end.update(spend.evaluate(play=bool(unplayed), others=not evaluated, final=True, due=unplayed))
+                checkpoint_left = self._checkpointed_at != (self.counters.iteration, self.counters.updates)
+                end.update(spend.evaluate(play=bool(unplayed), others=not evaluated, final=True, due=unplayed,
+                                          checkpoint_left=checkpoint_left))
         if self._checkpointed_at != (self.counters.iteration, self.counters.updates):
             spend.checkpoint()
         end["end"] = spend.end_reason(stopped)

@@ -1,11 +1,13 @@
 """``python -m oracle_service solve``: exact answers, one input position per line.
 
-    solve --game connect4 [--weak] [--analyze] [--engine ours|bitbully]
+    solve --game connect4 [--width W --height H] [--weak] [--analyze] [--engine ours|bitbully]
         in:  move strings of 1-based column digits (``4453``; ``-`` = the empty board)
-        out: ``<moves> <score>``, or with --analyze ``<moves> <score col 1> ... <score col 7>``
+        out: ``<moves> <score>``, or with --analyze ``<moves> <score col 1> ... <score col W>``
              with ``-`` for a full column (scores as in docs/design.md; --weak: -1, 0, 1);
-             --engine: our solver (the default) or BitBully (the optional extra
-             selfplay[bitbully], AGPL-3.0), the same lines either way
+             --width/--height: the board (default 7x6; width 4..9, height 4..7,
+             (height + 1) * width <= 64; the books are of 7x6, other sizes are searched
+             to the end); --engine: our solver (the default) or BitBully (7x6 only; the
+             optional extra selfplay[bitbully], AGPL-3.0), the same lines either way
     solve --game chomp --rows R --cols C [--cache-dir DIR]
         in:  row-length profiles, row 0 first, non-increasing (``10,10,7,3``)
         out: ``<profile> <grundy> <winning cells>``: the cells whose taking leaves
@@ -66,7 +68,8 @@ class InputError(ValueError):
 def _connect4(args) -> Callable[[str], str]:
     from oracle_service.connect4_engines import make_engine  # compiles or loads an engine: only when asked
 
-    solver = make_engine(args.engine or DEFAULT_ENGINE)
+    size = {k: v for k, v in (("width", args.width), ("height", args.height)) if v is not None}
+    solver = make_engine(args.engine or DEFAULT_ENGINE, **size)
 
     def answer(line: str) -> str:
         moves = "" if line == EMPTY else line
@@ -165,6 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     solve = sub.add_parser("solve", help="answer one position per input line (stdin -> stdout)")
     solve.add_argument("--game", required=True, choices=sorted(ANSWERERS))
     c4 = solve.add_argument_group("connect4")
+    c4.add_argument("--width", type=int, help="columns, 4..9 (default 7)")
+    c4.add_argument("--height", type=int, help="rows, 4..7 (default 6); (height + 1) * width <= 64")
     c4.add_argument("--weak", action="store_true", help="win/draw/loss only: 1, 0, -1")
     c4.add_argument("--analyze", action="store_true", help="the score of every column (hex: the value of every cell)")
     c4.add_argument("--engine", choices=ENGINES, help=f"who solves (default {DEFAULT_ENGINE}: our solver; "
@@ -199,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _check_options(parser: argparse.ArgumentParser, args) -> None:
     """Options of another game are errors, not silently ignored."""
-    own = {"connect4": ("weak", "analyze", "engine"), "chomp": ("rows", "cols", "cache_dir"),
+    own = {"connect4": ("width", "height", "weak", "analyze", "engine"), "chomp": ("rows", "cols", "cache_dir"),
            "fgame": ("depth", "branching", "beta", "seed"), "hex": ("size", "analyze", "value_only", "node_limit",
                                                                                   "time_limit")}
     for name in {name for names in own.values() for name in names}:

@@ -2,8 +2,9 @@
 service's ``engine``):
 
 - ``ours``: :class:`~oracle_service.connect4_solver.Connect4Solver`, our numba search
-  down to the 12-ply book (``use_book=False``: searched to the end);
-- ``bitbully``: BitBully's C++ solver (PyPI ``bitbully``, AGPL-3.0, the optional extra
+  down to the 12-ply book (``use_book=False``: searched to the end), at every board size
+  of ``games.connect4`` (the books are 7x6's: other sizes are searched to the end);
+- ``bitbully``: BitBully's C++ solver of 7x6 (PyPI ``bitbully``, AGPL-3.0, the optional extra
   ``selfplay[bitbully]``) with its 12-ply distance book from ``bitbully-databases``
   (``use_book=False``: without it). Imported only when chosen, so that nothing in the
   default install or the default path needs it.
@@ -35,17 +36,18 @@ _CELLS = WIDTH * HEIGHT
 
 class Connect4Engine(Protocol):
     """What the command line and the oracle service ask of an engine. Positions are a
-    move string (``"4453"``), a list of actions 0..6 or a ``Board``; states are
-    ``games.connect4`` bitboards (uint64[B], uint64[B], int64[B] plies)."""
+    move string (``"4453"``), a list of actions 0..width-1 or a ``Board``; states are
+    ``games.connect4`` bitboards (uint64[B], uint64[B], int64[B] plies) of the engine's
+    board size (BitBully's: 7x6 only)."""
 
     def solve(self, position, weak: bool = False) -> int:
         """The position's score (``weak``: 1 / 0 / -1)."""
 
     def analyze(self, position, weak: bool = False) -> list[int | None]:
-        """Per column 0..6 the score of playing it, None for a full column."""
+        """Per column 0..width-1 the score of playing it, None for a full column."""
 
     def best_columns(self, position) -> tuple[list[int], int]:
-        """(the columns 0..6 of maximal score, ascending; that score)."""
+        """(the columns 0..width-1 of maximal score, ascending; that score)."""
 
     def solve_states(self, current: np.ndarray, mask: np.ndarray, moves: np.ndarray,
                      weak: bool = False) -> np.ndarray:
@@ -65,19 +67,26 @@ class MissingEngineError(ImportError):
     """An engine was chosen whose optional package is not installed."""
 
 
-def make_engine(name: str = DEFAULT_ENGINE, *, use_book: bool = True, tt_log2_size: int = 23) -> Connect4Engine:
-    """The engine called ``name`` (one of :data:`ENGINES`), with its 12-ply book unless
-    ``use_book`` is False. ``tt_log2_size`` sizes our transposition table (BitBully
-    sizes its own). ValueError for an unknown name; :class:`MissingEngineError`, naming
-    the extra to install, when ``bitbully`` is chosen and not installed."""
+def make_engine(name: str = DEFAULT_ENGINE, *, use_book: bool | None = None, tt_log2_size: int = 23,
+                width: int = WIDTH, height: int = HEIGHT) -> Connect4Engine:
+    """The engine called ``name`` (one of :data:`ENGINES`) for Connect Four on ``width`` x
+    ``height`` (the standard 7x6 by default), with its 12-ply book where there is one (on
+    7x6) unless ``use_book`` is False. ``tt_log2_size`` sizes our transposition table
+    (BitBully sizes its own). ValueError for an unknown name, a size there is not
+    (``games.connect4.check_size``), BitBully at another size than 7x6 (it plays 7x6
+    only) or ``use_book=True`` there; :class:`MissingEngineError`, naming the extra to
+    install, when ``bitbully`` is chosen and not installed."""
     if name == "ours":
         # Imported here: the module compiles (or loads) its kernels, which a caller
         # choosing BitBully should not pay for.
         from oracle_service.connect4_solver import Connect4Solver
 
-        return Connect4Solver(tt_log2_size=tt_log2_size, use_book=use_book)
+        return Connect4Solver(tt_log2_size=tt_log2_size, use_book=use_book, width=width, height=height)
     if name == "bitbully":
-        return BitBullyEngine(use_book=use_book)
+        if (width, height) != (WIDTH, HEIGHT):
+            raise ValueError(f"the bitbully connect4 engine plays {WIDTH}x{HEIGHT} only, not {width}x{height}; "
+                             f"use the engine 'ours'")
+        return BitBullyEngine(use_book=use_book is not False)
     raise ValueError(f"unknown connect4 engine {name!r}: choose one of {', '.join(ENGINES)}")
 
 

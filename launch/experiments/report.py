@@ -14,10 +14,14 @@ also logs them per subset (Connect Four's phases and difficulties) gets its brea
 figure, one row per subset, like the AVI paper's Figures 5 and 6. An experiment with an
 inference study (``[[inference]]``: MCTS with one arm's prior and each arm's values,
 minimax over each arm's values) gets ``figure_inference.png``, its metric against the
-search's budget, like Figure 2. ``summary.md`` gives the budgets, the final values, the
-paired differences to the reference arm over the seeds both have, any head-to-head
-scores and inference points, the commands that made the experiment, and for every table
-the files its values come from.
+search's budget, like Figure 2. An experiment whose groups are boards of one game (the
+ladder specs) gets ``figure_ladder.png`` and its table: the compute each arm takes to
+reach a play error rate, against the board's cells (launch/experiments/ladder.py).
+``summary.md`` gives the budgets, the final values, the
+checkpoint sensitivity (per arm, the mean over each trial's last K evaluations with their
+spread: ``--last K``, default 5), the paired differences to the reference arm over the
+seeds both have, any head-to-head scores and inference points, the commands that made
+the experiment, and for every table the files its values come from.
 """
 
 from __future__ import annotations
@@ -29,13 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluation.metric_keys import parse_metric_key
+from evaluation.metric_keys import FIGURE_ONE_KINDS, INFERENCE_KINDS, REPORT_KINDS, parse_metric_key
 from evaluation.metrics import mean_ci
-from evaluation.report import KEY_METRICS, band, fmt_ci, metric_series, metric_slug, print_report, write_report
+from evaluation.report import (LAST_EVALUATIONS, add_last_argument, band, fmt_ci, fmt_number, last_evaluations,
+                               metric_series, metric_slug, print_report, spread, write_report)
 from evaluation.run_metrics import read_metrics
+from launch.config import TrainConfig
+from launch.experiments.ladder import draw_ladder, ladder_boards, ladder_lines
 from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE, INFERENCE_DIR, inference_path, match_path
-
-HEADLINE = ("value_mae", "policy_regret", "error_rate")  # Figure 1's columns, first when present
 
 
 def _final(records: list[dict], key: str):
@@ -45,28 +50,24 @@ def _final(records: list[dict], key: str):
 
 def _kinds(metrics: list[str]) -> list[str]:
     kinds = {parse_metric_key(m).kind for m in metrics}
-    return [k for k in HEADLINE if k in kinds] + sorted(kinds - set(HEADLINE))
+    return [k for k in FIGURE_ONE_KINDS if k in kinds] + sorted(kinds - set(FIGURE_ONE_KINDS))
 
 
-def inference_evaluations(config: dict) -> float | None:
+def inference_evaluations(config: TrainConfig) -> float | None:
     """Network evaluations per decision of the evaluated policy: AVI's greedy policy
     evaluates every child (at most the game's number of actions, the paper's "7 for
     Connect Four"), the policy head one, MCTS its simulations; None where not counted."""
     import games
 
-    # config.json nests the evaluation settings; one written before the roles owned their
-    # settings holds them flat (eval_policy, eval_simulations).
-    evaluation = config.get("evaluation") or {"policy": config.get("eval_policy", "auto"),
-                                              "simulations": config.get("eval_simulations", 0)}
-    policy = evaluation.get("policy", "auto")
+    policy = config.evaluation.policy
     if policy == "auto":
-        policy = "greedy" if config.get("algo") == "avi" else "policy-head"
+        policy = "greedy" if config.algo == "avi" else "policy-head"
     if policy == "greedy":
-        return float(games.make(config["game"], **(config.get("game_params") or {})).num_actions)
+        return float(games.make(config.game, **config.game_params).num_actions)
     if policy == "policy-head":
         return 1.0
     if policy in ("mcts", "gumbel"):
-        return float(evaluation.get("simulations", 0))
+        return float(config.evaluation.simulations)
     return None
 
 
@@ -99,7 +100,7 @@ class Experiment:
     runs: dict  # (group, arm) -> [(trial, records)]
     missing: list  # run directories without metrics yet
     unfinished: list  # run directories with metrics but no DONE_FILE: running, or interrupted
-    metrics: list  # eval/... keys of KEY_METRICS found in any record
+    metrics: list  # eval/... keys of REPORT_KINDS found in any record
     matches: list  # (match, its result file's path, its result or None): launch/experiments/matches.py
     inference: list  # (point, its result file's path, its result or None): launch/experiments/inference.py
 
@@ -111,7 +112,9 @@ class Experiment:
         decision (from the config) of the arm's trials in ``group``."""
         trials = self.trials(group, arm)
         training = [_final(recs, "compute") for _, recs in trials]
-        inference = [inference_evaluations(t["config"]) for t, _ in trials]
+        # The manifest holds each trial's config as its config.json does (flat in an
+        # experiment written before the roles owned their settings): read the same way.
+        inference = [inference_evaluations(TrainConfig.from_dict(t["config"])) for t, _ in trials]
         return [v for v in training if v is not None], [v for v in inference if v is not None]
 
 
@@ -141,7 +144,7 @@ def read_experiment(exp_dir) -> Experiment:
     if not runs:
         raise FileNotFoundError(f"experiment {exp_dir}: none of its {len(manifest['trials'])} trials has finished yet")
     metrics = sorted({k for trials in runs.values() for _, recs in trials for r in recs for k in r
-                      if (key := parse_metric_key(k)) is not None and key.kind in KEY_METRICS})
+                      if (key := parse_metric_key(k)) is not None and key.kind in REPORT_KINDS})
     matches = []
     for match in manifest.get("matches", []):
         path = match_path(exp_dir, match)
@@ -187,13 +190,19 @@ def _curves(ax, exp: Experiment, group: str, metrics: list, x_key: str, x_label:
     for arm in exp.arms:
         trials = exp.trials(group, arm)
         for metric, style in zip(metrics, ("-", "--", ":", "-.") * 4):
-            x, mean, half = band([metric_series(recs, metric, x_key) for _, recs in trials], log=x_key != "updates")
+            series = [metric_series(recs, metric, x_key) for _, recs in trials]
+            x, mean, half = band(series, log=x_key != "updates")
             if not x.size:
                 continue
             ax.plot(x, mean, style, color=colours[arm], marker="o" if x.size < 3 else None,
                     label=f"{exp.labels[arm]}{' ' + _suite_of(metric) if len(metrics) > 1 else ''} ({len(trials)})")
             if len(trials) > 1:  # one seed: no band
                 ax.fill_between(x, mean - half, mean + half, color=colours[arm], alpha=0.2)
+            if len({xs[-1] for xs, _ in series if xs.size}) > 1:
+                # Seeds that end apart (a trial stopped at its goal, stop_when): the band
+                # covers the range all share, each seed's own curve the rest.
+                for xs, ys in series:
+                    ax.plot(xs, ys, style, color=colours[arm], lw=0.6, alpha=0.5)
     ax.set_title(title, fontsize=9)
     ax.set_xlabel(x_label, fontsize=8)
     if x_key != "updates":
@@ -231,7 +240,10 @@ def draw_experiment_figures(exp: Experiment, out_dir: Path) -> list[Path]:
         fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.9 * rows), squeeze=False)
         for row, group in enumerate(exp.groups):
             for col, kind in enumerate(kinds):
-                _curves(axes[row][col], exp, group, suites[kind], x_key, x_label, f"{group}: {kind}")
+                # The group's own suites (a board's: connect4-5x4-play), one line style each.
+                logged = [m for m in suites[kind] if any(_final(r, m) is not None for a in exp.arms
+                                                         for _, r in exp.trials(group, a))]
+                _curves(axes[row][col], exp, group, logged, x_key, x_label, f"{group}: {kind}")
             # The last column: each arm's compute relative to the reference arm (Figure 1).
             ax, width = axes[row][-1], 0.8 / len(exp.arms)
             ref_train, ref_infer = exp.compute(group, exp.reference)
@@ -249,6 +261,9 @@ def draw_experiment_figures(exp: Experiment, out_dir: Path) -> list[Path]:
         paths.append(_save(fig, out_dir / f"figure_vs_{x_key}.png", rows, columns))
         plt.close(fig)
     paths += _draw_breakdowns(exp, out_dir, plt)
+    boards = ladder_boards(exp)
+    if boards:
+        paths.append(draw_ladder(exp, boards, out_dir, plt))
     if any(result is not None for _, _, result in exp.inference):
         paths.append(_draw_inference(exp, out_dir, plt))
     return paths
@@ -279,12 +294,6 @@ def _draw_breakdowns(exp: Experiment, out_dir: Path, plt) -> list[Path]:
                 plt.close(fig)
     return paths
 
-
-# The metrics an inference point is drawn by, first the paper's (Figure 2: the error rate
-# in play; the policy regret of a states suite), then the per-move rates of play, which
-# still tell the searches apart while every game is lost to the oracle (a weak network
-# against a perfect opponent leaves the error rate at the share of openings not lost).
-INFERENCE_KINDS = ("error_rate", "move_error_rate", "move_match_rate", "policy_regret", "optimal_move_rate")
 
 
 def _inference_curves(exp: Experiment) -> dict:
@@ -369,9 +378,35 @@ def _sources(trials) -> str:
     return ", ".join(f"`{t['run_dir']}/metrics.jsonl`" for t, _ in trials)
 
 
-def _group_summary(exp: Experiment, group: str) -> list[str]:
-    """The summary's section of one group: budget and compute, final values, paired
-    differences to the reference arm, head-to-head scores; each table says its files."""
+def _sensitivity_lines(exp: Experiment, group: str, present: list, shown: list, last: int) -> list[str]:
+    """Per suite-level metric and arm: the mean over each trial's last ``last``
+    evaluations (mean ± 95% CI over seeds), the least and greatest of those evaluations
+    over all seeds, and the standard deviation within a trial (mean over seeds)."""
+    rows = []
+    for metric in (m for m in shown if _subset_of(m) is None):
+        for arm in present:
+            spreads = [spread(values) for _, r in exp.trials(group, arm) if (values := last_evaluations(r, metric, last))]
+            if not spreads:
+                continue
+            stds = [s.std for s in spreads if np.isfinite(s.std)]
+            rows.append(f"| {metric.removeprefix('eval/')} | {exp.labels[arm]} | {len(spreads)} | "
+                        f"{max(s.count for s in spreads)} | {_cell([s.mean for s in spreads])} | "
+                        f"{fmt_number(min(s.min for s in spreads))} | {fmt_number(max(s.max for s in spreads))} | "
+                        f"{fmt_number(float(np.mean(stds)) if stds else float('nan'))} |")
+    if not rows:
+        return []
+    return [f"### Checkpoint sensitivity (each trial's last {last} evaluations)", "",
+            "| metric | arm | seeds | evaluations | mean over the last evaluations (mean ± 95% CI over seeds) "
+            "| min | max | std within a trial (mean over seeds) |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |", *rows, "",
+            "From the same files as the final values: each trial's last records holding the metric, one per "
+            "update count.", ""]
+
+
+def _group_summary(exp: Experiment, group: str, last: int = LAST_EVALUATIONS) -> list[str]:
+    """The summary's section of one group: budget and compute, final values, checkpoint
+    sensitivity over the last ``last`` evaluations, paired differences to the reference
+    arm, head-to-head scores; each table says its files."""
     present = [arm for arm in exp.arms if exp.trials(group, arm)]
     label = exp.labels
     lines = [f"## {group}", "", "### Budget and compute", "",
@@ -396,6 +431,7 @@ def _group_summary(exp: Experiment, group: str) -> list[str]:
                   for m in shown]
         lines += ["", "Each value: the last record holding the metric in each trial's `metrics.jsonl` "
                       f"({'; '.join(label[a] + ': ' + _sources(exp.trials(group, a)) for a in present)}).", ""]
+        lines += _sensitivity_lines(exp, group, present, shown, last)
     paired = []
     by_seed = {t["seed"]: r for t, r in exp.trials(group, exp.reference)}
     for arm in present:
@@ -445,10 +481,11 @@ def _group_summary(exp: Experiment, group: str) -> list[str]:
     return lines
 
 
-def write_experiment_report(exp_dir, out_dir=None, *, figures: bool = True) -> Path:
+def write_experiment_report(exp_dir, out_dir=None, *, figures: bool = True, last: int = LAST_EVALUATIONS) -> Path:
     """Figures (unless ``figures`` is False: the tables alone, in a fraction of the time)
     and ``summary.md`` of an experiment directory into ``out_dir`` (default
-    ``exp_dir/report``); returns the summary's path."""
+    ``exp_dir/report``); returns the summary's path. ``last``: the evaluations of the
+    checkpoint sensitivity."""
     exp = read_experiment(exp_dir)
     out_dir = Path(out_dir) if out_dir is not None else exp.path / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -465,8 +502,11 @@ def write_experiment_report(exp_dir, out_dir=None, *, figures: bool = True) -> P
     if exp.unfinished:
         lines += [f"Not finished (running, or interrupted: `--resume` finishes them), so left out of the "
                   f"tables and figures: {', '.join(exp.unfinished)}.", ""]
+    boards = ladder_boards(exp)
+    if boards:
+        lines += ladder_lines(exp, boards)
     for group in exp.groups:
-        lines += _group_summary(exp, group)
+        lines += _group_summary(exp, group, last)
     summary = out_dir / "summary.md"
     summary.write_text("\n".join(lines) + "\n")
     return summary
@@ -500,12 +540,13 @@ def report_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--wandb", choices=("online", "offline"),
                         help="an experiment's figures also as W&B images, in the experiment's group")
+    add_last_argument(parser)
     args = parser.parse_args(argv)
     if not (len(args.run_dirs) == 1 and (args.run_dirs[0] / EXPERIMENT_FILE).is_file()):
-        return print_report(lambda: write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots"))
+        return print_report(lambda: write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots", last=args.last))
 
     def write() -> Path:
-        path = write_experiment_report(args.run_dirs[0], args.out)
+        path = write_experiment_report(args.run_dirs[0], args.out, last=args.last)
         if args.wandb:
             log_figures_to_wandb(args.run_dirs[0], path.parent, args.wandb)
         return path

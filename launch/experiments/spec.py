@@ -27,12 +27,15 @@ schema"); this module checks it.
 
 from __future__ import annotations
 
+import fnmatch
+import json
 import heapq
 import math
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+import games
 from evaluation.config import EVALUATE_OPTIONS, EvaluationConfig
 from evaluation.datasets import COMMITTED, committed_file_present, game_of
 from evaluation.suites import suites_for
@@ -58,7 +61,7 @@ INFERENCE_POLICIES = {"mcts": "simulations", "gumbel": "simulations", "minimax":
 ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict}
 INSTANCE_KEYS = {"name": str, "group": str, "params": dict}
 SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "evaluation": dict, "set": dict, "instances": list, "arms": dict, "updates_per_second": dict,
-             "overhead_seconds": _NUMBER, "after_seconds": _NUMBER, "only": list}
+             "overhead_seconds": _NUMBER, "after_seconds": _NUMBER, "only": list, "stop_when": dict}
 SIZE_ARM_KEYS = {"set": dict, "game_params": dict, "seeds": (int, list), "updates": int}
 # Fields an arm may not set: they are the spec's (game) or the trial's (seed).
 SPEC_OWNED = {"game": "the spec's top-level 'game'", "game_params": "'game_params' of the spec, arm or instance",
@@ -115,11 +118,24 @@ class Trial:
     updates: int
     rows: int  # rows it collects to reach ``updates`` (sync schedule; nominal for async)
     bundles: tuple  # placement group bundles of its roles (trial_bundles)
+    stop_when: dict = None  # record key -> value: the trial ends early once every key is at most its value
 
     def to_dict(self) -> dict:
         return {"name": self.name, "arm": self.arm, "instance": self.instance, "group": self.group,
                 "seed": self.seed, "updates": self.updates, "rows": self.rows, "bundles": list(self.bundles),
-                "config": json_config(self.config)}
+                "config": json_config(self.config), "stop_when": dict(self.stop_when or {})}
+
+
+def reached(stop_when: dict, record: dict) -> bool:
+    """Whether ``record`` (one of a run's records) has every key of ``stop_when`` at most
+    its value: the trial's goal is reached and its budget need not be spent. A key may hold
+    ``*`` (``eval/*-play/error_rate``: the play suite of whichever board the trial is on);
+    every record key it matches counts, and it must match one."""
+    def at_most(pattern: str, value: float) -> bool:
+        keys = [k for k in record if fnmatch.fnmatchcase(k, pattern)]
+        return bool(keys) and all(isinstance(record[k], (int, float)) and record[k] <= value for k in keys)
+
+    return bool(stop_when) and all(at_most(k, v) for k, v in stop_when.items())
 
 
 @dataclass(frozen=True)
@@ -146,8 +162,6 @@ class Plan:
 
 
 def json_config(config: TrainConfig) -> dict:
-    import json
-
     return json.loads(config.to_json())
 
 
@@ -203,8 +217,6 @@ def flatten(table: dict, prefix: str = "") -> dict:
 def _as_override(key: str, value) -> str:
     """A spec value as a ``--set KEY=VALUE`` string (``apply_overrides`` parses it to the
     field's type and names the key on error)."""
-    import json
-
     if isinstance(value, bool):
         return f"{key}={'true' if value else 'false'}"
     if isinstance(value, (dict, list)):
@@ -321,6 +333,10 @@ def _check_size(at: str, size: str, table, arms: dict, names: list) -> None:
     for arm_name in table.get("only", []):
         if arm_name not in arms:
             raise SpecError(f"{at}, key 'only': {arm_name!r} is not an arm; arms: {', '.join(arms)}")
+    for key, value in table.get("stop_when", {}).items():
+        if not key.startswith("eval/") or isinstance(value, bool) or not isinstance(value, _NUMBER):
+            raise SpecError(f"{at}, key 'stop_when': {key!r} = {value!r}; give evaluation records' keys "
+                            f"(eval/<suite>/<metric>) and the number each must reach or go below")
     for name in table.get("instances", []):
         if name not in names:
             raise SpecError(f"{at}, key 'instances': {name!r} is not an instance; instances: {', '.join(names)}")
@@ -397,7 +413,9 @@ def arm_config(spec: Spec, size: str, arm: Arm, instance: Instance, seed: int) -
               (f"size arm {arm.name!r} 'set'", flatten(size_arm.get("set", {}))),
               ("size 'evaluation'", flatten({"evaluation": table.get("evaluation", {})}))]
     try:
-        config = resolve(spec.game, spec.preset, [], algo=arm.algo, seed=seed)
+        # The preset of the trial's board (a game descriptor's preset_at), then the layers.
+        board = [f"game_params={json.dumps(params)}"] if params else []
+        config = resolve(spec.game, spec.preset, board, algo=arm.algo, seed=seed)
     except ConfigError as err:
         raise SpecError(f"{at}: {err}") from None
     config = replace(config, game_params=params)
@@ -410,25 +428,8 @@ def arm_config(spec: Spec, size: str, arm: Arm, instance: Instance, seed: int) -
     try:
         validate(config)
     except ConfigError as err:
-        raise SpecError(f"{where}: {err}") from None
-    _check_suites(where, config)
+        raise SpecError(f"{where}: {err}") from None  # the board's suites included (check_evaluation)
     return config
-
-
-def _check_suites(where: str, config: TrainConfig) -> None:
-    """Named evaluation suites must be the game's (the evaluator would stop the trial at
-    its start; here the spec is refused before any trial)."""
-    import games
-
-    chosen = chosen_suites(config.game, config.evaluation.suites)
-    if not isinstance(chosen, list):
-        return
-    known = [s.name for s in suites_for(games.make(config.game, **config.game_params))]
-    unknown = [name for name in chosen if name not in known]
-    if unknown:
-        raise SpecError(f"{where}, key 'evaluation.suites': {', '.join(map(repr, unknown))} "
-                        f"{'is not a suite' if len(unknown) == 1 else 'are not suites'} of {config.game}; "
-                        f"its suites: {', '.join(known)}")
 
 
 def _bundle(options: dict) -> dict:
@@ -454,9 +455,10 @@ def trial_bundles(config: TrainConfig, *, embedded: bool, offered=(), gpus: floa
     if actors.inference_servers and not (embedded and serving == "cpu"):
         bundles += [_bundle(options["inference"])] * actors.inference_servers
     bundles += [_bundle(options["replay"])] * config.replay.shards
-    if chosen_suites(config.game, config.evaluation.suites) is not False:
+    game = games.make(config.game, **config.game_params)  # auto's suites are those of the trial's board
+    if chosen_suites(game, config.evaluation.suites) is not False:
         bundles.append(_bundle(options["evaluator"]))  # a marker on a cluster (the head), nothing embedded
-    if config.algo == "azal" or evaluator_needs_oracle(config.game, config.evaluation.suites):
+    if config.algo == "azal" or evaluator_needs_oracle(game, config.evaluation.suites):
         oracle = role_options("oracle", embedded=embedded, offered=offered, cpus=0 if embedded else 1)
         bundles += [_bundle(oracle)] * config.oracle.replicas
     return tuple(b for b in bundles if b)
@@ -497,7 +499,8 @@ def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = 
                 budgets[(instance.name, arm.name)] = (arm_budget, rows)
                 name = "-".join(p for p in (instance.name, arm.name, f"s{seed}") if p)
                 trials.append(Trial(name, arm.name, instance.name, instance.group, seed, config, arm_budget, rows,
-                                    trial_bundles(config, embedded=embedded, offered=offered, gpus=gpus)))
+                                    trial_bundles(config, embedded=embedded, offered=offered, gpus=gpus),
+                                    dict(table.get("stop_when", {}))))
                 estimates[name] = arm_budget / rates[arm.name] + overhead if arm.name in rates else None
     names = [t.name for t in trials]
     if len(set(names)) != len(names):
@@ -511,8 +514,6 @@ def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = 
 def _matches(spec: Spec, trials: list) -> tuple:
     """The head-to-head matches of the plan: per instance and seed that both arms have,
     the arm's trial against the opponent's; the suite must be an h2h suite of the game."""
-    import games
-
     by_key = {(t.instance, t.arm, t.seed): t for t in trials}
     out = []
     for i, match in enumerate(spec.head_to_head):
@@ -535,8 +536,6 @@ def _inference(spec: Spec, trials: list) -> tuple:
     prior arm's trial of the same instance and seed; none when that arm lacks the seed)
     at each budget. The suite must be a play or states suite of the game, and a prior
     arm's network must have a policy head."""
-    import games
-
     by_key = {(t.instance, t.arm, t.seed): t for t in trials}
     out = []
     for i, entry in enumerate(spec.inference):
@@ -624,8 +623,6 @@ def check_datasets(plan: Plan) -> None:
     Hex sets, hours of solver time), naming the suites, the dataset and the build
     command: the evaluator would stop the first trial at its first evaluation, and the
     matches and the inference study would fail after hours of training."""
-    import games
-
     needs: dict[str, set] = {}  # dataset -> the suites that read it
     for trial in plan.trials:
         game = games.make(trial.config.game, **trial.config.game_params)

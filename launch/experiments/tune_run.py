@@ -33,7 +33,8 @@ from pathlib import Path
 
 from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE
 from launch.config import TrainConfig
-from launch.experiments.spec import SpecError, Plan, check_datasets, check_placement, load_spec, plan as make_plan
+from launch.experiments.spec import SpecError, Plan, check_datasets, check_placement, load_spec, reached
+from launch.experiments.spec import plan as make_plan
 
 SPEC_COPY = "spec.toml"
 
@@ -72,7 +73,7 @@ def _trainable(params: dict) -> None:
 
     def report(record: dict) -> bool:
         tune.report(numbers(record))
-        return False  # the budget, not Tune, ends the run
+        return reached(trial.get("stop_when") or {}, record)  # the budget, or the spec's goal, ends the run
 
     _, last = train(config, run_dir=None if resume else run_dir, resume=run_dir if resume else None,
                     updates=trial["updates"], address=trial["address"], wandb_mode=trial["wandb_mode"],

@@ -103,3 +103,28 @@ def test_equal_values_over_seeds_say_so_instead_of_a_zero_interval():
     assert fmt_ci([0.59375] * 3) == "0.5938 (all 3)"  # a saturated metric: no spread to estimate
     assert fmt_ci([0.25]) == "0.2500"
     assert fmt_ci([0.2, 0.4]) == f"0.3000 ± {T_0975[1] * 0.1414214 / 2 ** 0.5:.4f}"
+
+
+def test_a_trial_config_written_flat_reads_its_evaluation_settings(tmp_path):
+    # "hex-one"'s trials hold eval_policy=mcts, eval_simulations=32 as flat keys: the typed
+    # config puts them in evaluation, so AZ evaluates 32 times per decision, AVI 49 (Hex's cells).
+    one_seed = write_experiment_report(_experiment(tmp_path), figures=False).read_text().split("## hex-one")[1]
+    assert "| AVI | 1 | 20 | 640 | 20,000 | 1 | 49 | 1 |" in one_seed
+    assert "| AZ S=32 | 1 | 20 | 640 | 80,000 | 4 | 32 | 0.653 |" in one_seed
+
+
+def test_each_arm_gets_the_mean_and_spread_of_its_trials_last_evaluations(tmp_path):
+    out = _experiment(tmp_path)
+    summary = write_experiment_report(out, figures=False, last=2).read_text().split("## hex-one")[0]
+    table = summary.split("### Checkpoint sensitivity (each trial's last 2 evaluations)")[1].split("###")[0]
+    # AVI's three seeds evaluate value_mae at 1.0, 0.6 and a final 0.2, 0.3, 0.4: their last
+    # two are (0.6, 0.2), (0.6, 0.3), (0.6, 0.4), means 0.4, 0.45, 0.5: mean 0.45, sd 0.05,
+    # half-width t(0.975, 2) * 0.05 / sqrt(3). Min 0.2, max 0.6; each trial's std is
+    # |0.6 - final| / sqrt(2): 0.2828, 0.2121, 0.1414, mean 0.2121.
+    half = T_0975[2] * 0.05 / 3 ** 0.5
+    assert f"| hex-uniform/value_mae | AVI | 3 | 2 | 0.4500 ± {half:.4f} | 0.2000 | 0.6000 | 0.2121 |" in table
+    # AZ's two seeds: (0.6, 0.5), (0.6, 0.7): means 0.55, 0.65, sd 0.0707, half-width
+    # t(0.975, 1) * 0.0707 / sqrt(2); stds 0.0707 each.
+    half = T_0975[1] * 0.1 / 2 ** 0.5 / 2 ** 0.5
+    assert f"| hex-uniform/value_mae | AZ S=32 | 2 | 2 | 0.6000 ± {half:.4f} | 0.5000 | 0.7000 | 0.0707 |" in table
+    assert "endgame" not in table  # per subset: in the final values' table only

@@ -11,7 +11,7 @@ from launch.experiments.spec import SPEC_DIR, SpecError, check_placement, load_s
 from launch.experiments.tune_run import EXPERIMENT_FILE, prepare
 
 NAMED = ("smoke", "avi-vs-az-connect4", "avi-vs-az-hex", "fgames", "azal-chomp", "azal-connect4",
-         "gumbel-vs-puct-connect4", "gumbel-vs-puct-hex")
+         "gumbel-vs-puct-connect4", "gumbel-vs-puct-hex", "ladder-connect4", "ladder-hex")
 # A cluster of the kind the full specs are for: four 16-CPU workers and one GPU node.
 CLUSTER = [{"CPU": 16.0}] * 4 + [{"CPU": 16.0, "GPU": 1.0}]
 THIS_MACHINE = [{"CPU": 2.0}]
@@ -151,8 +151,8 @@ updates = 128
     ("", "updates_per_second = { avi = -1 }", r"'updates_per_second.avi' must be a number > 0"),
     ("", "after_seconds = -60", r"size 'small', key 'after_seconds' must be >= 0, got -60"),
     ("", "evaluation = { suites = \"tictactoe-states,hex-play\" }",
-     r"size 'small', arm 'avi', key 'evaluation.suites': 'hex-play' is not a suite of tictactoe; "
-     r"its suites: tictactoe-states"),
+     r"size 'small', arm 'avi': evaluation.suites: hex-play is not among the suites of "
+     r"games.make\('tictactoe'\) \(tictactoe-states\)"),
     ("", "eval_every = 2", r"size 'small': key 'eval_every' is now 'evaluation.every' \(evaluation = \{ every = ... \}\)"),
     ("", "evaluation = { every = 0 }", r"size 'small'.*'evaluation.every=0': every must be >= 1, got 0"),
     ("[[head_to_head]]\narm = \"avi\"\nopponent = \"nobody\"\nsuite = \"x\"", "",
@@ -229,7 +229,50 @@ def test_a_dataset_that_is_not_built_is_refused_at_start_up(tmp_path, monkeypatc
         prepare("avi-vs-az-connect4", tmp_path / "exp", size="small", updates=None, resume=False, embedded=True)
     message = str(err.value)
     assert "size 'small'" in message
-    assert ("suite connect4-eps-optimal reads dataset 'connect4-eps-optimal', which is not built "
-            "(`python -m evaluation build --game connect4`)") in message
-    assert "dataset 'connect4-uniform'" in message and "dataset 'connect4-openings'" in message
+    assert "the committed set(s) connect4-uniform, connect4-eps-optimal, connect4-openings are missing" in message
+    assert "build them with `python -m evaluation build --game connect4`" in message
     assert not (tmp_path / "exp").exists()
+
+
+def _smoke_with(tmp_path, stop_when: str):
+    text = (SPEC_DIR / "smoke.toml").read_text().replace("[sizes.test]\n", f"[sizes.test]\nstop_when = {stop_when}\n")
+    path = tmp_path / "smoke-stop.toml"
+    path.write_text(text)
+    return load_spec(str(path))
+
+
+def test_a_size_may_end_its_trials_at_a_goal(tmp_path):
+    from launch.experiments.spec import reached
+
+    spec = _smoke_with(tmp_path, '{ "eval/tictactoe-states/value_mae" = 0.05, "eval/tictactoe-states/policy_regret" = 0 }')
+    trials = plan(spec, "test").trials
+    assert trials and all(t.stop_when == {"eval/tictactoe-states/value_mae": 0.05,
+                                          "eval/tictactoe-states/policy_regret": 0} for t in trials)
+    assert trials[0].to_dict()["stop_when"] == trials[0].stop_when  # what the Tune trial receives
+    goal = trials[0].stop_when
+    assert reached(goal, {"eval/tictactoe-states/value_mae": 0.05, "eval/tictactoe-states/policy_regret": 0.0})
+    assert not reached(goal, {"eval/tictactoe-states/value_mae": 0.049, "eval/tictactoe-states/policy_regret": 0.01})
+    assert not reached(goal, {"eval/tictactoe-states/value_mae": 0.01})  # a record without every key: not yet
+    assert not reached({}, {"eval/tictactoe-states/value_mae": 0.0})  # no goal: the budget ends the trial
+    # A key with * names the suite of whichever board a trial is on.
+    board = {"eval/*-play/error_rate": 0.0}
+    assert reached(board, {"eval/connect4-5x4-play/error_rate": 0.0, "eval/connect4-5x4-uniform/value_mae": 0.3})
+    assert not reached(board, {"eval/connect4-5x4-play/error_rate": 0.02})
+    assert not reached(board, {"eval/connect4-5x4-uniform/value_mae": 0.0})  # no play record yet
+
+
+def test_a_goal_that_names_no_evaluation_is_refused(tmp_path):
+    with pytest.raises(SpecError, match="key 'stop_when': 'updates'"):
+        _smoke_with(tmp_path, '{ updates = 100 }')
+
+
+@pytest.mark.parametrize("name, boards", [("ladder-connect4", {"4x4": (4, 4), "5x4": (5, 4), "5x5": (5, 5)}),
+                                          ("ladder-hex", {"3x3": (3, 3), "4x4": (4, 4), "5x5": (5, 5)})])
+def test_a_ladder_trains_each_board_with_its_preset_until_its_goal(name, boards):
+    small = plan(load_spec(name), "small")
+    assert {t.instance for t in small.trials} == set(boards)
+    for trial in small.trials:
+        config, (w, h) = trial.config, boards[trial.instance]
+        assert config.game_params == ({"width": w, "height": h} if config.game == "connect4" else {"size": w})
+        assert config.actors.collect_steps == 32  # the small boards' preset (games/<game>.py preset_at)
+        assert trial.stop_when == {"eval/*-play/error_rate": 0.0}

@@ -28,9 +28,9 @@ from pathlib import Path
 import ray
 from ray.cluster_utils import Cluster
 
+from benchmarks.soak import HEALTH, wait_until_dead
 from launch.config import resolve
 from launch.run_dir import prepare_run_dir
-from launch.soak import HEALTH, wait_until_dead
 from launch.train import Run
 
 STORE = 100 * 1024 * 1024  # object store per node

@@ -39,7 +39,7 @@ def test_the_descriptors_say_what_the_code_used_to_test_by_name():
     assert {d.name for d in games.every_descriptor() if d.oracle_service} == {"connect4", "hex"}
     assert [d.name for d in games.every_descriptor() if d.weak_oracle] == ["hex"]
     assert {d.name: d.auto_suites for d in games.every_descriptor() if d.auto_suites} == {
-        "connect4": "default", "chomp": "default", "fgame": "default", "hex": ("hex-uniform",)}
+        "connect4": "default", "chomp": "default", "fgame": "default", "hex": "default"}
 
 
 def test_a_missing_piece_names_the_game_and_what_it_lacks():

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
 
 from launch.config import resolve
+from launch.experiments.report import report_main
 from learner.checkpoint import load_checkpoint
 
 TINY = ["network.width=32", "actors.num_envs=32", "actors.collect_steps=4", "learner.epochs_per_iteration=2", "replay.capacity=4096",
@@ -53,3 +55,14 @@ def test_python_m_launch_trains_checkpoints_and_logs(tmp_path, tmp_path_factory)
         assert "started on node" in text and "exiting" in text, f"{name}: {text!r}"
     assert "constructor arguments" not in done.stderr + done.stdout
     assert "__ray_terminate__" not in done.stderr + done.stdout
+
+    # The run's report gives the checkpoint sensitivity of its exact value error: the last
+    # 3 of its 4 evaluations (iterations 0 to 3; the end record repeats the last one at
+    # the same update count), their statistics worked out here.
+    assert report_main([str(run_dir), "--last", "3"]) == 0
+    by_updates = {r["updates"]: r["eval/value_mae"] for r in records if "eval/value_mae" in r}
+    assert len(by_updates) == ITERATIONS + 1
+    maes = [by_updates[u] for u in sorted(by_updates)][-3:]
+    expected = [statistics.mean(maes), min(maes), max(maes), statistics.stdev(maes)]
+    row = f"| avi tictactoe `run` | value_mae | 3 | {' | '.join(f'{v:.4f}' for v in expected)} |"
+    assert row in (run_dir / "plots" / "summary.md").read_text()

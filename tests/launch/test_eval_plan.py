@@ -91,17 +91,47 @@ def test_the_end_keeps_the_checkpoint_and_the_exit_whatever_the_allowance():
 
 def test_the_cadence_stops_when_the_allowance_is_spent():
     p, _ = plan(costly=(), minutes=1.0)  # 12 s
-    p.record(seconds=5.0, cheap=True, suite_seconds={}, abandoned={})
-    assert p.cheap_fits()  # 5 + 5 <= 12
-    p.record(seconds=5.0, cheap=True, suite_seconds={}, abandoned={})
-    assert not p.cheap_fits()
+    p.record(seconds=3.0, cheap=True, suite_seconds={}, abandoned={})
+    assert p.cheap_fits()  # 3 + 3 + 3 kept for the final evaluation's cheap part <= 12
+    p.record(seconds=3.0, cheap=True, suite_seconds={}, abandoned={})
+    assert p.cheap_fits()  # 6 + 3 + 3 <= 12
+    p.record(seconds=3.0, cheap=True, suite_seconds={}, abandoned={})
+    assert not p.cheap_fits()  # 9 + 3 + 3 > 12
     assert p.skipped_lines() == ["1 evaluation of the evaluation.every cadence left out whole: "
                                  "the evaluation time share was spent"]
 
 
 def test_the_cadence_leaves_the_end_its_measured_costly_suites():
-    p, _ = plan(minutes=1.0)  # 12 s
+    p, _ = plan(minutes=1.5)  # 18 s
     p.record(seconds=6.0, cheap=True, suite_seconds={"play": 4.0}, abandoned={})
-    assert p.cheap_fits()  # 6 + 2 + 4 kept for the final play <= 12
+    assert p.cheap_fits()  # 6 + 2, and 2 + 4 kept for the final evaluation <= 18
     p.record(seconds=2.0, cheap=True, suite_seconds={}, abandoned={})
-    assert not p.cheap_fits()  # 8 + 2 + 4 > 12: the cheap suites wait for the final evaluation
+    p.record(seconds=2.0, cheap=True, suite_seconds={}, abandoned={})
+    assert p.cheap_fits()  # 10 + 2 + 6 <= 18
+    p.record(seconds=2.0, cheap=True, suite_seconds={}, abandoned={})
+    assert not p.cheap_fits()  # 12 + 2 + 6 > 18: the cheap suites wait for the final evaluation
+
+
+def test_the_final_evaluation_keeps_its_cheap_part_and_its_play_after_a_busy_cadence():
+    """A cadence of cheap evaluations every few seconds spends the share until it stops;
+    what it leaves is the final evaluation's whole: its cheap part and the play suite."""
+    p, clock = plan(minutes=3.0)  # 36 s of evaluation
+    p.record(seconds=2.6, cheap=True, suite_seconds={"play": 0.6}, abandoned={})
+    while p.cheap_fits():
+        clock.now += 4.0
+        p.record(seconds=2.0, cheap=True, suite_seconds={}, abandoned={})
+    clock.now = p.train_deadline()  # training stops in time for the end
+    assert p.left() >= p.cheap_cost + p.cost["play"]
+    final = p.choose(final=True, due=["play"])
+    assert final.limits.get("play", 0.0) >= p.cost["play"] and p.skipped == {}
+
+
+def test_the_final_evaluation_after_the_last_checkpoint_may_use_the_checkpoints_time():
+    """The last iteration's checkpoint already holds the final weights: the time kept for
+    a checkpoint after the final evaluation is the evaluation's."""
+    p, clock = plan(minutes=1.0)
+    p.record(seconds=2.0, cheap=True, suite_seconds={"play": 1.0}, abandoned={})
+    p.checkpointed(3.0)
+    clock.now = p.train_deadline() + 3.0  # the last iteration's checkpoint took its 3 s
+    assert p.choose(final=True, due=["play"], checkpoint_left=False).limits["play"] >= 1.0
+    assert "play" not in p.skipped

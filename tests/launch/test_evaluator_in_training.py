@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from launch.config import ConfigError, resolve
@@ -32,7 +34,13 @@ def test_evaluator_curves_reach_metrics_and_wandb(ray_session, tmp_path):
 
 
 def test_an_unknown_suite_stops_the_run_at_start(ray_session, tmp_path):
-    config = resolve("chomp", "small", TINY + ["evaluation.suites=chomp-4x5-states,no-such-suite"])
+    # Refused with the config, before Ray starts, naming the game's suites ...
+    with pytest.raises(ConfigError, match="no-such-suite is not among the suites of .*chomp-4x5-states"):
+        resolve("chomp", "small", TINY + ["evaluation.suites=chomp-4x5-states,no-such-suite"])
+    # ... and by the evaluator where a config skipped that check.
+    config = resolve("chomp", "small", TINY + ["evaluation.suites=chomp-4x5-states"])
+    config = dataclasses.replace(config, evaluation=dataclasses.replace(
+        config.evaluation, suites="chomp-4x5-states,no-such-suite"))
     with pytest.raises(Exception, match="no-such-suite"):
         train(config, run_dir=tmp_path / "run", updates=1, wandb_mode="disabled")
     with pytest.raises(ConfigError, match="evaluation.policy=telepathy.*policy must be one of"):

@@ -1,11 +1,11 @@
-"""The soak's pure parts (launch/soak.py), no Ray: the verdict, the memory check, the
+"""The soak's pure parts (benchmarks/soak.py), no Ray: the verdict, the memory check, the
 roles of processes, the faults by kind, the fault kinds with and without hosts."""
 
 from types import SimpleNamespace
 
 import pytest
 
-from launch.soak import (FAULTS, HOST_FAULT, MEMORY_TOLERANCE, Injector, MemorySample, _by_kind, _descendants, _role,
+from benchmarks.soak import (FAULTS, HOST_FAULT, MEMORY_TOLERANCE, Injector, MemorySample, _by_kind, _descendants, _role,
                          fault_kinds, host_cpus, lasting_check, memory_check, verdict)
 
 MIB = 2**20
@@ -91,7 +91,7 @@ def test_a_process_that_lived_through_is_judged_both_ways_against_itself():
     ("/venv/lib/python3.11/site-packages/ray/core/src/ray/gcs/gcs_server --port=1", "gcs_server"),
     ("redis-server 127.0.0.1:6379", "redis-server"),
     ("/venv/bin/python -m ray.dashboard.agent --node-ip-address=127.0.0.1", None),
-    ("/venv/bin/python -m launch.soak --minutes 10", None),
+    ("/venv/bin/python -m benchmarks.soak --minutes 10", None),
     ("", None),
 ])
 def test_role_of_a_process(cmdline, role):

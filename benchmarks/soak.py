@@ -1,7 +1,7 @@
 """A soak: one training run on embedded Ray for a given time, with a random fault every
 N seconds, then the checks below (docs/cluster.md gives measured soaks), printed as one JSON line.
 
-    python -m launch.soak --minutes 30 --fault-every 120 [--game connect4] [--run-dir DIR] [--hosts N]
+    python -m benchmarks.soak --minutes 30 --fault-every 120 [--game connect4] [--run-dir DIR] [--hosts N]
 
 Faults, one at random each time (hard kills, Ray restarts the process): a self-play
 actor, a replay shard, the learner, an oracle replica, the Redis store of solved
@@ -622,7 +622,7 @@ def verdict(out: dict) -> list[str]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m launch.soak", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.soak", description=__doc__.split("\n\n")[0])
     p.add_argument("--minutes", type=float, required=True, help="training time (evaluations not counted)")
     p.add_argument("--fault-every", type=float, default=120.0, help="seconds between faults")
     p.add_argument("--game", default="connect4")

@@ -1,0 +1,188 @@
+"""The ladder: the compute each arm takes to reach a play error rate, against the board's size.
+
+An experiment whose groups are boards of one game (``experiments/ladder-connect4.toml``:
+Connect Four 4x4 to 6x5; ``ladder-hex.toml``: Hex 3x3 to 6x6) trains each arm until its
+error rate against the perfect opponent, from every opening of the board's play suite,
+reaches 0 or its budget ends. Its report adds what Jones (2021) drew for AlphaZero on
+Hex, with an exact metric in place of Elo: for each arm and goal (an error rate <= 0.05,
+and 0), the updates and the compute proxy of each trial's first evaluation at the goal,
+against the board's cells, the mean and a 95% Student-t interval over the seeds that
+reached it. A seed that never did is censored: it is drawn at its budget as an open
+marker, and the table counts it ("k of n").
+
+The experiment is recognised by its trials, not by its name (:func:`ladder_boards`):
+every finished trial runs on an instance whose parameters give a board (a game whose
+observation is planes x rows x columns), the trials of a group share one board, and
+each logged its board's play error rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from evaluation.metrics import mean_ci
+
+GOALS = (0.05, 0.0)  # play error rates: nearly solved, and solved against every opening
+
+
+@dataclass(frozen=True)
+class Board:
+    """A group's board: its cells and the record key of its play suite's error rate."""
+
+    cells: int
+    metric: str  # eval/<the board's play suite>/error_rate
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """One trial's first evaluation at or below a goal, or its budget where it never got there."""
+
+    seed: int
+    reached: bool
+    updates: float  # at the crossing; the trial's last record when not reached (censored)
+    compute: float | None  # the compute proxy at the same record (None where not logged)
+    run_dir: str
+
+
+def _board(config) -> tuple[int, list[str]] | None:
+    """(cells, the error-rate keys of its play suites) of a trial's game; None when the game
+    has no board of rows x columns or no suites."""
+    import games
+    from evaluation.suites import suites_for
+
+    game = games.make(config.game, **config.game_params)
+    if len(game.obs_shape) != 3:  # planes x rows x columns; an F-Game's tree has no board
+        return None
+    try:
+        suites = suites_for(game)
+    except ValueError:  # a game without evaluation suites
+        return None
+    return game.obs_shape[-2] * game.obs_shape[-1], [f"eval/{s.name}/error_rate" for s in suites if s.kind == "play"]
+
+
+def ladder_boards(exp) -> dict | None:
+    """group -> :class:`Board` when every finished trial of ``exp`` (a read experiment,
+    launch/experiments/report.py) is on an instance whose parameters give a board, logged
+    that board's play error rate, and shares its group's board; else None."""
+    from launch.config import TrainConfig
+
+    boards: dict = {}
+    for (group, _), trials in exp.runs.items():
+        for trial, records in trials:
+            config = TrainConfig.from_dict(trial["config"])
+            if not trial.get("instance") or not config.game_params:
+                return None
+            board = _board(config)
+            logged = [m for m in (board[1] if board else []) if any(m in r for r in records)]
+            if len(logged) != 1:
+                return None
+            found = Board(board[0], logged[0])
+            if boards.setdefault(group, found) != found:
+                return None
+    return boards or None
+
+
+def first_crossing(trial: dict, records: list[dict], metric: str, goal: float) -> Crossing:
+    """The trial's first evaluation with ``metric`` <= ``goal``, in updates, or its last
+    record (censored). Records are merged per update count, the later winning: a resumed
+    run logs again the iterations after its last checkpoint."""
+    by_updates: dict = {}
+    for r in records:
+        if "updates" in r:
+            by_updates.setdefault(r["updates"], {}).update(r)
+    if not by_updates:
+        raise ValueError(f"{trial['run_dir']}: no record holds 'updates'")
+    points = [by_updates[u] for u in sorted(by_updates)]
+    hit = next((r for r in points if isinstance(r.get(metric), (int, float)) and r[metric] <= goal), None)
+    at = hit if hit is not None else points[-1]
+    return Crossing(trial["seed"], hit is not None, float(at["updates"]), at.get("compute"), trial["run_dir"])
+
+
+def crossings(exp, boards: dict, group: str, arm: str, goal: float) -> list[Crossing]:
+    return [first_crossing(t, recs, boards[group].metric, goal) for t, recs in exp.trials(group, arm)]
+
+
+def _fmt(values: list, fmt: str) -> str:
+    """Mean ± 95% Student-t half-width; the value alone for one, "(all n)" when all equal."""
+    if not values:
+        return "–"
+    m, h = mean_ci(values)
+    if len(values) == 1:
+        return format(m, fmt)
+    if len(set(values)) == 1:
+        return f"{format(m, fmt)} (all {len(values)})"
+    return f"{format(m, fmt)} ± {format(h, fmt)}"
+
+
+def ladder_lines(exp, boards: dict) -> list[str]:
+    """The summary's ladder table: per board, arm and goal, the seeds that reached it and
+    the mean updates and compute they took, the others' budgets, and the files."""
+    lines = ["## Ladder: compute to reach the play error rate, against the board's cells", "",
+             "| board | cells | arm | error rate | reached (seeds) | updates (mean ± 95% CI over the seeds that "
+             "reached it) | compute | not reached: updates at its end | from |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for group in sorted(boards, key=lambda g: boards[g].cells):
+        for arm in (a for a in exp.arms if exp.trials(group, a)):
+            for goal in GOALS:
+                found = crossings(exp, boards, group, arm, goal)
+                hit = [c for c in found if c.reached]
+                censored = ", ".join(f"{c.updates:,.0f} (seed {c.seed})" for c in found if not c.reached) or "–"
+                lines.append(
+                    f"| {group} | {boards[group].cells} | {exp.labels[arm]} | <= {goal:g} | {len(hit)} of {len(found)} "
+                    f"| {_fmt([c.updates for c in hit], ',.0f')} "
+                    f"| {_fmt([c.compute for c in hit if c.compute is not None], '.3g')} | {censored} "
+                    f"| {', '.join(f'`{c.run_dir}/metrics.jsonl`' for c in found)} |")
+    metrics = sorted({b.metric.removeprefix("eval/") for b in boards.values()})
+    return lines + ["", f"Each trial's first evaluation with the play error rate ({', '.join(metrics)}) at or "
+                        "below the goal: its `updates` and `compute` (the proxy N_forward + 3 N_backward). A "
+                        "trial that never got there within its budget is censored: counted in 'reached', its "
+                        "last record's updates listed, and left out of the mean (which is therefore that of "
+                        "the seeds that reached the goal).", ""]
+
+
+def draw_ladder(exp, boards: dict, out_dir: Path, plt) -> Path:
+    """``figure_ladder.png``: a row per goal, a column per x of compute (updates, the
+    compute proxy), the board's cells across; per arm the mean and 95% interval over the
+    seeds that reached the goal (each of them a small dot), and each censored seed as an
+    open triangle at its budget."""
+    order = sorted(boards, key=lambda g: boards[g].cells)
+    fig, axes = plt.subplots(len(GOALS), 2, figsize=(9.0, 3.4 * len(GOALS)), squeeze=False)
+    for row, goal in enumerate(GOALS):
+        for col, (key, label) in enumerate((("updates", "gradient updates"),
+                                            ("compute", "compute (N_forward + 3 N_backward)"))):
+            ax = axes[row][col]
+            for i, arm in enumerate(exp.arms):
+                colour, shift = f"C{i}", 0.25 * (i - (len(exp.arms) - 1) / 2)  # arms side by side
+                xs, means, halves, seed_x, seed_y, open_x, open_y = [], [], [], [], [], [], []
+                for group in order:
+                    found = crossings(exp, boards, group, arm, goal)
+                    values = [getattr(c, key) for c in found if c.reached and getattr(c, key) is not None]
+                    if values:
+                        m, h = mean_ci(values)
+                        xs.append(boards[group].cells + shift), means.append(m), halves.append(h)
+                        seed_x += [boards[group].cells + shift] * len(values)
+                        seed_y += values
+                    for c in found:
+                        if not c.reached and getattr(c, key) is not None:
+                            open_x.append(boards[group].cells + shift), open_y.append(getattr(c, key))
+                if xs:
+                    ax.errorbar(xs, means, yerr=halves, fmt="-o", color=colour, capsize=3,
+                                label=f"{exp.labels[arm]}: reached (mean, 95% CI)")
+                    ax.scatter(seed_x, seed_y, s=8, color=colour, alpha=0.5)
+                if open_x:
+                    ax.scatter(open_x, open_y, marker="^", s=40, facecolors="none", edgecolors=colour,
+                               label=f"{exp.labels[arm]}: not reached, at its budget")
+            ax.set_yscale("log")
+            ax.set_xticks([boards[g].cells for g in order], [f"{boards[g].cells}\n{g}" for g in order], fontsize=7)
+            ax.set_xlabel("board cells", fontsize=8)
+            ax.set_ylabel(label, fontsize=8)
+            ax.set_title(f"play error rate <= {goal:g}: first reached", fontsize=9)
+            ax.grid(alpha=0.3)
+            if ax.lines or ax.collections:
+                ax.legend(fontsize=6)
+    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.12, top=0.94, wspace=0.3, hspace=0.5)
+    path = out_dir / "figure_ladder.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

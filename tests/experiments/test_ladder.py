@@ -1,0 +1,138 @@
+"""The ladder's report (launch/experiments/ladder.py): the compute each arm takes to reach a
+play error rate, against the board's cells.
+
+First on an experiment directory written here (two Connect Four boards, two arms, two
+seeds), whose first crossings are chosen by hand and whose intervals come from Student-t
+tables; then the ``ladder-connect4`` spec at its test size on the session's Ray, with a goal
+its trials reach at their first evaluation (``stop_when``), and its report.
+"""
+
+from __future__ import annotations
+
+import json
+
+from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE
+from launch.experiments.report import draw_experiment_figures, read_experiment, write_experiment_report
+
+T_0975_1 = 12.7062  # Student-t quantile, 1 degree of freedom, from tables
+
+# (board, arm, seed) -> the play error rate at updates 0, 64, 128, ...: each trial stops at
+# its first 0 (stop_when), or at its budget, the last value. The first crossings by hand:
+#   4x4 AVI: <= 0.05 at 128 and 64; 0 at 192 and 128.
+#   4x4 AZ:  <= 0.05 at 192 (0.05 itself counts) and 64; 0 at 128 for seed 1, never for
+#            seed 0 (censored at its budget, 320).
+#   5x4 AVI: both at 128 for both goals. 5x4 AZ: neither goal, both censored at 128.
+ERROR_RATES = {("4x4", "avi", 0): [0.5, 0.2, 0.04, 0.0], ("4x4", "avi", 1): [0.5, 0.03, 0.0],
+               ("4x4", "az", 0): [0.6, 0.3, 0.1, 0.05, 0.02, 0.01], ("4x4", "az", 1): [0.6, 0.04, 0.0],
+               ("5x4", "avi", 0): [0.5, 0.1, 0.0], ("5x4", "avi", 1): [0.5, 0.1, 0.0],
+               ("5x4", "az", 0): [0.7, 0.3, 0.2], ("5x4", "az", 1): [0.7, 0.4, 0.1]}
+COMPUTE_PER_UPDATE = {"avi": 1000.0, "az": 4000.0}
+
+
+def _ladder(tmp_path, instance=True):
+    """An experiment directory as ``launch experiment`` writes one; ``instance=False``: the
+    same trials without an instance (a single-game spec), which has no ladder."""
+    out = tmp_path / "ladder"
+    trials = []
+    for (board, arm, seed), rates in ERROR_RATES.items():
+        width, height = map(int, board.split("x"))
+        run_dir = f"ladder-{board}-{arm}-s{seed}"
+        config = {"algo": "avi" if arm == "avi" else "alphazero", "game": "connect4",
+                  "game_params": {"width": width, "height": height}}
+        trials.append({"name": f"{board}-{arm}-s{seed}", "arm": arm, "group": f"connect4 {board}",
+                       "instance": board if instance else "", "seed": seed, "updates": 320, "rows": 1000,
+                       "bundles": [{"CPU": 1.0}], "config": config, "run_dir": run_dir})
+        play = f"eval/connect4-{board}-play/error_rate"
+        records = []
+        for i, rate in enumerate(rates):
+            u = 64 * i
+            # A training record and the evaluation's record at the same update count, as a run logs them.
+            records.append({"updates": u, "rows": 32 * u, "compute": COMPUTE_PER_UPDATE[arm] * u})
+            records.append({"updates": u, play: rate, f"eval/connect4-{board}-uniform/value_mae": rate / 2})
+        (out / run_dir).mkdir(parents=True)
+        (out / run_dir / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+        (out / run_dir / DONE_FILE).write_text(json.dumps({"final": records[-1]}))
+    manifest = {"spec": "ladder-test", "description": "a test", "size": "small", "updates_override": None,
+                "reference_arm": "avi", "arms": {"avi": {"label": "AVI"}, "az": {"label": "AZ S=32"}},
+                "trials": trials, "commands": [{"time": "now", "argv": "python -m launch experiment X --out Y"}]}
+    (out / EXPERIMENT_FILE).write_text(json.dumps(manifest))
+    return out
+
+
+def _row(summary: str, board: str, arm: str, goal: str) -> list[str]:
+    rows = [line.split(" | ") for line in summary.splitlines()
+            if line.startswith(f"| connect4 {board} |") and f" | {arm} | <= {goal} |" in line]
+    assert len(rows) == 1, (board, arm, goal, rows)
+    return [cell.strip(" |") for cell in rows[0]]
+
+
+def test_the_ladder_table_gives_first_crossings_with_intervals_and_censored_seeds(tmp_path):
+    summary = write_experiment_report(_ladder(tmp_path), figures=False).read_text()
+    assert "## Ladder: compute to reach the play error rate" in summary
+    # Columns: board, cells, arm, goal, reached, updates, compute, not reached, files.
+    avi = _row(summary, "4x4", "AVI", "0.05")
+    assert avi[1] == "16" and avi[4] == "2 of 2"
+    # Updates 128 and 64: mean 96, half-width t(0.975, 1) * sd / sqrt(2) = t * 32.
+    assert avi[5] == f"96 ± {T_0975_1 * 32:,.0f}"
+    # Compute 1000 per update: 128,000 and 64,000.
+    assert avi[6] == f"{96000:.3g} ± {T_0975_1 * 32000:.3g}" and avi[7] == "–"
+    assert "`ladder-4x4-avi-s0/metrics.jsonl`" in avi[8]
+    assert _row(summary, "4x4", "AVI", "0")[5] == f"160 ± {T_0975_1 * 32:,.0f}"  # 192 and 128
+    az = _row(summary, "4x4", "AZ S=32", "0.05")  # 192 and 64
+    assert az[4] == "2 of 2" and az[5] == f"128 ± {T_0975_1 * 64:,.0f}"
+    # Error rate 0: seed 1 at 128 (compute 4000 x 128), seed 0 never, censored at its budget.
+    az = _row(summary, "4x4", "AZ S=32", "0")
+    assert az[4:8] == ["1 of 2", "128", f"{512000:.3g}", "320 (seed 0)"]
+    avi = _row(summary, "5x4", "AVI", "0")
+    assert avi[1] == "20" and avi[4:6] == ["2 of 2", "128 (all 2)"]
+    az = _row(summary, "5x4", "AZ S=32", "0.05")
+    assert az[4:8] == ["0 of 2", "–", "–", "128 (seed 0), 128 (seed 1)"]
+    # Boards by cells: 4x4 (16) before 5x4 (20).
+    assert summary.index("| connect4 4x4 |") < summary.index("| connect4 5x4 |")
+
+
+def test_the_ladder_figure_is_drawn_and_an_experiment_without_instances_has_none(tmp_path):
+    exp = read_experiment(_ladder(tmp_path))
+    (tmp_path / "figures").mkdir()
+    names = {p.name for p in draw_experiment_figures(exp, tmp_path / "figures")}
+    assert "figure_ladder.png" in names and {"figure_vs_updates.png", "figure_vs_compute.png"} <= names
+    assert (tmp_path / "figures" / "figure_ladder.png").read_bytes()[:4] == b"\x89PNG"
+    # The same trials, not on instances: one game's boards by accident, not a ladder.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    summary = write_experiment_report(_ladder(plain, instance=False), figures=False).read_text()
+    assert "## Ladder" not in summary and "| connect4-4x4-play/error_rate |" in summary
+
+
+def test_ladder_connect4_at_its_test_size_stops_at_its_goal_and_reports(ray_session, tmp_path):
+    """The spec's test size with a goal every trial reaches at its first evaluation (an error
+    rate of at most 1): both trials end there, after one iteration of their 128 updates."""
+    from launch.experiments.report import report_main
+    from launch.experiments.spec import SPEC_DIR
+    from launch.experiments.tune_run import run_experiment
+
+    text = (SPEC_DIR / "ladder-connect4.toml").read_text()
+    test_size = text[text.index("[sizes.test]"):]
+    assert 'stop_when = { "eval/*-play/error_rate" = 0.0 }' in test_size
+    spec = tmp_path / "ladder-connect4.toml"
+    quick = test_size.replace('error_rate" = 0.0', 'error_rate" = 1.0').replace(
+        "play_every = 1 }", "play_every = 1, max_openings = 8 }")  # 16 games a play evaluation
+    spec.write_text(text.replace(test_size, quick))
+    out = tmp_path / "ladder-c4"
+    argv = ["python", "-m", "launch", "experiment", str(spec), "--size", "test", "--out", str(out)]
+    outcome = run_experiment(str(spec), out, size="test", wandb_mode="disabled", argv=argv)
+    assert outcome == {"4x4-avi-s0": "done", "4x4-az32-s0": "done"}
+    play = "eval/connect4-4x4-play/error_rate"
+    for trial in ("4x4-avi-s0", "4x4-az32-s0"):
+        records = [json.loads(line) for line in (out / f"ladder-connect4-{trial}" / "metrics.jsonl").read_text().splitlines()]
+        assert play in records[-1] and records[-1][play] <= 1.0, records[-1]
+        assert max(r["updates"] for r in records if "updates" in r) == 64  # one iteration, not the budget's two
+        assert records[-1]["end"] == "stopped"
+    assert report_main([str(out)]) == 0
+    report = out / "report"
+    assert (report / "figure_ladder.png").read_bytes()[:4] == b"\x89PNG"
+    summary = (report / "summary.md").read_text()
+    assert "## Ladder: compute to reach the play error rate" in summary
+    for arm in ("AVI", "AlphaZero S=32"):
+        for goal in ("0.05", "0"):
+            assert f"| connect4 4x4 | 16 | {arm} | <= {goal} | " in summary

@@ -21,8 +21,8 @@ def newest_exact_metric(record: dict) -> tuple[str, float] | None:
     suite's ``eval/<suite>/value_mae``), as (short name, value)."""
     if "eval/value_mae" in record:
         return "value MAE", record["eval/value_mae"]
-    for key in sorted(record):
-        if key.startswith("eval/") and key.endswith("/value_mae"):
+    for key in sorted(record):  # a suite's whole set (eval/<suite>/value_mae), not one of its groups
+        if key.startswith("eval/") and key.endswith("/value_mae") and key.count("/") == 2:
             return f"{key.split('/')[1]} value MAE", record[key]
     return None
 

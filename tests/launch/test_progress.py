@@ -51,3 +51,11 @@ def test_an_evaluator_suite_is_the_exact_metric_without_built_in_labels():
     progress.update(10, {"updates": 10, "loss": 0.5, "eval/chomp-4x5-states/value_mae": 0.25})
     progress.close()
     assert "chomp-4x5-states value MAE 0.250" in out.getvalue()
+
+
+def test_the_progress_line_shows_a_suites_whole_set_not_one_of_its_groups():
+    from launch.progress import newest_exact_metric
+
+    record = {"eval/connect4-5x4-eps-optimal/easy-endgame/value_mae": 0.05,
+              "eval/connect4-5x4-eps-optimal/value_mae": 0.3, "eval/connect4-5x4-uniform/value_mae": 0.5}
+    assert newest_exact_metric(record) == ("connect4-5x4-eps-optimal value MAE", 0.3)

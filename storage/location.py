@@ -246,13 +246,7 @@ def delete(location: Location) -> None:
         Path(location).unlink(missing_ok=True)
         return
     filesystem, path = _remote(location)
-    try:
-        filesystem.delete_file(path)
-    except FileNotFoundError:
-        pass
-    except (pa.ArrowException, OSError) as e:
-        if _info(location).type != pafs.FileType.NotFound:
-            raise _failed(location, "deleting it", e) from e
+    _remove(location, lambda: filesystem.delete_file(path), "deleting it")
 
 
 def delete_tree(location: Location) -> None:
@@ -261,13 +255,19 @@ def delete_tree(location: Location) -> None:
         shutil.rmtree(location, ignore_errors=True)
         return
     filesystem, path = _remote(location)
+    _remove(location, lambda: filesystem.delete_dir(path), "deleting what it holds")
+
+
+def _remove(location: str, remove, what: str) -> None:
+    """``remove()`` something of an object store; already gone is no error (a store may
+    answer a missing key with an error of its own kind, so the key is looked up again)."""
     try:
-        filesystem.delete_dir(path)
+        remove()
     except FileNotFoundError:
         pass
     except (pa.ArrowException, OSError) as e:
         if _info(location).type != pafs.FileType.NotFound:
-            raise _failed(location, "deleting what it holds", e) from e
+            raise _failed(location, what, e) from e
 
 
 def copy(source: Location, target: Location) -> None:

@@ -43,11 +43,9 @@ def one_torch_thread():
 
 @pytest.fixture(scope="session", autouse=True)
 def s3_endpoint():
-    import socket
+    from tests.local_servers import free_port
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     names = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION")
     old = {k: os.environ.get(k) for k in names}
     os.environ.update(dict(zip(names, (f"http://127.0.0.1:{port}", "test", "test", "us-east-1"))))

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 import signal
-import socket
 import stat
 import subprocess
 import time
@@ -20,17 +18,10 @@ import pytest
 import yaml
 
 from oracle_service.store import Solved, open_store
+from tests.local_servers import NEEDS_REDIS, free_port
 
 KUBERAY = Path(__file__).resolve().parents[2] / "deploy" / "kuberay"
-pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None or shutil.which("redis-cli") is None,
-                                reason="redis-server is not on PATH: Redis is an optional store (SQLite is the "
-                                       "default); make test installs it (.ci/system-deps)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+pytestmark = NEEDS_REDIS
 
 
 def _moved(command: str, port: int, tmp: Path, *, every: bool = True) -> str:
@@ -47,7 +38,7 @@ def kuberay_redis(tmp_path):
     docs = {d["kind"]: d for d in yaml.safe_load_all((KUBERAY / "redis.yaml").read_text())}
     (container,) = docs["Deployment"]["spec"]["template"]["spec"]["containers"]
     shell, flag, script = container["args"]
-    port, password = _free_port(), secrets.token_hex(12)
+    port, password = free_port(), secrets.token_hex(12)
     (tmp_path / "data").mkdir()
     env = {**os.environ, "SELFPLAY_REDIS_PASSWORD": password}
     probe = [_moved(word, port, tmp_path, every=False) for word in container["readinessProbe"]["exec"]["command"]]

@@ -7,25 +7,16 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
-import socket
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from oracle_service.store import Solved, open_store
+from tests.local_servers import NEEDS_REDIS, free_port
 
 SCRIPT = Path(__file__).resolve().parents[2] / "deploy" / "start-redis.sh"
-pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None or shutil.which("redis-cli") is None,
-                                reason="redis-server is not on PATH: Redis is an optional store (SQLite is the "
-                                       "default); make test installs it (.ci/system-deps)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+pytestmark = NEEDS_REDIS
 
 
 def _cli(port: int, *args: str, password: str | None = None) -> str:
@@ -39,7 +30,7 @@ def _cli(port: int, *args: str, password: str | None = None) -> str:
 def deployed_redis(tmp_path, monkeypatch):
     """deploy/start-redis.sh's server, its private address 127.0.0.2 (a loopback alias)."""
     monkeypatch.delenv("SELFPLAY_REDIS_PASSWORD", raising=False)
-    port, password = _free_port(), secrets.token_hex(12)
+    port, password = free_port(), secrets.token_hex(12)
     env = {**os.environ, "SELFPLAY_REDIS_PASSWORD": password, "SELFPLAY_REDIS_PORT": str(port),
            "SELFPLAY_REDIS_BIND": "127.0.0.2", "SELFPLAY_REDIS_DIR": str(tmp_path)}
     started = subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=30)
@@ -65,7 +56,7 @@ def test_start_redis_binds_privately_with_a_password(deployed_redis):
 
 def test_start_redis_refuses_to_run_without_a_password(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "SELFPLAY_REDIS_PASSWORD"}
-    env.update(SELFPLAY_REDIS_PORT=str(_free_port()), SELFPLAY_REDIS_DIR=str(tmp_path))
+    env.update(SELFPLAY_REDIS_PORT=str(free_port()), SELFPLAY_REDIS_DIR=str(tmp_path))
     done = subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=30)
     assert done.returncode != 0 and "SELFPLAY_REDIS_PASSWORD" in done.stderr
 

@@ -23,6 +23,7 @@ from oracle_service.store import (
     mirror_bits,
     open_store,
 )
+from tests.local_servers import free_port
 
 MOVES = ["4453", "1234567", "7711223", "", "4", "3355", "162534"]
 
@@ -120,12 +121,6 @@ def test_embedded_store_shared_by_two_processes(tmp_path):
 PASSWORD = "s3cret-test"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _start_redis(port: int) -> subprocess.Popen:
     proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
                              "--requirepass", PASSWORD, "--save", "", "--appendonly", "no"],
@@ -151,7 +146,7 @@ def redis_server():
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not on PATH: Redis is an optional store (SQLite is the default); "
                     "make test installs it (.ci/system-deps)")
-    port = _free_port()
+    port = free_port()
     holder = {"port": port, "proc": _start_redis(port)}
     yield holder
     if holder["proc"].poll() is None:

@@ -36,16 +36,17 @@ def _bits_to_rows(bits: int, rows: int, cols: int) -> np.ndarray:
 
 
 def connect4_grid(game, state) -> Grid:
-    from games.connect4 import COLUMN_BITS, HEIGHT, WIDTH
+    width, height = game.width, game.height
+    column_bits = height + 1  # each column's bits and its sentinel (games/connect4.py's bitboard)
     cur, mask, moves = int(state.current[0]), int(state.mask[0]), int(state.moves[0])
     first = cur if moves % 2 == 0 else cur ^ mask  # the first player moves after an even number of plies
-    cells = [[0] * WIDTH for _ in range(HEIGHT)]
-    for r in range(HEIGHT):  # grid row 0 is the top row of the board
-        for c in range(WIDTH):
-            bit = 1 << (c * COLUMN_BITS + (HEIGHT - 1 - r))
+    cells = [[0] * width for _ in range(height)]
+    for r in range(height):  # grid row 0 is the top row of the board
+        for c in range(width):
+            bit = 1 << (c * column_bits + (height - 1 - r))
             cells[r][c] = 1 if first & bit else 2 if mask & bit else 0
-    click = [[c for c in range(WIDTH)] for _ in range(HEIGHT)]
-    return Grid("columns", HEIGHT, WIDTH, cells, click, [])
+    click = [[c for c in range(width)] for _ in range(height)]
+    return Grid("columns", height, width, cells, click, [])
 
 
 def tictactoe_grid(game, state) -> Grid:

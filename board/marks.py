@@ -33,23 +33,25 @@ def outcome_word(q: float) -> str:
     return "win" if q > 0 else "loss" if q < 0 else "draw"
 
 
-def explain_score(game_name: str, score: float, plies: int) -> str:
-    """A person's reading of a move's exact value; ``plies``: plies played before it (the
-    game's descriptor's ``score_reading``, else the outcome)."""
-    reading = games.descriptor(game_name).score_reading
-    return outcome_word(score) if reading is None else games.resolve(reading)(score, plies)
+def explain_score(game, score: float, plies: int) -> str:
+    """A person's reading of a move's exact value in ``game`` (an engine); ``plies``: plies
+    played before it (the game's descriptor's ``score_reading``, else the outcome)."""
+    reading = games.descriptor(game).score_reading
+    return outcome_word(score) if reading is None else games.resolve(reading)(game, score, plies)
 
 
-def pons_reading(score: float, plies: int) -> str:
-    """Connect Four's reading of a Pons score: which stone of whom wins."""
+def pons_reading(game, score: float, plies: int) -> str:
+    """Connect Four's reading of a Pons score on ``game``'s board: which stone of whom wins
+    (a win with a player's stone k scores cells / 2 + 1 - k)."""
     s = int(score)
     if s == 0:
         return "draw"
+    last = game.width * game.height // 2 + 1  # 22 on 7x6
     mover_stones = plies // 2  # stones of the mover so far (the first player moves at even plies)
     if s > 0:
-        stone = 22 - s
+        stone = last - s
         return f"win with its stone {stone} ({stone - mover_stones} more of its moves)"
-    stone = 22 + s  # the opponent's winning stone
+    stone = last + s  # the opponent's winning stone
     opponent_stones = (plies + 1) // 2
     return f"loss: the opponent wins with its stone {stone} ({stone - opponent_stones} more of its moves)"
 
@@ -64,7 +66,7 @@ def oracle_view(game, oracle: Oracle, analysis: Analysis, i: int, plies: int) ->
         score = float(analysis.score[i, a]) if oracle.strong else float(analysis.q[i, a])
         moves[str(a)] = {"q": float(analysis.q[i, a]), "score": int(score) if oracle.strong else score,
                          "best": bool(analysis.best[i, a]),
-                         "text": explain_score(game.name, score, plies) if oracle.strong else outcome_word(score)}
+                         "text": explain_score(game, score, plies) if oracle.strong else outcome_word(score)}
     best_score = max((m["score"] for m in moves.values()), default=None)
     return {"value": float(analysis.value[i]), "value_text": outcome_word(float(analysis.value[i])),
             "best_score": best_score, "labelled": bool(analysis.labelled[i]), "scores": oracle.strong,

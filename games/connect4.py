@@ -329,13 +329,18 @@ def moves_to_digits(actions, width: int = WIDTH) -> str:
     return "".join(out)
 
 
+def gtp_columns(game: ConnectFour) -> tuple[int, int]:
+    """The board GTP tells (``boardsize``: the columns) and the rows of a column."""
+    return game.width, game.height
+
+
 # What the rest of the system knows about Connect Four (games.descriptors).
 DESCRIPTOR = GameDescriptor(
     name="connect4", engine=ConnectFour,
     oracle="evaluation.oracles:connect4_oracle", oracle_service=True,  # the Pons solver, in the service
     labeller="actors.labels:Connect4Labels",
     suites="evaluation.suites:connect4_suites", auto_suites="default",
-    gtp=GtpFacts(letters="abcdefg", board_size=WIDTH, drop_rows=HEIGHT),
+    gtp=GtpFacts(letters="abcdefghi", drops=True, columns="games.connect4:gtp_columns"),
     replay_digits="1234567",  # the solver's move strings: columns 1..7
     score_reading="board.marks:pons_reading",
     grid="board.grid:connect4_grid",
@@ -348,10 +353,6 @@ DESCRIPTOR = GameDescriptor(
     preset_at=lambda params: ({"actors.collect_steps": 32, "actors.epsilon": 0.1, "evaluation.play_every": 4}
                               if (params.get("width", WIDTH), params.get("height", HEIGHT)) != (WIDTH, HEIGHT)
                               else {}),
-    # The AZAL paper's trace metrics (Tables 1 and 2) beside play, for AlphaZero and AZAL alike.
-    alphazero_changes={"evaluation.suites": "connect4-uniform,connect4-eps-optimal,connect4-play,connect4-traces"},
-    # AZAL labels every ply, the opening included, where the AZAL paper finds the oracle's
-    # guidance matters most: the solver's 12-ply book answers a position before ply 12 in
-    # milliseconds (it took seconds to minutes without it).
-    azal_changes={"actors.label_min_ply": 0},
+    # AlphaZero's and AZAL's changes here (the trace suites, labels at every ply) are theirs
+    # (algorithms/alphazero.py, azal.py).
 )

@@ -37,12 +37,13 @@ class GtpFacts:
     """How the game is played over GTP (``gtp/``) and written as SGF.
 
     A vertex names a cell as a column letter (``letters[col]``) and the row number, row
-    1 being the engine's row 0; Connect Four (``drop_rows``) names a column and the
+    1 being the engine's row 0; Connect Four (``drops``) names a column and the
     row its disc falls to."""
 
     letters: str  # the column letters, left to right (read in any case)
     board_size: int | None = None  # the side told by ``boardsize``; None: the game's ``size`` parameter
-    drop_rows: int = 0  # > 0: a vertex is a column of this many rows; a row given must be where the disc lands
+    drops: bool = False  # a vertex is a column; a row given must be where the disc lands
+    columns: Ref | None = None  # game -> (the side told by ``boardsize``, the rows of a column), for drops
     passes: bool = False  # the action ``board_size ** 2`` is ``pass`` (a player may give up a move)
     swap: bool = False  # the engine's ``swap_action`` (None without the swap rule) is ``swap``
     occupied: Ref | None = None  # (game, state, action) -> whether the action's point holds a stone
@@ -80,18 +81,16 @@ class GameDescriptor:
     gtp: GtpFacts | None = None  # None: not played over GTP
     grid: Ref | None = None  # (game, state) -> board.grid.Grid, the board's drawing; None: no board drawn
     replay_digits: str | None = None  # a board replay may be a string of these characters, one per action
-    score_reading: Ref | None = None  # (score, plies) -> a person's reading of a strong oracle's score
+    score_reading: Ref | None = None  # (game, score, plies) -> a person's reading of a strong oracle's score
     # --- training
     network: Mapping[str, Any] = field(default_factory=dict)  # NetworkConfig's fields of its preset network
     # The game's presets (launch.config.preset_config), as dotted config keys over the AVI
-    # paper's Table 3 (the TrainConfig defaults): its own changes, and those AlphaZero and
-    # AZAL add to them (Table 4's search and schedule need none; Table 6 for F-Games).
+    # paper's Table 3 (the TrainConfig defaults). What an algorithm changes at this game
+    # is the algorithm's (``algorithms/<algo>.py``, ``preset_by_game``).
     preset: Mapping[str, Any] = field(default_factory=dict)  # {"actors.epsilon": 0.15, ...}
     # (game_params) -> the preset's changes at that board, dotted keys over ``preset`` and
     # the network (``network.width``); None: one preset for every board.
     preset_at: Ref | None = None
-    alphazero_changes: Mapping[str, Any] = field(default_factory=dict)
-    azal_changes: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
         if not self.name or not self.name.isidentifier():
@@ -99,7 +98,7 @@ class GameDescriptor:
         if self.auto_suites not in (None, "default") and not isinstance(self.auto_suites, tuple):
             raise ValueError(f"game {self.name!r}: auto_suites must be None, 'default' or a tuple of suite "
                              f"names, got {self.auto_suites!r}")
-        for name in ("network", "preset", "alphazero_changes", "azal_changes"):
+        for name in ("network", "preset"):
             object.__setattr__(self, name, dict(getattr(self, name)))  # a copy: the caller's stays its own
 
     def piece(self, field_name: str) -> Any:

@@ -5,7 +5,7 @@
   (``games/go.py``'s picture: ``A1`` is action 0); ``pass``.
 - Othello: as gtp-rhino: ``a``..``h`` left to right, rows ``1``..``8`` from the top
   (``a1`` is action 0, ``d3`` action 19); ``pass`` (legal only when no disc can be placed).
-- Connect Four: a column letter ``a``..``g`` (left to right) and the row, 1 at the bottom,
+- Connect Four: a column letter ``a``..``g`` on 7x6 (``a``.. on its other boards, left to right) and the row, 1 at the bottom,
   where the disc comes to rest (``d1`` is the first disc in the middle column). ``play``
   also takes the letter alone (``d``); the row, when given, must be the one the disc
   falls to. Answers name both (``d2``).
@@ -36,13 +36,22 @@ def gtp_facts(game) -> GtpFacts:
 
 def board_size(game) -> int:
     """The side of ``game``'s board as ``boardsize`` tells it (Connect Four: its columns)."""
-    return gtp_facts(game).board_size or int(game.params["size"])
+    facts = gtp_facts(game)
+    if facts.columns is not None:
+        return games.resolve(facts.columns)(game)[0]
+    return facts.board_size or int(game.params["size"])
+
+
+def drop_rows(game) -> int:
+    """The rows of a column where a vertex is a column (Connect Four), else 0."""
+    facts = gtp_facts(game)
+    return games.resolve(facts.columns)(game)[1] if facts.drops else 0
 
 
 def vertex(game, action: int, moves: Sequence[int] = ()) -> str:
     """The GTP name of ``action``; ``moves``: the actions played before it (Connect Four's row)."""
     action, facts, size = int(action), gtp_facts(game), board_size(game)
-    if facts.drop_rows:
+    if facts.drops:
         return f"{facts.letters[action]}{sum(1 for m in moves if int(m) == action) + 1}"
     if facts.passes and action == size * size:
         return "pass"
@@ -71,8 +80,8 @@ def action(game, word: str, moves: Sequence[int] = ()) -> int:
     if digits and not digits.isdigit():
         raise bad
     col = facts.letters.lower().find(letter)
-    if facts.drop_rows:
-        if col < 0 or col >= size or (digits and not 1 <= int(digits) <= facts.drop_rows):
+    if facts.drops:
+        if col < 0 or col >= size or (digits and not 1 <= int(digits) <= drop_rows(game)):
             raise bad
         falls_to = sum(1 for m in moves if int(m) == col) + 1
         if digits and int(digits) != falls_to:

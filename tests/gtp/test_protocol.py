@@ -46,3 +46,15 @@ def test_connect4_vertices_name_where_the_disc_lands():
         vertices.action(game, "d1", [3])
     with pytest.raises(GtpError, match="invalid vertex"):
         vertices.action(game, "h1")
+
+
+def test_connect4_vertices_follow_the_board_size():
+    game = games.make("connect4", width=5, height=4)
+    assert vertices.board_size(game) == 5 and vertices.drop_rows(game) == 4
+    assert vertices.vertex(game, 4, [4, 4, 4]) == "e4" and vertices.action(game, "e", []) == 4
+    for bad in ("f1", "g", "a5"):  # column 6 and row 5 are off a 5x4 board
+        with pytest.raises(GtpError, match="invalid vertex"):
+            vertices.action(game, bad)
+    wide = games.make("connect4", width=9, height=6)
+    assert vertices.board_size(wide) == 9 and vertices.action(wide, "i1", []) == 8
+    assert vertices.board_size(games.make("connect4")) == 7

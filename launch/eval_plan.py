@@ -15,6 +15,12 @@ evaluation, the final checkpoint and the shutdown are spent from it. Evaluations
   is not known yet is given half of what is left, and abandoned there if unfinished (what
   it solved stays in the oracle's store, so the next try is cheaper).
 
+Both classes are **paced** over the run: before the end, an evaluation runs only while what
+the evaluations spent, with its own cost, stays within ``time_share`` of the time elapsed
+(the first one always runs). A cadence cheaper than that share is spaced out evenly, so a
+long run has points along its whole curve rather than a burst at its start, an allowance
+spent by mid-run and nothing until its final weights.
+
 Every suite left out, and why, is kept (:attr:`EvaluationPlan.skipped`): the run prints
 each such line and writes them into its last row. The run stops training at
 :meth:`EvaluationPlan.train_deadline`: the clock's end less the final evaluation, the
@@ -68,6 +74,7 @@ class EvaluationPlan:
     skipped: dict = field(default_factory=dict)  # suite -> why it is left out, until it next runs whole
     left_out: dict = field(default_factory=dict)  # suite -> evaluations it was left out of (skipped or abandoned)
     cheap_skipped: int = 0  # evaluations of the cadence left out whole: the allowance was spent
+    cheap_paced: int = 0  # evaluations of the cadence left out to space the rest over the run
 
     @property
     def allowance(self) -> float:
@@ -86,15 +93,22 @@ class EvaluationPlan:
             return min(self.left(), sum(self.cost[s] for s in self.costly))
         return self.left()
 
+    def on_pace(self, cost: float) -> bool:
+        """Whether an evaluation before the end that costs ``cost`` seconds keeps the
+        evaluations within their share of the time elapsed (the first one always does)."""
+        return self.spent == 0.0 or self.spent + cost <= self.share * (self.clock() - self.start)
+
     def cheap_fits(self) -> bool:
-        """Whether an evaluation of the cadence still fits the allowance, with the final
-        evaluation's share of it kept: its cheap part and one run of every measured costly
-        suite (the final evaluation always runs; its wall time is kept by
-        :meth:`train_deadline`)."""
+        """Whether an evaluation of the cadence runs now: it is on pace, and it still fits
+        the allowance with the final evaluation's share of it kept: its cheap part and one
+        run of every measured costly suite (the final evaluation always runs; its wall time
+        is kept by :meth:`train_deadline`)."""
         kept = self.cheap_cost + sum(self.cost.get(s, 0.0) for s in self.costly)
         fits = self.spent + self.cheap_cost + kept <= self.allowance
         self.cheap_skipped += not fits
-        return fits
+        paced = fits and self.on_pace(self.cheap_cost)
+        self.cheap_paced += fits and not paced
+        return paced
 
     def train_deadline(self) -> float:
         """When collecting and training stop: the end, less the final evaluation, the final
@@ -118,7 +132,10 @@ class EvaluationPlan:
         for suite in due:
             known = self.cost.get(suite)
             if known is not None:
-                if known + keep <= room:
+                if not final and not self.on_pace(self.cheap_cost + known):
+                    self.left_out[suite] = self.left_out.get(suite, 0) + 1
+                    self.skipped[suite] = "paced: its time share is spread over the run"
+                elif known + keep <= room:
                     limits[suite] = room - keep  # it may overrun its last cost, up to what is left
                     room -= known
                     self.skipped.pop(suite, None)
@@ -168,6 +185,9 @@ class EvaluationPlan:
                 lines.append(f"{suite}: not on the final weights ({self.skipped[suite]}); {earlier} in all")
             else:
                 lines.append(f"{suite}: {earlier} for time, run on the final weights")
+        if self.cheap_paced:
+            lines.append(f"{self.cheap_paced} evaluation{'s' if self.cheap_paced > 1 else ''} of the "
+                         f"evaluation.every cadence left out to spread the evaluation time share over the run")
         if self.cheap_skipped:
             lines.append(f"{self.cheap_skipped} evaluation{'s' if self.cheap_skipped > 1 else ''} of the "
                          f"evaluation.every cadence left out whole: the evaluation time share was spent")

@@ -53,7 +53,7 @@ def test_two_unmeasured_suites_share_the_time():
 
 
 def test_a_measured_suite_runs_before_the_end_only_if_one_more_run_still_fits():
-    p, clock = plan()
+    p, clock = plan(now=500.0)  # late enough that pacing allows every run below
     p.record(seconds=32.0, cheap=True, suite_seconds={"play": 30.0}, abandoned={})
     # 88 s left, 2 s of cheap suites kept: 30 now and 30 kept for the end fit.
     assert p.choose(final=False).costly == ["play"]
@@ -90,7 +90,7 @@ def test_the_end_keeps_the_checkpoint_and_the_exit_whatever_the_allowance():
 
 
 def test_the_cadence_stops_when_the_allowance_is_spent():
-    p, _ = plan(costly=(), minutes=1.0)  # 12 s
+    p, _ = plan(costly=(), minutes=1.0, now=59.0)  # 12 s; at the end, where pacing allows all of it
     p.record(seconds=3.0, cheap=True, suite_seconds={}, abandoned={})
     assert p.cheap_fits()  # 3 + 3 + 3 kept for the final evaluation's cheap part <= 12
     p.record(seconds=3.0, cheap=True, suite_seconds={}, abandoned={})
@@ -102,7 +102,7 @@ def test_the_cadence_stops_when_the_allowance_is_spent():
 
 
 def test_the_cadence_leaves_the_end_its_measured_costly_suites():
-    p, _ = plan(minutes=1.5)  # 18 s
+    p, _ = plan(minutes=1.5, now=89.0)  # 18 s; at the end, where pacing allows all of it
     p.record(seconds=6.0, cheap=True, suite_seconds={"play": 4.0}, abandoned={})
     assert p.cheap_fits()  # 6 + 2, and 2 + 4 kept for the final evaluation <= 18
     p.record(seconds=2.0, cheap=True, suite_seconds={}, abandoned={})
@@ -135,3 +135,33 @@ def test_the_final_evaluation_after_the_last_checkpoint_may_use_the_checkpoints_
     clock.now = p.train_deadline() + 3.0  # the last iteration's checkpoint took its 3 s
     assert p.choose(final=True, due=["play"], checkpoint_left=False).limits["play"] >= 1.0
     assert "play" not in p.skipped
+
+
+def test_the_cadence_is_spread_over_the_whole_run():
+    """A cadence far cheaper than its share (a 2.5 s evaluation asked every 3.5 s of a 30
+    minute run at 20%) runs as often in the run's second half as in its first, up to its
+    end, instead of spending the share at the start."""
+    p, clock = plan(costly=(), minutes=30.0)
+    ran = []
+    while clock.now < p.train_deadline():
+        if p.cheap_fits():
+            ran.append(clock.now)
+            p.record(seconds=2.5, cheap=True, suite_seconds={}, abandoned={})
+            clock.now += 2.5
+        clock.now += 1.0  # an iteration of training
+    first_half = sum(1 for t in ran if t < 900)
+    assert first_half > 40 and abs(first_half - (len(ran) - first_half)) <= 0.1 * len(ran)
+    assert ran[-1] > 0.95 * p.train_deadline()
+    assert p.spent <= 0.2 * clock.now + 2.5
+    assert any("spread the evaluation time share" in line for line in p.skipped_lines())
+
+
+def test_a_measured_costly_suite_is_paced_before_the_end_but_the_final_one_runs():
+    p, clock = plan(now=10.0)  # 120 s of evaluation in 10 minutes
+    p.record(seconds=12.0, cheap=True, suite_seconds={"play": 10.0}, abandoned={})
+    assert p.choose(final=False).costly == []  # 12 s spent in the first 10 s: far ahead of pace
+    assert p.skipped["play"].startswith("paced")
+    clock.now = 200.0  # 40 s of share: 12 + 2 + 10 fits
+    assert p.choose(final=False).costly == ["play"]
+    clock.now = 20.0
+    assert p.choose(final=True).costly == ["play"]  # the final weights' evaluation is never paced

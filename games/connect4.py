@@ -348,9 +348,12 @@ DESCRIPTOR = GameDescriptor(
     # Play and traces from every opening take minutes (docs/evaluation.md): every 10th
     # evaluation, so that they cost a fraction of the run.
     preset={"evaluation.play_every": 10},
-    # On a board other than 7x6 (its sets built on first use, play in seconds): the changes
-    # measured for Hex's smaller boards (games/hex.py, docs/training.md), not measured here.
-    preset_at=lambda params: ({"actors.collect_steps": 32, "actors.epsilon": 0.1, "evaluation.play_every": 4}
+    # On a board other than 7x6 (its sets built on first use, play in seconds): 32 steps an
+    # iteration as on Hex's smaller boards, Hex's 2x2 network (3.3 times the updates a
+    # minute of the paper's 4x4) and the paper's epsilon 0.3, which on 5x4 in the same 12
+    # minutes gave a third less regret than epsilon 0.1 (docs/training.md).
+    preset_at=lambda params: ({"actors.collect_steps": 32, "actors.epsilon": 0.3, "network.blocks": 2,
+                               "network.layers_per_block": 2, "evaluation.play_every": 4}
                               if (params.get("width", WIDTH), params.get("height", HEIGHT)) != (WIDTH, HEIGHT)
                               else {}),
     # AlphaZero's and AZAL's changes here (the trace suites, labels at every ply) are theirs

@@ -17,6 +17,11 @@ the replicas solve, and a game's rows wait in a queue until their labels come. T
 is first in, first out, so rows leave in the order their games ended, exactly as if each
 batch had been labelled at once; a collection call ends by waiting for every label still
 due, so no row is held between calls (nor in checkpoints).
+
+Archive starts (``archive_start > 0``, ``actors/archive.py``): a finished game restarts,
+with that probability, at a state this collector searched earlier; its trajectory starts
+there and its rows get that game's outcome like any other's. Not with AZAL, whose oracle
+labels a position by its moves from the start of the game.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import numpy as np
 
 import games
 from actors import collect_steps
+from actors.archive import StateArchive
 from actors.labels import OracleLabeler, PendingLabels
 from games import Game
 from search.evaluators import Evaluator
@@ -39,15 +45,25 @@ class AlphaZeroCollector:
     """A batch of environments played by MCTS; yields the rows of finished games."""
 
     def __init__(self, game: Game, num_envs: int, *, mcts: MCTSConfig, seed: int,
-                 labeler: OracleLabeler | None = None, search: str = "puct", gumbel: GumbelConfig | None = None):
+                 labeler: OracleLabeler | None = None, search: str = "puct", gumbel: GumbelConfig | None = None,
+                 archive_start: float = 0.0, archive_size: int = 10_000):
         """``search``: ``puct`` (AlphaZero's: the visit distribution as target, the move drawn
         from it) or ``gumbel`` (Gumbel AlphaZero, ``search.gumbel``: the improved policy as
-        target, the Sequential Halving winner played; ``gumbel`` its parameters)."""
+        target, the Sequential Halving winner played; ``gumbel`` its parameters).
+        ``archive_start``: the probability that a finished game restarts from the archive
+        of ``archive_size`` states searched."""
         self.game, self.num_envs, self.labeler = game, num_envs, labeler
         if search not in ("puct", "gumbel"):
             raise ValueError(f"AlphaZeroCollector: search must be puct or gumbel, got {search!r}")
+        if archive_start > 0 and labeler is not None:
+            raise ValueError("AlphaZeroCollector: archive_start must be 0 with oracle labels (AZAL): the oracle "
+                             "reads a position from its moves since the start of the game")
         self.search = MCTS(game, mcts) if search == "puct" else GumbelMCTS(game, mcts, gumbel or GumbelConfig())
         self.rng = np.random.default_rng(seed)
+        # The archive's generator is its own (spawned from the seed), so the search's stays as without it.
+        self.archive = (StateArchive(probability=archive_start, capacity=archive_size,
+                                     seed=np.random.SeedSequence(seed).spawn(1)[0])
+                        if archive_start > 0 else None)
         self.fresh = game.init(num_envs)
         self.state = self.fresh
         B, L, A = num_envs, game.max_length, game.num_actions
@@ -67,6 +83,8 @@ class AlphaZeroCollector:
         AZAL: the rows of the games whose labels have come (:meth:`collect` waits for the rest)."""
         B = self.num_envs
         t0 = time.perf_counter()
+        if self.archive is not None:
+            self.archive.add(self.state)  # every state searched is live (finished games restart)
         result = self.search.search(self.state, evaluate, self.rng)
         t1 = time.perf_counter()
         rows_b, t = np.arange(B), self.traj_len
@@ -76,7 +94,8 @@ class AlphaZeroCollector:
         self.traj_len += 1
         self.state, reward, done = self.game.step(self.state, result.action, check=False)
         rows = self._finish(np.flatnonzero(done), reward)
-        self.state = games.where(done, self.fresh, self.state)
+        starts = self.fresh if self.archive is None else self.archive.starts(self.fresh, done)
+        self.state = games.where(done, starts, self.state)
         self.traj_len[done] = 0
         self.positions += B
         self.evaluations += result.evaluations
@@ -139,14 +158,17 @@ class AlphaZeroCollector:
         rest = self._labelled(wait=True)
         return {key: np.concatenate([rows[key], rest[key]]) for key in rows}
 
-    # Resume support: environments, their trajectories so far, the search's generator.
+    # Resume support: environments, their trajectories so far, the search's generator, the archive.
     def get_state(self) -> dict:
         if self.unlabelled:  # collect returns only once the queue is empty
             raise RuntimeError("AlphaZeroCollector.get_state: finished games are still waiting for their labels")
-        return {"envs": {name: np.asarray(f) for name, f in zip(self.state._fields, self.state)},
-                "traj_obs": self.traj_obs.copy(), "traj_policy": self.traj_policy.copy(),
-                "traj_actions": self.traj_actions.copy(), "traj_len": self.traj_len.copy(),
-                "rng": self.rng.bit_generator.state, "games_finished": self.games_finished}
+        saved = {"envs": {name: np.asarray(f) for name, f in zip(self.state._fields, self.state)},
+                 "traj_obs": self.traj_obs.copy(), "traj_policy": self.traj_policy.copy(),
+                 "traj_actions": self.traj_actions.copy(), "traj_len": self.traj_len.copy(),
+                 "rng": self.rng.bit_generator.state, "games_finished": self.games_finished}
+        if self.archive is not None:
+            saved["archive"] = self.archive.get_state()
+        return saved
 
     def set_state(self, saved: dict) -> None:
         self.state = type(self.state)(*(np.asarray(saved["envs"][name]) for name in self.state._fields))
@@ -154,3 +176,5 @@ class AlphaZeroCollector:
             setattr(self, name, np.array(saved[name]))
         self.rng.bit_generator.state = saved["rng"]
         self.games_finished = int(saved["games_finished"])
+        if self.archive is not None and "archive" in saved:  # else a run that had none: it starts empty
+            self.archive.set_state(saved["archive"], like=self.state)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import algorithms
+from actors.avi import SAMPLE_BY
 from learner.inference import check_dtype
 from learner.machine import threads_here, threads_value
 from search.cache import EVAL_CACHE_MODES
@@ -40,6 +42,26 @@ class SelfPlayConfig:
     search: str = "puct"
     gumbel: GumbelConfig = field(default_factory=GumbelConfig)  # the Gumbel search's parameters (search=gumbel)
     label_min_ply: int = 0  # AZAL Connect Four: positions with fewer stones get no oracle label (0: every ply)
+    # Hybrid (algorithms/hybrid.py): each row's policy target is softmax(q / T) of the one-step
+    # values over the legal moves (0: the greedy move, one-hot). 0.1: a move one outcome worse
+    # (a draw beside a win) gets e^-10 of the better one's mass, so the target is the greedy
+    # move where the values tell moves apart, shared among moves within ~0.1 of each other,
+    # which the value head does not yet tell apart.
+    hybrid_temperature: float = 0.1
+
+    # AVI's sampled children (DAVI, Tian et al. 2022; actors/avi.py): the one-step maximum and
+    # the greedy move over k legal moves per state drawn without replacement, only those
+    # children evaluated (0: every legal move). The exploring move stays uniform over all.
+    sample_actions: int = 0
+    # How AVI's k moves are drawn: "uniform", or "prior" (by the policy head's prior,
+    # Gumbel-top-k; needs network.policy_head=true and no inference server).
+    sample_by: str = "uniform"
+    # Archive starts (Go-Exploit, Trudel and Tesauro 2023; actors/archive.py), AVI and
+    # AlphaZero: the probability that a finished game restarts at a state the actor played
+    # earlier, drawn uniformly from a reservoir sample of archive_size of them (0: always
+    # the initial position). Not with AZAL (its oracle labels a game from its first move).
+    archive_start: float = 0.0
+    archive_size: int = 10_000  # states in each actor's archive (kept in checkpoints)
 
     # The network's inference path for self-play; fp32 keeps a run bitwise reproducible
     # (auto's timed choice may differ between runs), and on AVX2 CPUs no reduced-precision
@@ -69,6 +91,16 @@ class SelfPlayConfig:
             raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}")
         if self.label_min_ply < 0:
             raise ValueError(f"label_min_ply must be >= 0, got {self.label_min_ply}")
+        if not self.hybrid_temperature >= 0:
+            raise ValueError(f"hybrid_temperature must be >= 0 (0: the greedy move), got {self.hybrid_temperature}")
+        if self.sample_actions < 0:
+            raise ValueError(f"sample_actions must be >= 0 (0: every legal move), got {self.sample_actions}")
+        if self.sample_by not in SAMPLE_BY:
+            raise ValueError(f"sample_by must be one of {', '.join(SAMPLE_BY)}, got {self.sample_by!r}")
+        if not 0.0 <= self.archive_start <= 1.0:
+            raise ValueError(f"archive_start must lie in [0, 1], got {self.archive_start}")
+        if self.archive_size < 1:
+            raise ValueError(f"archive_size must be >= 1, got {self.archive_size}")
         check_dtype(self.inference_dtype, type(self).__name__)
         if self.eval_cache not in ("auto", *EVAL_CACHE_MODES):
             raise ValueError(f"eval_cache must be one of auto, {', '.join(EVAL_CACHE_MODES)}, got {self.eval_cache!r}")
@@ -81,6 +113,9 @@ class SelfPlayConfig:
         """The checks across fields (each field alone is checked on construction)."""
         if self.num_envs % self.num_actors:
             raise ValueError(f"num_envs ({self.num_envs}) must be a multiple of num_actors ({self.num_actors})")
+        if self.sample_by == "prior" and self.sample_actions and self.inference_servers:
+            raise ValueError("sample_by=prior needs the policy head's priors, and an inference server answers "
+                             "values only: set inference_servers=0")
         if self.inference_servers > self.num_actors:
             raise ValueError(f"inference_servers ({self.inference_servers}) must not exceed num_actors "
                              f"({self.num_actors}): a server without actors idles")
@@ -95,8 +130,9 @@ class SelfPlayConfig:
     def envs_per_actor(self) -> int:
         return self.num_envs // self.num_actors
 
-    def resolved_cache(self, algo: str) -> str:
-        """``eval_cache`` with ``auto`` made concrete for ``algo``."""
+    def resolved_cache(self, algo) -> str:
+        """``eval_cache`` with ``auto`` made concrete for ``algo`` (a name or an
+        ``AlgorithmDescriptor``): its descriptor's ``eval_cache``."""
         if self.eval_cache != "auto":
             return self.eval_cache
-        return "cache" if algo == "avi" else "off"
+        return algorithms.descriptor(algo).eval_cache

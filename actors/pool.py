@@ -1,5 +1,6 @@
-"""The self-play actor pool on Ray: thin actors around :class:`AviCollector` (AVI) or
-:class:`AlphaZeroCollector` (AlphaZero, AZAL).
+"""The self-play actor pool on Ray: thin actors around the collector of the run's
+algorithm (its descriptor's, built by ``actors.collectors``: :class:`AviCollector` for
+AVI, :class:`AlphaZeroCollector` for AlphaZero and AZAL).
 
 Each actor owns ``num_envs`` environments and a CPU copy of the network (or, with an
 inference server, AVI only, a client of the shared network: ``actors/inference_server.py``). It
@@ -33,19 +34,16 @@ import ray
 import torch
 
 import games
-from actors.alphazero import AlphaZeroCollector
+import algorithms
+from actors.collectors import CollectorSetup
 from actors.config import SelfPlayConfig
-from actors.avi import AviCollector
-from actors.inference_server import InferenceClient
-from actors.labels import LabelStats, OracleLabeler
-from learner.learner import ALGOS, ValueFunction
+from actors.labels import LabelStats
+from algorithms.descriptors import AlgorithmDescriptor
 from learner.machine import THREADED_RUNTIME_ENV
 from learner.weights import WeightVersion
 from lifecycle import TASK_EVENTS, was_restarted, watched
 from replay.rows import AUX_POLICY
 from replay.service import Stored
-from search.cache import CachedEvaluator, CachedValueFn
-from search.network import NetworkEvaluator
 
 
 @dataclass(frozen=True)
@@ -82,43 +80,31 @@ class CollectStats:
 class SelfPlayWorker:
     """The plain logic of one actor: environments, a value function, the replay target."""
 
-    def __init__(self, *, game: str, game_params: dict, network, config: SelfPlayConfig, algo: str, seed: int,
+    def __init__(self, *, game: str, game_params: dict, network, config: SelfPlayConfig,
+                 algo: str | AlgorithmDescriptor, seed: int,
                  index: int, replay, gamma: float = 1.0, oracle=None, oracle_store: str | None = None,
                  inference_server=None):
         """``config``: the run's self-play settings, whole (this actor plays
-        ``config.envs_per_actor`` environments); ``gamma``: AVI's discount; ``oracle`` (an
-        ``OracleClient``) and ``oracle_store``: AZAL's labels; ``inference_server``: an
-        ``InferenceActor`` (AVI only) that evaluates for this actor, which then holds no
-        network (the server applies the cache and the inference path)."""
-        if algo not in ALGOS:
-            raise ValueError(f"self-play: unknown algo {algo!r}; known: {', '.join(ALGOS)}")
-        eval_cache = config.resolved_cache(algo)
+        ``config.envs_per_actor`` environments); ``algo``: the algorithm, by name or as its
+        ``AlgorithmDescriptor`` (the run hands the descriptor over: this process's registry
+        holds the built-in algorithms only); ``gamma``: the one-step lookahead's discount;
+        ``oracle`` (an ``OracleClient``) and ``oracle_store``: the labels of an algorithm that
+        asks for them (AZAL's); ``inference_server``: an ``InferenceActor`` (values only: an
+        algorithm whose descriptor allows it) that evaluates for this actor, which then holds
+        no network (the server applies the cache and the inference path)."""
+        described = algorithms.descriptor(algo)
         torch.set_num_threads(config.torch_threads)
         self.index, self.replay = index, replay
         self.game = games.make(game, **game_params)
-        seed = np.random.SeedSequence([seed, index]).generate_state(1)[0]
-        num_envs = config.envs_per_actor
-        if inference_server is not None and algo != "avi":
-            raise ValueError(f"self-play: an inference server answers values only; {algo}'s search needs priors")
-        if inference_server is not None:
-            self.value_fn = InferenceClient(inference_server)
-            self.collector = AviCollector(self.game, num_envs, epsilon=config.epsilon, gamma=gamma, seed=seed)
-        elif algo == "avi":
-            self.value_fn = ValueFunction(self.game, network, inference_dtype=config.inference_dtype)
-            if eval_cache != "off":
-                # A symmetrized network (Connect Four, Hex) values a position and its
-                # images alike: they share one entry (more hits: docs/benchmarks.md).
-                images = [s.obs for s in self.game.symmetries()] if network.symmetrize else None
-                self.value_fn = CachedValueFn(self.value_fn, persist=eval_cache == "cache", symmetries=images)
-            self.collector = AviCollector(self.game, num_envs, epsilon=config.epsilon, gamma=gamma, seed=seed)
-        else:
-            self.value_fn = NetworkEvaluator(self.game, network, inference_dtype=config.inference_dtype)
-            if eval_cache != "off":
-                self.value_fn = CachedEvaluator(self.game, self.value_fn, persist=eval_cache == "cache")
-            labeler = (OracleLabeler(self.game, oracle, min_ply=config.label_min_ply, store=oracle_store)
-                       if algo == "azal" else None)
-            self.collector = AlphaZeroCollector(self.game, num_envs, mcts=config.mcts, seed=seed, labeler=labeler,
-                                                search=config.search, gumbel=config.gumbel)
+        if inference_server is not None and not described.inference_server:
+            raise ValueError(f"self-play: an inference server answers values only; {described.name}'s "
+                             f"collection needs more (an MCTS's priors)")
+        setup = CollectorSetup(
+            game=self.game, network=network, config=config, num_envs=config.envs_per_actor,
+            seed=np.random.SeedSequence([seed, index]).generate_state(1)[0], gamma=gamma,
+            eval_cache=config.resolved_cache(described), oracle=oracle, oracle_store=oracle_store,
+            inference_server=inference_server)
+        self.value_fn, self.collector = described.piece("collector")(setup)
         self.version = -1
         self.calls = 0  # rotates the replay shard this actor writes to
         self.incarnation = uuid.uuid4().hex[:12]

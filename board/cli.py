@@ -13,9 +13,10 @@ import time
 from pathlib import Path
 
 import games
-from board.agents import POLICIES, OracleAgent, RandomAgent, load_agent
+from board.agents import OracleAgent, RandomAgent, load_agent
 from board.replay import ReplayError, parse_replay, play_suite_game
 from board.session import BadMove, Table
+from evaluation import policy_registry
 from evaluation.checkpoints import CheckpointMismatchError
 from learner.checkpoint import CorruptCheckpointError
 
@@ -32,10 +33,10 @@ def play_parser() -> argparse.ArgumentParser:
                         "string); a checkpoint brings its own")
     p.add_argument("--checkpoint", type=Path, help="a `python -m launch` checkpoint (default: the oracle, "
                                                    "else a random player)")
-    p.add_argument("--policy", default="greedy", choices=POLICIES,
-                   help="greedy: one-step lookahead over the network's values (AVI's G(V)); mcts: PUCT search; "
-                        "gumbel: Gumbel AlphaZero's search")
+    p.add_argument("--policy", default="greedy", choices=policy_registry.names(),
+                   help="; ".join(policy_registry.describe(name) for name in policy_registry.names()))
     p.add_argument("--simulations", type=int, default=64, help="search simulations per move (mcts, gumbel)")
+    p.add_argument("--depth", type=int, default=2, help="minimax depth in plies")
     p.add_argument("--no-reuse", dest="reuse", action="store_false",
                    help="search every move from scratch (default: a search starts from the subtree of the "
                         "position its previous searches kept)")
@@ -64,7 +65,7 @@ def build_table(args) -> Table:
         if args.param:
             raise ValueError("--param is for play without a checkpoint: a checkpoint brings its game's parameters")
         game, agent = load_agent(args.checkpoint, args.game, policy=args.policy, simulations=args.simulations,
-                                 reuse=args.reuse)
+                                 depth=args.depth, reuse=args.reuse)
     else:
         game, agent = games.make(args.game, **games.parse_params(args.param)), None
     store = None if args.oracle_store == "none" else args.oracle_store
@@ -74,7 +75,7 @@ def build_table(args) -> Table:
     opponent = None
     if args.opponent is not None:
         _, opponent = load_agent(args.opponent, args.game, policy=args.policy, simulations=args.simulations,
-                                 expect_params=game.params, reuse=args.reuse)
+                                 depth=args.depth, expect_params=game.params, reuse=args.reuse)
     return Table(game, agent, opponent=opponent, oracle=oracle)
 
 

@@ -43,7 +43,7 @@ def describe(s: dict, game) -> str:
         lines.append(f"  ply {p['ply'] + 1:>2} {p['who']:<8} {p['name']:>5}{tag}{why}")
     if s["values"]:
         v = s["values"]
-        if v["kind"] == "mcts":
+        if "visits" in v:  # a search's reasoning
             lines.append("agent: prior " + " ".join(f"{name(a)}:{x:.2f}" for a, x in v["prior"].items())
                          + " | visits " + " ".join(f"{name(a)}:{x}" for a, x in v["visits"].items()))
         elif "values" in v:

@@ -9,7 +9,11 @@
   generate them (``python -m evaluation build --game NAME``);
 - ``evaluation.oracles``: Connect Four, Chomp and F-Game oracles behind one interface;
 - ``evaluation.policies``: policies ``choose(states) -> actions`` (greedy value, policy
-  head, MCTS, minimax) and the network wrapper that counts inference compute;
+  head, MCTS, Gumbel, minimax);
+- ``evaluation.policy_registry``: the policies by name, each declared once with what it
+  needs and reads (``names``, ``describe``, ``make``): evaluation, the board and GTP
+  build their players here;
+- ``evaluation.network``: the network wrapper that counts inference compute;
 - ``evaluation.metrics``: value MAE, regret, trace metrics, Student-t intervals;
 - ``evaluation.play``: games against the oracle, self-play traces, head-to-head;
 - ``evaluation.suites``: the suite registry (``Suite``, ``suites_for``);

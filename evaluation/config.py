@@ -15,7 +15,7 @@ import io
 import tokenize
 from dataclasses import dataclass, fields
 
-from evaluation.policies import POLICIES
+from evaluation import policy_registry
 from learner.inference import INFERENCE_DTYPES, check_dtype
 
 # Which suites: ``auto`` runs the defaults of the games whose oracle data answers in
@@ -29,7 +29,7 @@ class EvaluationConfig:
     """The suites a network is scored on, how it plays them, and how often a run does it."""
 
     suites: str = "auto"  # auto, default, none, or a comma-separated list of suite names
-    policy: str = "auto"  # auto (greedy, or the policy head's argmax), greedy, policy-head, mcts, gumbel, minimax
+    policy: str = "auto"  # auto (greedy, or the policy head's argmax) or a policy of evaluation/policy_registry.py
     simulations: int = 64  # the search's simulations per move (policy mcts or gumbel)
     depth: int = 2  # minimax depth (policy minimax)
     max_openings: int = 0  # play, trace and match suites from the first N openings only (0: all)
@@ -43,8 +43,8 @@ class EvaluationConfig:
     time_share: float = 0.2  # of a --minutes run's wall clock, at most, for its evaluations
 
     def __post_init__(self):
-        if self.policy not in POLICIES:
-            raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {self.policy!r}")
+        if self.policy not in policy_registry.choices():
+            raise ValueError(f"policy must be one of {', '.join(policy_registry.choices())}, got {self.policy!r}")
         for name in ("simulations", "depth", "every", "play_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -67,7 +67,8 @@ def named_suites(suites: str) -> list[str]:
 
 # The fields `launch evaluate` takes as options (the others are a training run's cadence).
 EVALUATE_OPTIONS = ("policy", "simulations", "depth", "max_openings", "inference_dtype", "reuse")
-_CHOICES = {"policy": POLICIES, "inference_dtype": INFERENCE_DTYPES}
+# Read when a parser is made, so that it offers every policy registered by then.
+_CHOICES = {"policy": policy_registry.choices, "inference_dtype": lambda: INFERENCE_DTYPES}
 
 
 def field_comments(cls) -> dict[str, str]:
@@ -97,8 +98,9 @@ def add_arguments(parser: argparse.ArgumentParser, names=EVALUATE_OPTIONS) -> No
             parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default,
                                 help=helps.get(f.name, ""))
         else:
-            parser.add_argument(flag, dest=f.name, type=type(default), default=default,
-                                choices=_CHOICES.get(f.name), help=f"{helps.get(f.name, '')} (default: {default})")
+            choices = _CHOICES[f.name]() if f.name in _CHOICES else None
+            parser.add_argument(flag, dest=f.name, type=type(default), default=default, choices=choices,
+                                help=f"{helps.get(f.name, '')} (default: {default})")
 
 
 def from_arguments(args: argparse.Namespace, **changes) -> EvaluationConfig:

@@ -129,3 +129,15 @@ def value_metrics(game: Game, labels: LabelledStates, value_fn: ValueFn, gamma: 
                       value=lambda s: value_fn(game.encode(s)), batch=max(1, len(labels.v_star)))
     return {"value_mae": m["value_mae"], "policy_regret": m["policy_regret"],
             "optimal_move_rate": m["optimal_move_rate"], "eval_states": m["states"]}
+
+
+def policy_head_metrics(game: Game, labels: LabelledStates, forward) -> dict:
+    """Regret (eq. 7) and optimal-move rate of the policy head's most likely legal move on
+    labelled states; ``forward(obs, logits=True)`` answers (logits float32[N, A], values)
+    (``learner.learner.ValueFunction.forward`` of a network with a policy head)."""
+    def choose(states):
+        logits, _ = forward(game.encode(states), logits=True)
+        return np.where(game.legal(states), logits, -np.inf).argmax(axis=1)
+
+    m = state_metrics(labels, choose=choose, batch=max(1, len(labels.v_star)))
+    return {"policy_regret": m["policy_regret"], "optimal_move_rate": m["optimal_move_rate"]}

@@ -20,6 +20,7 @@ import numpy as np
 
 import games
 from evaluation import policies as P
+from evaluation import policy_registry
 from evaluation.checkpoints import CheckpointMismatchError, read_checkpoint
 from evaluation.config import EvaluationConfig
 from evaluation.datasets import DatasetError, load_dataset
@@ -94,12 +95,12 @@ class SuiteRunner:
         self.game = games.make(game) if isinstance(game, str) else game
         if isinstance(net_config, dict):
             net_config = NetworkConfig(**net_config)
-        policy = evaluation.policy
-        if policy == "auto":
-            policy = "policy-head" if net_config.policy_head else "greedy"
-        if policy == "policy-head" and not net_config.policy_head:
-            raise CheckpointMismatchError("policy 'policy-head' needs a network with a policy head "
-                                          "(an AlphaZero checkpoint); this one is a value network")
+        policy = policy_registry.resolve(evaluation.policy, net_config.policy_head)
+        try:  # what the policy needs of the network, before any suite loads (the oracle is
+            # made when a policy asks for it: make_oracle names a game without one)
+            policy_registry.check(policy, has_policy_head=net_config.policy_head, oracle=True)
+        except policy_registry.PolicyUnavailable as e:
+            raise CheckpointMismatchError(str(e)) from e
         self.policy, self.gamma, self.seed = policy, gamma, seed
         self.simulations, self.depth, self.reuse = evaluation.simulations, evaluation.depth, evaluation.reuse
         self.model = NetworkModel(self.game, net_config, inference_dtype=evaluation.inference_dtype)
@@ -190,18 +191,21 @@ class SuiteRunner:
     # ---- policies -----------------------------------------------------------------
 
     @property
-    def policy_spec(self) -> P.PolicySpec:
-        return P.PolicySpec(self.policy, self.gamma, self.simulations, self.depth, self.seed, self.reuse)
+    def policy_spec(self) -> policy_registry.PolicySpec:
+        return policy_registry.PolicySpec(self.policy, self.gamma, self.simulations, self.depth, self.seed,
+                                          self.reuse)
 
     def choose(self):
-        return self.policy_spec.build(self.game, self.model, self.prior)
+        # The oracle is made (its data loaded) only for a policy that plays with it.
+        oracle = self.oracle if "oracle" in policy_registry.entry(self.policy).needs else None
+        return self.policy_spec.build(self.game, self.model, self.prior, oracle)
 
-    def _remote_choose(self) -> P.NetworkPolicy:
+    def _remote_choose(self) -> policy_registry.NetworkPolicy:
         """What builds this policy in a Ray task: the network's config and current weights."""
         if self.prior is not None:
             raise ValueError("cross-inference plays engine suites in this process only (engine_workers=1)")
-        return P.NetworkPolicy(self.game.name, dict(self.game.params), self.model.net_config, self._weights,
-                               self.policy_spec, self.model.fast.requested)
+        return policy_registry.NetworkPolicy(self.game.name, dict(self.game.params), self.model.net_config,
+                                             self._weights, self.policy_spec, self.model.fast.requested)
 
     # ---- evaluation ---------------------------------------------------------------
 
@@ -309,8 +313,8 @@ def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None
     opponent = prior = None
     if opponent_checkpoint is not None:
         og, om, oc = other(opponent_checkpoint, "opponent")
-        opponent = P.policy_head_policy(og, om) if om.has_policy else P.greedy_policy(
-            og, om.value_obs, oc.gamma)
+        opponent = policy_registry.make(policy_registry.resolve(policy_registry.AUTO, om.has_policy), og, om,
+                                        gamma=oc.gamma)
     if prior_checkpoint is not None:
         _, prior, _ = other(prior_checkpoint, "prior")
     ev = SuiteRunner(g, net_config, suites=suites, evaluation=evaluation, gamma=gamma, opponent=opponent,

@@ -266,9 +266,5 @@ DESCRIPTOR = GameDescriptor(
     suites="evaluation.suites:fgame_suites", auto_suites="default",
     network=dict(kind="mlp", blocks=2, layers_per_block=2),  # AVI paper C.3
     preset={"actors.num_envs": 4096, "learner.epochs_per_iteration": 1.0},  # AVI paper Table 5
-    # AlphaZero (AVI paper Table 6): 4096 x 32 positions, batches of 1024, 200 steps per
-    # iteration, and the c_init / c_base schedule of PUCT.
-    alphazero_changes={"actors.num_envs": 4096, "actors.collect_steps": 32, "learner.batch_size": 1024,
-                       "learner.epochs_per_iteration": 200 * 1024 / (4096 * 32),
-                       "actors.mcts.c_init": 1.25, "actors.mcts.c_base": 19652.0},
+    # AlphaZero's Table 6 is AlphaZero's (algorithms/alphazero.py).
 )

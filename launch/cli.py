@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 
+import algorithms
 import games
 import storage
 from launch.experiments.report import report_main
@@ -25,7 +26,6 @@ from launch.run_dir import resumed_config
 from launch.summary import end_of_run
 from launch.run_budget import check_budget
 from launch.train import train
-from learner.learner import ALGOS
 
 SUBCOMMANDS = ("demo", "evaluate", "report", "play", "gtp", "experiment")
 
@@ -43,7 +43,7 @@ def train_parser() -> argparse.ArgumentParser:
         prog="python -m launch",
         description="Train by self-play on Ray. Subcommands: "
                     + ", ".join(SUBCOMMANDS) + " (python -m launch SUBCOMMAND --help).")
-    p.add_argument("--algo", choices=ALGOS, help="training algorithm (required unless --resume)")
+    p.add_argument("--algo", choices=algorithms.names(), help="training algorithm (required unless --resume)")
     p.add_argument("--game", choices=games.names(), help="game to learn (required unless --resume)")
     p.add_argument("--preset", help="named hyperparameter preset (default: the paper's for the game)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",

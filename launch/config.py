@@ -4,9 +4,10 @@
 Presets (AVI paper, Appendix C; each game's changes in its descriptor, games/<game>.py): Table 3 for Connect Four and Hex, Table 5 for
 F-Games, C.2 for Othello and Go (Table 3 with epsilon 0.15). Tic-tac-toe and Chomp
 have no paper preset; theirs are small versions of Table 3 sized for a laptop.
-AlphaZero and AZAL (``--algo alphazero|azal``) start from the same preset with a policy
-head on the network and Table 4's search and schedule (Table 6 for F-Games); AZAL adds
-the auxiliary loss weight lambda_aux = 1.0 of the AZAL paper, and labels every ply.
+Every algorithm starts from the same preset with the changes its descriptor makes
+(``algorithms/<algo>.py``, :func:`for_algo`): AlphaZero and AZAL a policy head on the network and
+Table 4's search and schedule (Table 6 for F-Games); AZAL the auxiliary loss weight
+lambda_aux = 1.0 of the AZAL paper (the default), and labels every ply; the hybrid a policy head.
 Connect Four's presets run the evaluator's game suites (play against the oracle and
 traces, 1,136 and 568 games; traces for AlphaZero and AZAL only) at every 10th
 evaluation (``evaluation.play_every``), its labelled states at every one.
@@ -18,10 +19,11 @@ import dataclasses
 import json
 from dataclasses import dataclass, field, fields, replace
 
+import algorithms
 import games
 from actors.config import SelfPlayConfig
 from evaluation.config import EvaluationConfig
-from learner.config import ALGOS, LearnerConfig
+from learner.config import LearnerConfig
 from learner.networks import NetworkConfig
 from oracle_service.config import OracleConfig
 from replay.config import ReplayConfig
@@ -41,7 +43,7 @@ class TrainConfig:
     ``oracle``), validated where it is defined and handed to that role whole; what more
     than one role reads (the game, the network, the discount) and the schedule stay here."""
 
-    algo: str = "avi"  # avi, alphazero or azal
+    algo: str = "avi"  # a name of algorithms.names(): avi, alphazero, azal, hybrid
     game: str = "connect4"  # a name of games.names()
     game_params: dict = field(default_factory=dict)  # keyword arguments of games.make
     preset: str = "paper"  # the name of the preset these values started from
@@ -220,22 +222,20 @@ def preset_config(game: str, name: str = "paper", game_params: dict | None = Non
 
 
 def for_algo(config: TrainConfig, algo: str) -> TrainConfig:
-    """A game's preset made for ``algo``: AlphaZero and AZAL add a policy head and the
-    game's ``alphazero_changes`` (Table 4's search and schedule, used for every game
-    without a table of its own; Table 6 for F-Games), AZAL its ``azal_changes`` and the
-    auxiliary loss weight lambda_aux = 1.0 of the AZAL paper (``learner.aux_weight``)."""
+    """A game's preset made for ``algo``: the changes its descriptor makes at this game
+    (``algorithms.preset_changes``: AlphaZero's Table 4 search and schedule are the config's
+    defaults, Table 6 for F-Games; AZAL's over AlphaZero's), and a policy head where its
+    loss trains one. The small preset keeps its sizes."""
     config = replace(config, algo=algo)
-    if algo == "avi":
-        return config
-    described = games.descriptor(config.game)
-    changes = dict(described.alphazero_changes)
+    described = algorithms.descriptor(algo)
+    changes = algorithms.preset_changes(described, config.game)
     if config.preset == "small":  # keep the small preset small
         changes = {k: v for k, v in changes.items() if k not in SMALL_SIZES}
-    if algo == "azal":
-        changes.update(described.azal_changes)
     if "evaluation.suites" in changes and config.game_params:
         changes["evaluation.suites"] = _suites_at_board(config, changes["evaluation.suites"])
-    return changed(replace(config, network=replace(config.network, policy_head=True)), **changes)
+    if described.policy_head:
+        config = replace(config, network=replace(config.network, policy_head=True))
+    return changed(config, **changes)
 
 
 def _suites_at_board(config: TrainConfig, suites: str) -> str:
@@ -270,7 +270,7 @@ def for_node(config: TrainConfig, cpus: float, gpus: float) -> TrainConfig:
         return config
     actors = max(1, int(cpus) - NODE_RESERVED_CPUS)
     serving = ({"actors.inference_servers": min(2, actors), "actors.inference_device": "cuda",
-                "actors.eval_cache": "off"} if config.algo == "avi" else {})
+                "actors.eval_cache": "off"} if algorithms.descriptor(config.algo).inference_server else {})
     return changed(config, **{
         "actors.num_actors": actors, "actors.num_envs": actors * NODE_ENVS_PER_ACTOR, "actors.collect_steps": 32,
         **serving, "schedule": "async", "samples_per_insert": config.learner.epochs_per_iteration,
@@ -349,7 +349,8 @@ def phase_threads(config: TrainConfig, cpus: float, learner_device: str, inferen
     if actor_threads == "auto":
         evaluating = actors.inference_servers or actors.num_actors
         on_cpu = not actors.inference_servers or inference_device == "cpu"
-        solving = config.oracle.replicas if config.algo == "azal" else 0  # labels while collecting
+        labels = algorithms.descriptor(config.algo).labels_while_collecting
+        solving = config.oracle.replicas if labels else 0  # the replicas label while the actors collect
         actor_threads = max(1, (int(cpus) - solving) // evaluating) if sync and on_cpu else 1
     return learner_threads, actor_threads
 
@@ -418,8 +419,7 @@ def resolve(game: str, preset: str | None = None, overrides: list[str] = (), alg
     """The preset for ``game`` with ``overrides`` applied, checked."""
     if game not in games.names():
         raise ConfigError(f"unknown game {game!r}; known games: {', '.join(games.names())}")
-    if algo not in ALGOS:
-        raise ConfigError(f"unknown algo {algo!r}; known: {', '.join(ALGOS)}")
+    _check_algo(algo)
     config = for_algo(preset_config(game, preset or "paper"), algo)
     params = apply_overrides(config, list(overrides)).game_params
     if params:  # the preset of the board the overrides ask for, then the overrides over it
@@ -439,13 +439,19 @@ def validate(config: TrainConfig) -> None:
             getattr(config, role).check()
         except ValueError as err:
             raise ConfigError(f"{role}.{err}") from None
-    if config.algo not in ALGOS:
-        raise ConfigError(f"unknown algo {config.algo!r}; known: {', '.join(ALGOS)}")
-    if config.algo != "avi" and not config.network.policy_head:
+    described = _check_algo(config.algo)
+    if described.policy_head and not config.network.policy_head:
         raise ConfigError(f"algo {config.algo} trains a policy: network.policy_head must be true")
-    if config.algo == "azal" and config.game in games.names() and games.descriptor(config.game).labeller is None:
+    if config.actors.sample_by == "prior" and config.actors.sample_actions and not config.network.policy_head:
+        raise ConfigError("actors.sample_by=prior samples AVI's moves by the policy head: "
+                          "network.policy_head must be true")
+    if described.labels_while_collecting and config.actors.archive_start:
+        raise ConfigError(f"actors.archive_start must be 0 with {config.algo}: the oracle labels a game from its "
+                          f"first move")
+    if (described.labels_while_collecting and config.game in games.names()
+            and games.descriptor(config.game).labeller is None):
         labelled = [name for name in games.names() if games.descriptor(name).labeller is not None]
-        raise ConfigError(f"algo azal needs an oracle that labels optimal moves: games "
+        raise ConfigError(f"algo {config.algo} needs an oracle that labels optimal moves: games "
                           f"{', '.join(labelled)}, not {config.game!r}")
     if config.game not in games.names():
         raise ConfigError(f"unknown game {config.game!r}; known games: {', '.join(games.names())}")
@@ -479,10 +485,12 @@ def check_evaluation(config: TrainConfig) -> None:
 
     game = games.make(config.game, **config.game_params)
     tag, gap = board_tag(game), board_gap(game)
-    if config.algo == "azal" and tag is not None and tag != BOARD_SETS[game.name].committed:
-        raise ConfigError(f"game_params {config.game_params}: AZAL's labels come from the oracle service, which "
-                          f"answers {game.name} at {BOARD_SETS[game.name].committed} only, not {tag}; train avi or "
-                          f"alphazero at this board")
+    described = algorithms.descriptor(config.algo)
+    if described.labels_while_collecting and tag is not None and tag != BOARD_SETS[game.name].committed:
+        unlabelled = [n for n in algorithms.names() if not algorithms.descriptor(n).labels_while_collecting]
+        raise ConfigError(f"game_params {config.game_params}: {described.title}'s labels come from the oracle service, "
+                          f"which answers {game.name} at {BOARD_SETS[game.name].committed} only, not {tag}; train "
+                          f"{' or '.join(unlabelled)} at this board")
     wanted = config.evaluation.suites.strip()
     if gap is not None and wanted in ("auto", "default"):
         raise ConfigError(f"game_params {config.game_params}: evaluation.suites={wanted} needs the oracle's sets at "
@@ -505,9 +513,19 @@ def check_evaluation(config: TrainConfig) -> None:
 
 def _validate_serving(config: TrainConfig) -> None:
     """The actors' settings that depend on the algorithm."""
-    actors = config.actors
-    if actors.inference_servers and config.algo != "avi":
+    actors, described = config.actors, algorithms.descriptor(config.algo)
+    if actors.inference_servers and not described.inference_server:
         raise ConfigError(f"actors.inference_servers={actors.inference_servers}: an inference server answers "
                           f"values only, and {config.algo}'s MCTS needs priors; set actors.inference_servers=0")
-    if actors.search == "gumbel" and config.algo == "avi":
-        raise ConfigError("actors.search=gumbel is a search for AlphaZero and AZAL; AVI searches one step (algo avi)")
+    if actors.search == "gumbel" and not described.gumbel:
+        searching = [d.title for d in map(algorithms.descriptor, algorithms.names()) if d.gumbel]
+        raise ConfigError(f"actors.search=gumbel is a search for {' and '.join(searching)}; {described.title} "
+                          f"searches no tree (algo {config.algo})")
+
+
+def _check_algo(algo: str):
+    """The descriptor of ``algo``; a ConfigError naming the known algorithms when there is none."""
+    try:
+        return algorithms.descriptor(algo)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None

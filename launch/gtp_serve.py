@@ -1,7 +1,8 @@
 """``python -m launch gtp --checkpoint CKPT [--game G] [--policy P] [--simulations N]``: a
 training checkpoint of Go, Othello, Connect Four or Hex as a GTP engine on stdin/stdout
 (``gtp.server``; the vertex names of each game are in ``gtp.vertices``). The checkpoint
-is read and its policy made as ``launch evaluate`` makes them (``evaluation.runner``);
+is read and its policy (one of ``evaluation.policy_registry``) made as ``launch evaluate``
+makes them (``evaluation.runner``);
 nothing but GTP answers goes to stdout, notes go to stderr.
 """
 

@@ -39,12 +39,13 @@ from pathlib import Path
 
 import ray
 
+import algorithms
 import games
 import lifecycle
 import storage
 from actors.inference_server import InferenceActor
 from actors.pool import SelfPlayActor
-from evaluation.exact import exact_labels, value_metrics
+from evaluation.exact import exact_labels, policy_head_metrics, value_metrics
 from evaluation.suites import suites_for
 from launch.config import ConfigError, TrainConfig, resolved, validate
 from launch.evaluator import EvaluatorActor, Evaluated, chosen_suites, evaluator_needs_oracle
@@ -114,19 +115,21 @@ class Run:
         # play and trace suites (one service, one store: each position solved once).
         # Then the evaluator: a missing dataset or unknown suite stops the run before
         # any self-play or training starts.
-        needs_oracle = config.algo == "azal" or evaluator_needs_oracle(self.game, config.evaluation.suites)
+        self.algorithm = algorithms.descriptor(config.algo)
+        needs_oracle = (self.algorithm.labels_while_collecting
+                        or evaluator_needs_oracle(self.game, config.evaluation.suites))
         self.oracle = (OracleClient(config.oracle.replicas, config.oracle.store or None,
                                     replica_options=self.placement["oracle"], log_dir=self.log_dir,
                                     engine=config.oracle.engine)
                        if needs_oracle else None)
         self.evaluator, evaluated_suites, self.play_suites = self._start_evaluator()
-        self.replay = ReplayService.create(schema_for(config.algo, self.game.obs_shape, self.game.num_actions),
-                                           config.replay.capacity, config.replay.shards, seed=config.seed,
+        schema = schema_for(self.algorithm.policy_columns, self.game.obs_shape, self.game.num_actions)
+        self.replay = ReplayService.create(schema, config.replay.capacity, config.replay.shards, seed=config.seed,
                                            snapshot_dir=str(storage.join(self.run_dir, "replay")), name=f"{self.name}-replay",
                                            actor_options=self.placement["replay"], log_dir=self.log_dir)
         learner = LearnerActor.options(name=f"{self.name}-learner", **self.placement["learner"]).remote(
             game=config.game, game_params=config.game_params, network=config.network, config=config.learner,
-            algo=config.algo, replay=self.replay, seed=config.seed,
+            algo=self.algorithm, replay=self.replay, seed=config.seed,
             checkpoint_dir=str(storage.join(self.run_dir, "checkpoints")), log_dir=self.log_dir)
         self.faults = FaultLedger([r.incarnation for r in self.replay.recoveries()])
         self.inference, self.actors = self._start_self_play()
@@ -157,7 +160,7 @@ class Run:
         pool = [
             SelfPlayActor.options(name=f"{self.name}-selfplay-{i}", **self.placement["actor"]).remote(
                 game=config.game, game_params=config.game_params, network=config.network, config=actors,
-                algo=config.algo, seed=config.seed, index=i, replay=self.replay, gamma=config.gamma,
+                algo=self.algorithm, seed=config.seed, index=i, replay=self.replay, gamma=config.gamma,
                 oracle=self.oracle, oracle_store=config.oracle.store or None, log_dir=self.log_dir,
                 inference_server=inference[i % len(inference)] if inference else None)
             for i in range(actors.num_actors)]
@@ -295,6 +298,9 @@ class Run:
             self.eval_fn.set_weights(ray.get(self.weights.ref), self.weights.version)
             out.update({f"eval/{k}": v for k, v in value_metrics(self.game, self.labels, self.eval_fn,
                                                                   self.config.gamma).items()})
+            if self.config.network.policy_head:  # the policy head's move beside the values' greedy one
+                out.update({f"eval/policy_head/{k}": v
+                            for k, v in policy_head_metrics(self.game, self.labels, self.eval_fn.forward).items()})
         if self.evaluator is not None:
             answer = ray.get(pending)
             out.update(answer.metrics)
@@ -384,8 +390,8 @@ class Run:
 def no_update_reason(config: TrainConfig, rows: int) -> str:
     """Why a run that collected ``rows`` rows ended without an update, for its end row."""
     if rows < config.learner.batch_size:
-        what = ("a game must end before its rows are stored" if config.algo != "avi"
-                else "each iteration collects actors.num_envs x actors.collect_steps rows")
+        what = ("a game must end before its rows are stored"
+                if algorithms.descriptor(config.algo).rows_from_finished_games else "each iteration collects actors.num_envs x actors.collect_steps rows")
         return (f"the budget ended with {rows:,} rows in the replay, fewer than one batch "
                 f"(learner.batch_size={config.learner.batch_size}; {what}): give more --minutes or a smaller preset")
     return (f"the budget ended during the first collection ({rows:,} rows collected, "

@@ -78,12 +78,14 @@ class LearnerStatus(NamedTuple):
 
 
 class LearnerWorker:
-    def __init__(self, *, game: str, game_params: dict, network, config: LearnerConfig, algo: str, replay,
+    def __init__(self, *, game: str, game_params: dict, network, config: LearnerConfig, algo, replay,
                  seed: int, checkpoint_dir: str | None = None):
         """``config``: the run's learner settings, whole (its ``device`` resolved by the run;
-        ``auto`` here is cuda where torch sees one); ``algo``: the loss; ``checkpoint_dir``:
-        where the run writes its checkpoints (``RunCheckpoint.learner`` holds :meth:`state_dict`);
-        a restarted learner reloads the newest good one."""
+        ``auto`` here is cuda where torch sees one); ``algo``: the algorithm whose loss it
+        trains, by name or as its ``AlgorithmDescriptor`` (the run hands the descriptor over: a
+        worker's registry holds the built-in algorithms only); ``checkpoint_dir``: where the run
+        writes its checkpoints (``RunCheckpoint.learner`` holds :meth:`state_dict`); a restarted
+        learner reloads the newest good one."""
         device = config.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"

@@ -10,9 +10,6 @@ from dataclasses import dataclass
 
 from learner.machine import Bf16Support, threads_value
 
-# The training algorithms, each named by its loss (learner/learner.py): the one list that
-# the command line, the config, the actors and the learner check against.
-ALGOS = ("avi", "alphazero", "azal")
 # Of the learner's forward and backward passes (Learner.precision). tf32: fp32 tensors whose
 # CUDA matmuls and convolutions round their inputs to TF32 (10-bit mantissa); the same as
 # fp32 on a CPU. bf16: autocast.

@@ -5,7 +5,8 @@ The AVI loss is the paper's eq. (5), ``E[(V_theta(s) - y)^2]`` over replayed row
 ``(s, y)``; AlphaZero's (eq. 11) adds the cross-entropy of the policy head to the search's
 visit distribution, ``-pi_MCTS . log softmax(logits)``; AZAL (AZAL paper eq. 10) adds
 ``lambda_aux`` times the cross-entropy to the smoothed oracle target, averaged over the
-oracle-labelled rows only. All are minimised with Adam. The learner counts the samples it pushes through the
+oracle-labelled rows only (learner/losses.py; each algorithm's descriptor names its
+own). All are minimised with Adam. The learner counts the samples it pushes through the
 network forward and backward, the two terms of the compute proxy
 ``N_forward + 3 N_backward``; a symmetrized network counts every symmetric image.
 
@@ -23,7 +24,6 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from games import Game
@@ -33,14 +33,11 @@ from learner.networks import (
     forward_cost,
     torch_symmetries,
 )
-from learner.config import ALGOS, PRECISIONS
+import algorithms
+from algorithms.descriptors import AlgorithmDescriptor
+from learner.config import PRECISIONS
 from learner.inference import FastPath, GuardSet, check_dtype, guard_set
-from replay.rows import AUX_POLICY, POLICY, POLICY_COLUMNS
-
-# The replay keeps, per algorithm, the action distributions its loss reads (POLICY_COLUMNS):
-# one entry for each of the algorithms (learner/config.py).
-if set(POLICY_COLUMNS) != set(ALGOS):
-    raise ImportError(f"replay.rows.POLICY_COLUMNS covers {sorted(POLICY_COLUMNS)}, the learner's losses {ALGOS}")
+from learner.losses import Loss
 GRAPHS = ("auto", "on", "off")  # Learner.graphs: auto is on for CUDA, off elsewhere
 
 
@@ -104,7 +101,7 @@ def _check_obs(obs: np.ndarray, obs_shape: tuple, dtypes: tuple, where: str) -> 
 class DeviceBatch(NamedTuple):
     """Replayed rows on the learner's device: ``obs`` uint8[N, *obs_shape] (converted to
     float on the device: a quarter of the bytes cross), ``target`` float32[N] and the
-    action distributions of the loss's ``POLICY_COLUMNS``, each float32[N, A]."""
+    action distributions of the algorithm's ``policy_columns``, each float32[N, A]."""
 
     obs: torch.Tensor
     target: torch.Tensor
@@ -152,18 +149,22 @@ class Learner:
     WARMUP_UPDATES = 3  # eager updates before the graph is captured
 
     def __init__(self, game: Game, net_config: NetworkConfig, lr: float = 3e-4, device=None, seed: int = 0,
-                 loss: str = "avi", *, augment: bool = False, aux_weight: float = 1.0, precision: str = "fp32",
-                 graphs: str = "auto"):
+                 loss: str | AlgorithmDescriptor = "avi", *, augment: bool = False, aux_weight: float = 1.0,
+                 precision: str = "fp32", graphs: str = "auto"):
         if precision not in PRECISIONS:
             raise ValueError(f"Learner: precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         if graphs not in GRAPHS:
             raise ValueError(f"Learner: graphs must be one of {', '.join(GRAPHS)}, got {graphs!r}")
-        if loss not in ALGOS:
-            raise ValueError(f"Learner: loss {loss!r} is not implemented; available: {', '.join(ALGOS)}")
-        if loss != "avi" and not net_config.policy_head:
-            raise ValueError(f"Learner: loss {loss!r} trains a policy, but the NetworkConfig has no policy head "
-                             f"(set policy_head=True)")
-        self.game, self.net_config, self.loss, self.augment = game, net_config, loss, bool(augment)
+        if not isinstance(loss, AlgorithmDescriptor) and loss not in algorithms.names():
+            raise ValueError(f"Learner: loss {loss!r} is not implemented; available: {', '.join(algorithms.names())}")
+        described = algorithms.descriptor(loss)
+        if described.policy_head and not net_config.policy_head:
+            raise ValueError(f"Learner: loss {described.name!r} trains a policy, but the NetworkConfig has no "
+                             f"policy head (set policy_head=True)")
+        # The algorithm's name (kept in checkpoints), its rows' action distributions and its loss.
+        self.loss, self.policy_columns = described.name, described.policy_columns
+        self._loss: Loss = described.piece("loss")
+        self.game, self.net_config, self.augment = game, net_config, bool(augment)
         self.precision = precision  # of the forward and backward passes; the weights stay fp32
         self.aux_weight = float(aux_weight)  # lambda_aux of AZAL
         self.device = torch.device(device) if device is not None else default_device()
@@ -225,9 +226,7 @@ class Learner:
     @property
     def metric_names(self) -> tuple[str, ...]:
         """The names of the entries of :meth:`step`'s metrics vector, in order."""
-        extra = {"avi": (), "alphazero": ("value_loss", "policy_loss"),
-                 "azal": ("value_loss", "policy_loss", "aux_loss", "aux_labelled_fraction")}[self.loss]
-        return ("loss", "value_mean", "value_std", "target_mean", "target_std", "grad_norm", *extra)
+        return ("loss", "value_mean", "value_std", "target_mean", "target_std", "grad_norm", *self._loss.metrics)
 
     def to_device(self, batch: dict) -> DeviceBatch:
         """``batch`` (numpy rows, as :meth:`train_step` takes them; any number of rows, e.g.
@@ -238,7 +237,7 @@ class Learner:
         if not isinstance(target, np.ndarray) or target.dtype != np.float32 or target.shape != (n,):
             raise ValueError(f"Learner.train_step: target must be float32[{n}], got "
                              f"{getattr(target, 'dtype', type(target).__name__)}{getattr(target, 'shape', '')}")
-        policies = [self._check_policy(batch, key, n) for key in POLICY_COLUMNS[self.loss]]
+        policies = [self._check_policy(batch, key, n) for key in self.policy_columns]
         pinned = self.device.type == "cuda"
 
         def move(array: np.ndarray) -> torch.Tensor:
@@ -249,7 +248,7 @@ class Learner:
 
     def train_step(self, batch: dict) -> dict:
         """One Adam update on ``batch = {"obs": uint8[N, *obs_shape], "target": float32[N]}``,
-        plus the action distributions of ``replay.rows.POLICY_COLUMNS``: ``"policy": float32[N, A]``
+        plus the action distributions of the algorithm's ``policy_columns``: ``"policy": float32[N, A]``
         (AlphaZero, AZAL) and ``"aux_policy": float32[N, A]`` (AZAL: the smoothed oracle
         target, all zeros on unlabelled rows). Its metrics are read at once, which waits
         for the device: a training loop sums :meth:`step`'s answers instead."""
@@ -312,7 +311,7 @@ class Learner:
     def _update(self, x: torch.Tensor, y: torch.Tensor, pis: list[torch.Tensor]) -> torch.Tensor:
         """The update itself (eager or being captured): losses, backward, Adam; the
         metrics as one float32[M] tensor."""
-        pi = dict(zip(POLICY_COLUMNS[self.loss], pis))  # column name -> [N, A]
+        pi = dict(zip(self.policy_columns, pis))  # column name -> [N, A]
         # bf16: autocast runs the matmuls and convs in bfloat16 (fp32 master weights, fp32
         # optimizer state); the outputs come back to fp32 before the losses. Autocast's
         # cache of cast weights cannot outlive a graph capture: off under graphs.
@@ -322,19 +321,7 @@ class Learner:
             out = self.net(x)
         value = out.value.float()  # [N]
         logits = out.logits.float() if out.logits is not None else None  # [N, A]
-        value_loss = F.mse_loss(value, y)  # eq. (5); eq. (11)'s value term
-        loss, extra = value_loss, []
-        if POLICY in pi:
-            log_p = F.log_softmax(logits, dim=1)  # [N, A]
-            policy_loss = -(pi[POLICY] * log_p).sum(1).mean()  # eq. (11)'s policy term
-            loss = loss + policy_loss
-            extra += [value_loss.detach(), policy_loss.detach()]
-        if AUX_POLICY in pi:
-            labelled = (pi[AUX_POLICY].sum(1) > 0).float()  # [N]; unlabelled rows are all zeros
-            per_row = -(pi[AUX_POLICY] * log_p).sum(1)  # [N]
-            aux_loss = (per_row * labelled).sum() / labelled.sum().clamp(min=1.0)  # over labelled rows only
-            loss = loss + self.aux_weight * aux_loss
-            extra += [aux_loss.detach(), labelled.mean()]
+        loss, extra = self._loss.compute(value, logits, y, pi, self.aux_weight)  # learner/losses.py
         self.optimizer.zero_grad(set_to_none=not self.graphs)  # under graphs: zeroed in place, same pool
         with _tf32(self.precision == "tf32"):
             loss.backward()

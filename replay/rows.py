@@ -13,6 +13,9 @@ consumer can rely on the dtypes without checking again.
     policy      float32[N, A]      AlphaZero and AZAL: the search's visit distribution
     aux_policy  float32[N, A]      AZAL only: the oracle's smoothed target q(a|s), all
                                    zeros on rows the oracle did not label
+
+The action distributions an algorithm's rows carry are its descriptor's
+``policy_columns`` (``algorithms/``), in the order its loss reads them.
 """
 
 from __future__ import annotations
@@ -45,12 +48,11 @@ Schema = dict  # dict[str, Column], ordered
 
 POLICY = "policy"
 AUX_POLICY = "aux_policy"
-# The action distributions each algorithm's learner trains on, in the order of its loss terms.
-POLICY_COLUMNS = {"avi": (), "alphazero": (POLICY,), "azal": (POLICY, AUX_POLICY)}
+BASE_COLUMNS = ("obs", "target", "version")  # every algorithm's rows
 
 
 def avi_schema(obs_shape) -> Schema:
-    """Rows of AVI self-play: position, value target, producing weight version."""
+    """The columns of every algorithm's rows (AVI's all): position, value target, producing weight version."""
     return {
         "obs": Column(tuple(obs_shape), "uint8"),
         "target": Column((), "float32"),
@@ -58,29 +60,22 @@ def avi_schema(obs_shape) -> Schema:
     }
 
 
+def schema_for(policy_columns, obs_shape, num_actions: int) -> Schema:
+    """The rows of an algorithm whose rows carry the action distributions ``policy_columns``
+    (its descriptor's, ``algorithms.descriptor(algo).policy_columns``), each ``float32[A]``,
+    after the base columns: AVI none, AlphaZero (POLICY,), AZAL (POLICY, AUX_POLICY)."""
+    schema = avi_schema(obs_shape)
+    for name in policy_columns:
+        if name in schema:
+            raise ValueError(f"an algorithm's action distribution cannot be named {name!r}: "
+                             f"{', '.join(BASE_COLUMNS)} are every row's")
+        schema[name] = Column((int(num_actions),), "float32")
+    return schema
+
+
 def alphazero_schema(obs_shape, num_actions: int) -> Schema:
     """AVI's rows plus the search policy ``float32[A]`` of AlphaZero self-play."""
-    schema = avi_schema(obs_shape)
-    schema[POLICY] = Column((int(num_actions),), "float32")
-    return schema
-
-
-def azal_schema(obs_shape, num_actions: int) -> Schema:
-    """AlphaZero's rows plus the oracle's smoothed target ``float32[A]`` (AZAL)."""
-    schema = alphazero_schema(obs_shape, num_actions)
-    schema[AUX_POLICY] = Column((int(num_actions),), "float32")
-    return schema
-
-
-def schema_for(algo: str, obs_shape, num_actions: int) -> Schema:
-    """The rows of the training algorithm ``algo`` (a key of ``POLICY_COLUMNS``)."""
-    if algo == "avi":
-        return avi_schema(obs_shape)
-    if algo == "alphazero":
-        return alphazero_schema(obs_shape, num_actions)
-    if algo == "azal":
-        return azal_schema(obs_shape, num_actions)
-    raise ValueError(f"no replay rows for algorithm {algo!r}; known: {', '.join(POLICY_COLUMNS)}")
+    return schema_for((POLICY,), obs_shape, num_actions)
 
 
 def check_rows(schema: Mapping[str, Column], rows: Mapping[str, np.ndarray]) -> int:

@@ -18,7 +18,13 @@
 - a game's name is compared with a literal (``game.name == "connect4"``, ``name in ("go",
   "othello")``, ``case "hex":``) in at most MAX_GAME_NAME_COMPARISONS places outside
   ``games/`` and the tests: the rest of the system asks the game's descriptor
-  (``games.descriptor(game)``) what it needs to know about the game.
+  (``games.descriptor(game)``) what it needs to know about the game. Likewise an
+  algorithm's name (``config.algo == "avi"``) outside ``algorithms/``, at most
+  MAX_ALGORITHM_NAME_COMPARISONS times: ``algorithms.descriptor(algo)`` holds its facts.
+- a policy's name (``"greedy"``, ``"mcts"``, ..., and ``"auto"``) is compared with a
+  literal in at most MAX_POLICY_NAME_COMPARISONS places of the code that builds agents
+  (POLICY_USERS) outside its registry (POLICY_REGISTRY): evaluation, the board and GTP
+  build their players through ``evaluation.policy_registry``, with no chain of names.
 
 Each test fails naming what breaks the rule: the cycle with one import site per edge,
 the classes with their length, the forbidden import or the ``ray.init`` call with its line."""
@@ -37,6 +43,12 @@ FORBIDDEN_IMPORTS = {"launch.schedules": ("launch.train",)}
 RAY_START = "lifecycle/ray_start.py"  # the one module that calls ray.init
 MAX_GAME_NAME_COMPARISONS = 0  # a game's facts live in its descriptor: nothing outside games/ compares its name
 GAME_NAMES_AT_HOME = "games"  # the package where a game's name is compared with literals
+MAX_ALGORITHM_NAME_COMPARISONS = 0  # an algorithm's facts live in its descriptor (algorithms/)
+ALGORITHM_NAMES_AT_HOME = "algorithms"
+MAX_POLICY_NAME_COMPARISONS = 0  # a policy is declared once, in its registry: nothing else compares its name
+POLICY_REGISTRY = "evaluation/policy_registry.py"  # the module where a policy's name is compared with literals
+# Where agents are built from a policy's name (packages, or a module); launch/experiments is not yet among them.
+POLICY_USERS = ("evaluation", "board", "gtp", "search", "launch/gtp_serve.py")
 # Not the project's source: checked-out environments, caches, and the tests' own clusters.
 NOT_SOURCE = {".git", ".venv", "tests", "build", "dist", "node_modules", "__pycache__"}
 
@@ -312,14 +324,15 @@ def test_the_ray_init_finder_finds_calls_and_skips_the_tests(tmp_path):
     assert ray_init_calls(tmp_path) == ["pkg/a.py:4", "pkg/b.py:1"]
 
 
-def builtin_game_names(root: Path = ROOT) -> set[str]:
-    """The keys of ``games.BUILTIN`` (read from ``games/__init__.py``'s source)."""
-    for node in ast.walk(ast.parse((root / "games" / "__init__.py").read_text())):
+def builtin_names(root: Path = ROOT, package: str = "games") -> set[str]:
+    """The keys of ``<package>.BUILTIN`` (read from ``<package>/__init__.py``'s source):
+    the games', or the algorithms' (``package="algorithms"``)."""
+    for node in ast.walk(ast.parse((root / package / "__init__.py").read_text())):
         target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0] if isinstance(
             node, ast.Assign) and len(node.targets) == 1 else None
         if isinstance(target, ast.Name) and target.id == "BUILTIN" and isinstance(node.value, ast.Dict):
             return {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
-    raise AssertionError("no BUILTIN dict of game names in games/__init__.py")
+    raise AssertionError(f"no BUILTIN dict of names in {package}/__init__.py")
 
 
 def _literals(node: ast.AST) -> set[str]:
@@ -331,15 +344,15 @@ def _literals(node: ast.AST) -> set[str]:
     return set()
 
 
-def game_name_comparisons(root: Path, names: set[str]) -> list[str]:
+def game_name_comparisons(root: Path, names: set[str], home: str = GAME_NAMES_AT_HOME) -> list[str]:
     """"path:line: comparison" for every ``==``, ``!=``, ``in`` or ``not in`` with a literal
     among ``names`` on a side (alone or in a tuple, list or set), and every ``case`` of
-    such a literal, in the source files under ``root`` outside GAME_NAMES_AT_HOME."""
+    such a literal, in the source files under ``root`` outside the package ``home``."""
     found = []
     for path in sorted(root.rglob("*.py")):
         relative = path.relative_to(root)
         if (NOT_SOURCE & set(relative.parts) or any(p.startswith(".") for p in relative.parts)
-                or relative.parts[0] == GAME_NAMES_AT_HOME):
+                or relative.parts[0] == home):
             continue
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Compare):
@@ -354,7 +367,7 @@ def game_name_comparisons(root: Path, names: set[str]) -> list[str]:
 
 
 def test_a_game_name_is_compared_with_a_literal_in_few_places():
-    found = game_name_comparisons(ROOT, builtin_game_names())
+    found = game_name_comparisons(ROOT, builtin_names())
     assert len(found) <= MAX_GAME_NAME_COMPARISONS, (
         f"{len(found)} comparisons of a game's name with a literal outside {GAME_NAMES_AT_HOME}/ and the tests "
         f"(at most {MAX_GAME_NAME_COMPARISONS}; ask games.descriptor(game) instead):\n" + "\n".join(found))
@@ -370,10 +383,94 @@ def test_the_game_name_finder_finds_comparisons_and_skips_games_and_tests(tmp_pa
         '    return name == "gone" or {"go": 4}[name]\n')
     (tmp_path / "games" / "b.py").write_text('ok = "go" == "go"\n')
     (tmp_path / "tests" / "c.py").write_text('ok = "hex" in ("hex",)\n')
-    names = builtin_game_names(tmp_path)
+    names = builtin_names(tmp_path)
     assert names == {"go", "hex"}
     assert game_name_comparisons(tmp_path, names) == [
         "pkg/a.py:2: game.name == 'go'", "pkg/a.py:4: name not in ('hex', 'x')", "pkg/a.py:7: 'hex'"]
+
+
+def test_an_algorithm_name_is_compared_with_a_literal_in_few_places():
+    found = game_name_comparisons(ROOT, builtin_names(ROOT, "algorithms"), ALGORITHM_NAMES_AT_HOME)
+    assert len(found) <= MAX_ALGORITHM_NAME_COMPARISONS, (
+        f"{len(found)} comparisons of an algorithm's name with a literal outside {ALGORITHM_NAMES_AT_HOME}/ and the "
+        f"tests (at most {MAX_ALGORITHM_NAME_COMPARISONS}; ask algorithms.descriptor(algo) instead):\n"
+        + "\n".join(found))
+
+
+def test_the_algorithm_name_finder_finds_comparisons_and_skips_algorithms_and_tests(tmp_path):
+    for folder in ("pkg", "algorithms", "tests"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "algorithms" / "__init__.py").write_text(
+        'BUILTIN = {"avi": "algorithms.avi", "azal": "algorithms.azal"}\n')
+    (tmp_path / "pkg" / "a.py").write_text(
+        'def f(config, algo):\n    if config.algo == "avi":\n        return 1\n'
+        '    if algo not in ("azal", "x"):\n        return 2\n    return algo == "avid"\n')
+    (tmp_path / "algorithms" / "b.py").write_text('ok = "avi" == "avi"\n')
+    (tmp_path / "tests" / "c.py").write_text('ok = "azal" in ("azal",)\n')
+    names = builtin_names(tmp_path, "algorithms")
+    assert names == {"avi", "azal"}
+    assert game_name_comparisons(tmp_path, names, "algorithms") == [
+        "pkg/a.py:2: config.algo == 'avi'", "pkg/a.py:4: algo not in ('azal', 'x')"]
+
+
+def registered_policy_names(root: Path = ROOT) -> set[str]:
+    """The names declared in POLICY_REGISTRY (``PolicyEntry("greedy", ...)``) and its AUTO."""
+    names = set()
+    for node in ast.walk(ast.parse((root / POLICY_REGISTRY).read_text())):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "PolicyEntry"
+                and node.args and isinstance(node.args[0], ast.Constant)):
+            names.add(node.args[0].value)
+        elif (isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["AUTO"]
+              and isinstance(node.value, ast.Constant)):
+            names.add(node.value.value)
+    if not names:
+        raise AssertionError(f"no PolicyEntry(\"name\", ...) declaration in {POLICY_REGISTRY}")
+    return names
+
+
+def policy_name_comparisons(root: Path, names: set[str]) -> list[str]:
+    """:func:`game_name_comparisons`'s finder run over each of POLICY_USERS (a package, or
+    one module of a package), POLICY_REGISTRY left out; paths from ``root``."""
+    registry = Path(POLICY_REGISTRY)
+    found = []
+    for place in map(Path, POLICY_USERS):
+        folder = place.parent if place.suffix == ".py" else place
+        if not (root / folder).is_dir():
+            continue
+        home = registry.name if folder == registry.parent else ""  # "": no top-level name is skipped
+        for hit in game_name_comparisons(root / folder, names, home):
+            if place.suffix != ".py" or hit.startswith(f"{place.name}:"):
+                found.append(f"{folder}/{hit}")
+    return found
+
+
+def test_a_policy_name_is_compared_with_a_literal_in_its_registry_alone():
+    found = policy_name_comparisons(ROOT, registered_policy_names())
+    assert len(found) <= MAX_POLICY_NAME_COMPARISONS, (
+        f"{len(found)} comparisons of a policy's name with a literal in {', '.join(POLICY_USERS)} outside "
+        f"{POLICY_REGISTRY} (at most {MAX_POLICY_NAME_COMPARISONS}; declare what the policy needs and reads "
+        f"in its PolicyEntry and ask the registry):\n" + "\n".join(found))
+
+
+def test_the_policy_name_finder_finds_comparisons_in_the_users_and_skips_the_registry(tmp_path):
+    for folder in ("evaluation", "board", "launch", "tests"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / POLICY_REGISTRY).write_text(
+        'AUTO = "auto"\nregister(PolicyEntry("greedy", "g", f))\nregister(PolicyEntry("mcts", "m", f))\n'
+        'def resolve(name):\n    return "greedy" if name == "auto" else name\n')
+    (tmp_path / "evaluation" / "runner.py").write_text(
+        'def f(policy):\n    if policy == "auto":\n        return 1\n    return policy in ("mcts", "x")\n')
+    (tmp_path / "board" / "agents.py").write_text(
+        'def g(spec):\n    match spec.policy:\n        case "greedy":\n            return 1\n'
+        '    return spec.policy == "gone" or {"mcts": 2}[spec.policy]\n')
+    (tmp_path / "launch" / "gtp_serve.py").write_text('ok = "mcts" != policy\n')
+    (tmp_path / "launch" / "config.py").write_text('ok = search == "mcts"\n')  # builds no agent
+    (tmp_path / "tests" / "c.py").write_text('ok = "mcts" in ("mcts",)\n')
+    names = registered_policy_names(tmp_path)
+    assert names == {"auto", "greedy", "mcts"}
+    assert policy_name_comparisons(tmp_path, names) == [
+        "evaluation/runner.py:2: policy == 'auto'", "evaluation/runner.py:4: policy in ('mcts', 'x')",
+        "board/agents.py:3: 'greedy'", "launch/gtp_serve.py:1: 'mcts' != policy"]
 
 
 MAX_FUNCTION_LINES = 80

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+import algorithms
 from evaluation.metric_keys import FIGURE_ONE_KINDS, INFERENCE_KINDS, REPORT_KINDS, parse_metric_key
 from evaluation.metrics import mean_ci
 from evaluation.report import (LAST_EVALUATIONS, add_last_argument, band, fmt_ci, fmt_number, last_evaluations,
@@ -61,7 +62,7 @@ def inference_evaluations(config: TrainConfig) -> float | None:
 
     policy = config.evaluation.policy
     if policy == "auto":
-        policy = "greedy" if config.algo == "avi" else "policy-head"
+        policy = algorithms.descriptor(config.algo).report_policy
     if policy == "greedy":
         return float(games.make(config.game, **config.game_params).num_actions)
     if policy == "policy-head":

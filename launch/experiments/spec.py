@@ -35,6 +35,7 @@ import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+import algorithms
 import games
 from evaluation.config import EVALUATE_OPTIONS, EvaluationConfig
 from evaluation.datasets import COMMITTED, committed_file_present, game_of
@@ -458,7 +459,8 @@ def trial_bundles(config: TrainConfig, *, embedded: bool, offered=(), gpus: floa
     game = games.make(config.game, **config.game_params)  # auto's suites are those of the trial's board
     if chosen_suites(game, config.evaluation.suites) is not False:
         bundles.append(_bundle(options["evaluator"]))  # a marker on a cluster (the head), nothing embedded
-    if config.algo == "azal" or evaluator_needs_oracle(game, config.evaluation.suites):
+    if algorithms.descriptor(config.algo).labels_while_collecting or evaluator_needs_oracle(
+            game, config.evaluation.suites):
         oracle = role_options("oracle", embedded=embedded, offered=offered, cpus=0 if embedded else 1)
         bundles += [_bundle(oracle)] * config.oracle.replicas
     return tuple(b for b in bundles if b)
@@ -550,7 +552,8 @@ def _inference(spec: Spec, trials: list) -> tuple:
                 raise SpecError(f"{at}, key 'prior': arm {entry['prior']!r} trains a value network, which has "
                                 f"no policy to be a prior")
             kinds = {s.name: s.kind for s in suites_for(games.make(t.config.game, **t.config.game_params))}
-            if kinds.get(entry["suite"]) not in ("play", "states"):
+            suite = _suite_of_board(entry["suite"], kinds)
+            if kinds.get(suite) not in ("play", "states"):
                 usable = [n for n, k in kinds.items() if k in ("play", "states")]
                 raise SpecError(f"{at}, key 'suite': {entry['suite']!r} is not a play or states suite of "
                                 f"{t.config.game}; its: {', '.join(usable) or 'none'}")
@@ -558,13 +561,23 @@ def _inference(spec: Spec, trials: list) -> tuple:
             openings = entry.get("max_openings", t.config.evaluation.max_openings)
             for budget in entry["budgets"]:
                 out.append({"name": f"{entry['name']}-{t.name}-{budget}", "entry": entry["name"],
-                            "policy": entry["policy"], "budget": budget, "suite": entry["suite"],
+                            "policy": entry["policy"], "budget": budget, "suite": suite,
                             **({"max_openings": openings} if openings else {}),
                             "arm": t.arm, "trial": t.name, "group": t.group, "seed": t.seed,
                             # The prior arm's own network searches with its own values: native inference.
                             "prior_arm": prior.arm if prior is not None else None,
                             "prior_trial": prior.name if prior is not None and prior.name != t.name else None})
     return tuple(out)
+
+
+def _suite_of_board(name: str, kinds: dict) -> str:
+    """The suite an inference entry names: ``play`` is the trial's board's own play suite
+    (``connect4-5x4-play`` on 5x4, ``hex-play`` at 7x7), for the instances of a ladder of
+    boards; any other name is the suite's."""
+    if name != "play":
+        return name
+    own = [n for n, kind in kinds.items() if kind == "play" and not n.endswith("-h2h")]
+    return own[0] if len(own) == 1 else name
 
 
 def check_matched(spec: Spec, budgets: dict) -> None:

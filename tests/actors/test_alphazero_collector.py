@@ -135,18 +135,24 @@ def test_go_passes_keep_each_state_with_its_colour(seed):
     np.testing.assert_array_equal(obs[1, 1], obs[0, 0])
 
 
-def test_games_in_progress_go_on_across_calls_and_through_a_checkpoint_file(tmp_path):
+@pytest.mark.parametrize("archive_start", [0.0, 0.5])
+def test_games_in_progress_go_on_across_calls_and_through_a_checkpoint_file(tmp_path, archive_start):
     """Three moves give no finished tic-tac-toe game; the games go on in the next call
     and their rows start at ply 0. Ten moves in one call, in two calls (3 + 7), and in
     two calls with the state saved to a checkpoint file between them and loaded into a
-    collector seeded differently: the same rows."""
+    collector seeded differently: the same rows. With archive starts, the archive of
+    states searched goes through the file too (games restart from it after the resume)."""
     game = games.make("tictactoe")
     evaluate = UniformEvaluator(game)
-    straight = AlphaZeroCollector(game, 8, mcts=SEARCH, seed=1)
+
+    def collector_for(seed):
+        return AlphaZeroCollector(game, 8, mcts=SEARCH, seed=seed, archive_start=archive_start, archive_size=10)
+
+    straight = collector_for(1)
     whole = straight.collect(evaluate, 10)
     assert straight.games_finished > 0
 
-    split = AlphaZeroCollector(game, 8, mcts=SEARCH, seed=1)
+    split = collector_for(1)
     first = split.collect(evaluate, 3)
     assert len(first["target"]) == 0 and split.games_finished == 0
     second = split.collect(evaluate, 7)
@@ -154,12 +160,16 @@ def test_games_in_progress_go_on_across_calls_and_through_a_checkpoint_file(tmp_
         np.testing.assert_array_equal(second[key], whole[key])
     assert not second["obs"][0].any()  # a game begun in the first call, from its first state
 
-    before = AlphaZeroCollector(game, 8, mcts=SEARCH, seed=1)
+    before = collector_for(1)
     before.collect(evaluate, 3)
     path = save_checkpoint(tmp_path / "ckpt.pt", {"actors": to_safe([before.get_state()])})
-    resumed = AlphaZeroCollector(game, 8, mcts=SEARCH, seed=99)
+    resumed = collector_for(99)
     resumed.set_state(from_safe(load_checkpoint(path)["actors"])[0])
     rest = resumed.collect(evaluate, 7)
     for key in whole:
         np.testing.assert_array_equal(rest[key], whole[key])
     assert resumed.games_finished == straight.games_finished
+    if archive_start:
+        assert straight.archive.drawn > 0  # games restarted from the archive after the resume point
+        assert resumed.archive.drawn == straight.archive.drawn and resumed.archive.seen == straight.archive.seen
+        assert all(np.array_equal(x, y) for x, y in zip(resumed.archive.states, straight.archive.states))

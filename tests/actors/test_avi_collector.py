@@ -116,31 +116,37 @@ def test_a_pass_that_ends_go_scores_the_empty_board(komi, target, ends):
         assert np.all(collector.state.board[:, 0] == 2)  # White took the first point
 
 
-def collector_for(game, seed):
-    return AviCollector(game, 8, epsilon=0.5, gamma=1.0, seed=seed)
-
-
-def test_environments_go_on_across_calls_and_through_a_checkpoint_file(tmp_path):
+@pytest.mark.parametrize("archive_start", [0.0, 0.5])
+def test_environments_go_on_across_calls_and_through_a_checkpoint_file(tmp_path, archive_start):
     """Twelve steps in one call, in two calls (5 + 7), and in two calls with the state saved
     to a checkpoint file between them and loaded into a collector seeded differently:
-    the same rows, and the same games finished."""
+    the same rows, and the same games finished. With archive starts, the archive of
+    states played goes through the file too (games restart from it after the resume)."""
     game = games.make("tictactoe")
     value_fn = fixed_value_fn(game.obs_shape)
-    straight = collector_for(game, 1)
+
+    def collector_for(seed):
+        return AviCollector(game, 8, epsilon=0.5, gamma=1.0, seed=seed, archive_start=archive_start, archive_size=20)
+
+    straight = collector_for(1)
     whole = straight.collect(value_fn, 12)
 
-    split = collector_for(game, 1)
+    split = collector_for(1)
     parts = [split.collect(value_fn, 5), split.collect(value_fn, 7)]
     for key in whole:
         np.testing.assert_array_equal(np.concatenate([p[key] for p in parts]), whole[key])
 
-    before = collector_for(game, 1)
+    before = collector_for(1)
     first = before.collect(value_fn, 5)
     path = save_checkpoint(tmp_path / "ckpt.pt", {"actors": to_safe([before.get_state()])})
-    resumed = collector_for(game, 99)
+    resumed = collector_for(99)
     resumed.set_state(from_safe(load_checkpoint(path)["actors"])[0])
     rest = resumed.collect(value_fn, 7)
     for key in whole:
         np.testing.assert_array_equal(np.concatenate([first[key], rest[key]]), whole[key])
     assert resumed.games_finished == straight.games_finished > 0
     assert same_state(resumed.state, straight.state)
+    if archive_start:
+        assert straight.archive.drawn > before.archive.drawn  # games restarted from the archive after step 5
+        assert resumed.archive.drawn == straight.archive.drawn and resumed.archive.seen == straight.archive.seen
+        assert same_state(resumed.archive.states, straight.archive.states)

@@ -9,6 +9,7 @@ import pytest
 import games
 from evaluation.config import EvaluationConfig
 from evaluation import policies as P
+from evaluation import policy_registry
 from evaluation.datasets import DatasetError, committed_file_present, load_dataset
 from evaluation.exact import enumerate_and_solve
 from evaluation.metrics import state_metrics
@@ -176,7 +177,7 @@ def test_policy_adapters_on_exact_values():
                                   value_obs(game.encode(states)))
     gumbel = P.gumbel_policy(game, exact_state, simulations=32)
     assert state_metrics(labels, choose=gumbel)["policy_regret"] == 0.0
-    assert P.PolicySpec("gumbel", simulations=8).build(game, model)(few).shape == (5,)
+    assert policy_registry.PolicySpec("gumbel", simulations=8).build(game, model)(few).shape == (5,)
 
 
 def test_report(tmp_path, capsys):

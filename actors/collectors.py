@@ -1,0 +1,99 @@
+"""What each algorithm's self-play actor plays with: its value function (or evaluator)
+and its collector, built from one :class:`CollectorSetup` by the factory its descriptor
+names (``algorithms.descriptors.AlgorithmDescriptor.collector``).
+
+The factories share one signature, so that ``actors.pool.SelfPlayWorker`` builds any
+algorithm's pieces without knowing which it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from actors.alphazero import AlphaZeroCollector
+from actors.avi import AviCollector
+from actors.config import SelfPlayConfig
+from actors.hybrid import HybridCollector
+from actors.inference_server import InferenceClient
+from actors.labels import OracleLabeler
+from games import Game
+from learner.learner import ValueFunction
+from learner.networks import NetworkConfig
+from search.cache import CachedEvaluator, CachedValueFn
+from search.network import NetworkEvaluator
+
+
+@dataclass(frozen=True)
+class CollectorSetup:
+    """What an actor knows when it builds its collector."""
+
+    game: Game
+    network: NetworkConfig
+    config: SelfPlayConfig  # the run's self-play settings, whole
+    num_envs: int  # this actor's environments
+    seed: int  # this actor's (drawn from the run's seed and its index)
+    gamma: float  # the run's discount
+    eval_cache: str  # "cache", "batch" or "off" (``auto`` already made concrete)
+    oracle: Any = None  # an OracleClient: the labels of an algorithm that asks for them while collecting
+    oracle_store: str | None = None
+    inference_server: Any = None  # an InferenceActor that evaluates for this actor (values only)
+
+
+def value_function(setup: CollectorSetup):
+    """Values of positions, ``float32[N]`` of encodings: an inference server's client (the
+    server applies the cache and the inference path), or the actor's own network behind the
+    evaluation cache. A symmetrized network (Connect Four, Hex) values a position and its
+    images alike: they share one cache entry (more hits: docs/benchmarks.md)."""
+    if setup.inference_server is not None:
+        return InferenceClient(setup.inference_server)
+    value_fn = ValueFunction(setup.game, setup.network, inference_dtype=setup.config.inference_dtype)
+    if setup.eval_cache == "off":
+        return value_fn
+    images = [s.obs for s in setup.game.symmetries()] if setup.network.symmetrize else None
+    return CachedValueFn(value_fn, persist=setup.eval_cache == "cache", symmetries=images)
+
+
+def avi_options(config: SelfPlayConfig) -> dict:
+    """The AviCollector's keyword arguments that come from the self-play config."""
+    return dict(epsilon=config.epsilon, sample_actions=config.sample_actions, sample_by=config.sample_by,
+                archive_start=config.archive_start, archive_size=config.archive_size)
+
+
+def avi(setup: CollectorSetup):
+    """AVI: epsilon-greedy one-step lookahead on the network's values."""
+    return value_function(setup), AviCollector(setup.game, setup.num_envs, gamma=setup.gamma, seed=setup.seed,
+                                               **avi_options(setup.config))
+
+
+def hybrid(setup: CollectorSetup):
+    """Hybrid: AVI's collection, each row with the one-step values' policy as well."""
+    return value_function(setup), HybridCollector(setup.game, setup.num_envs, gamma=setup.gamma, seed=setup.seed,
+                                                  temperature=setup.config.hybrid_temperature,
+                                                  **avi_options(setup.config))
+
+
+def network_evaluator(setup: CollectorSetup):
+    """Priors and values for MCTS from the actor's own network, behind the evaluation cache."""
+    evaluator = NetworkEvaluator(setup.game, setup.network, inference_dtype=setup.config.inference_dtype)
+    if setup.eval_cache == "off":
+        return evaluator
+    return CachedEvaluator(setup.game, evaluator, persist=setup.eval_cache == "cache")
+
+
+def _mcts(setup: CollectorSetup, labeler: OracleLabeler | None):
+    config = setup.config
+    return network_evaluator(setup), AlphaZeroCollector(
+        setup.game, setup.num_envs, mcts=config.mcts, seed=setup.seed, labeler=labeler, search=config.search,
+        gumbel=config.gumbel, archive_start=config.archive_start, archive_size=config.archive_size)
+
+
+def alphazero(setup: CollectorSetup):
+    """AlphaZero: MCTS self-play; rows of finished games."""
+    return _mcts(setup, None)
+
+
+def azal(setup: CollectorSetup):
+    """AZAL: AlphaZero's self-play, the rows of finished games labelled by the oracle service."""
+    return _mcts(setup, OracleLabeler(setup.game, setup.oracle, min_ply=setup.config.label_min_ply,
+                                      store=setup.oracle_store))

@@ -1,0 +1,67 @@
+"""The training algorithms behind one registry: ``algorithms.descriptor(name)``, an
+``algorithms.descriptors.AlgorithmDescriptor`` with what the rest of the system knows
+about the algorithm (its collector, its rows, its loss, its presets, how it is evaluated).
+
+One module per algorithm (``algorithms/avi.py``, ``alphazero.py``, ``azal.py``,
+``hybrid.py``), imported on first use; an algorithm defined elsewhere (a test's toy)
+is added with :func:`register`. The package imports nothing of the project above
+``games``: the pieces an algorithm names live higher up and are imported where used.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from algorithms.descriptors import AlgorithmDescriptor
+
+# name -> the module that defines its DESCRIPTOR, imported on first use. The command
+# line's --algo choices keep this order.
+BUILTIN = {
+    "avi": "algorithms.avi",
+    "alphazero": "algorithms.alphazero",
+    "azal": "algorithms.azal",
+    "hybrid": "algorithms.hybrid",
+}
+_registered: dict[str, AlgorithmDescriptor] = {}  # algorithms added by register (tests' toys)
+
+
+def names() -> list[str]:
+    """Every algorithm's name: the built-in ones in BUILTIN's order, then those registered."""
+    return [*BUILTIN, *_registered]
+
+
+def register(described: AlgorithmDescriptor) -> None:
+    """Add an algorithm defined outside this package; ValueError if its name is taken."""
+    if described.name in BUILTIN or described.name in _registered:
+        raise ValueError(f"algorithm {described.name!r} is already registered")
+    _registered[described.name] = described
+
+
+def unregister(name: str) -> None:
+    """Remove an algorithm added by :func:`register` (the built-in ones stay)."""
+    if name not in _registered:
+        raise ValueError(f"algorithm {name!r} was not added by algorithms.register")
+    del _registered[name]
+
+
+def descriptor(algo: str | AlgorithmDescriptor) -> AlgorithmDescriptor:
+    """The descriptor of the algorithm named ``algo`` (a descriptor is given back as it is:
+    a Ray worker is handed the run's descriptor, which its own registry may not hold)."""
+    if isinstance(algo, AlgorithmDescriptor):
+        return algo
+    if algo in _registered:
+        return _registered[algo]
+    if algo not in BUILTIN:
+        raise ValueError(f"unknown algorithm {algo!r}; known algorithms: {', '.join(names())}")
+    found = getattr(importlib.import_module(BUILTIN[algo]), "DESCRIPTOR", None)
+    if not isinstance(found, AlgorithmDescriptor) or found.name != algo:
+        raise TypeError(f"{BUILTIN[algo]}.DESCRIPTOR must be the AlgorithmDescriptor of {algo!r}, got {found!r}")
+    return found
+
+
+def preset_changes(algo: str | AlgorithmDescriptor, game: str) -> dict:
+    """The changes ``algo`` makes to ``game``'s preset, as dotted config keys: those of the
+    algorithm it builds on first (recursively), then its own (every game's, then the game's)."""
+    described = descriptor(algo)
+    base = preset_changes(described.builds_on, game) if described.builds_on else {}
+    return {**base, **described.own_changes(game)}

@@ -1,0 +1,78 @@
+"""What the rest of the system knows about a training algorithm, declared once in its module.
+
+Each algorithm module of this package (``algorithms/avi.py``, ``alphazero.py``, ...)
+defines ``DESCRIPTOR``, an :class:`AlgorithmDescriptor`, and ``algorithms`` registers it
+under its name (``algorithms.descriptor(name)``); an algorithm defined elsewhere (a test's
+toy algorithm) registers its own with ``algorithms.register``. Code outside
+``algorithms/`` asks the descriptor instead of comparing the algorithm's name with a literal.
+
+The descriptor is data, as a game's is (``games.descriptors``): ``algorithms`` imports
+nothing of the project but ``games``, so its pieces that live higher up (the collector
+in ``actors``, the loss in ``learner``) are named by a :data:`games.descriptors.Ref`,
+``"module:attribute"``, imported where they are used (:meth:`AlgorithmDescriptor.piece`);
+an algorithm defined in one file may give the object itself instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from games.descriptors import Ref, resolve
+
+REPORT_POLICIES = ("greedy", "policy-head")  # the evaluation.policy values ``auto`` may stand for
+EVAL_CACHES = ("cache", "batch", "off")  # search.cache.EVAL_CACHE_MODES (not imported: search is above)
+
+
+@dataclass(frozen=True, eq=False)  # one per algorithm, compared and hashed by identity (its dicts are unhashable)
+class AlgorithmDescriptor:
+    """Everything the system must know about a training algorithm besides its code."""
+
+    name: str  # the registry name (``--algo NAME``; ``algo`` in config.json)
+    title: str  # as people write it in messages and reports ("AlphaZero")
+    # --- self-play (actors.pool.SelfPlayWorker)
+    # (actors.collectors.CollectorSetup) -> (value function or evaluator, collector): what an
+    # actor plays with; the collector's ``collect`` gives the rows of the schema below.
+    collector: Ref
+    # The action distributions (float32[A] each) its rows carry beyond obs, target and
+    # version (replay.rows.schema_for), in the order its loss reads them.
+    policy_columns: tuple[str, ...] = ()
+    labels_while_collecting: bool = False  # its actors ask the oracle service for labels (the game's labeller)
+    rows_from_finished_games: bool = False  # a row is stored only once its game has ended
+    eval_cache: str = "off"  # actors.eval_cache=auto: cache, batch or off (search/cache.py)
+    inference_server: bool = False  # an inference server (values only) can evaluate for its actors
+    gumbel: bool = False  # actors.search=gumbel applies (its self-play searches with MCTS)
+    # --- training (learner.learner.Learner)
+    loss: Ref = "learner.losses:AVI"  # a learner.losses.Loss: the loss and the metrics it reports
+    policy_head: bool = False  # its loss trains the network's policy head (network.policy_head must be true)
+    # --- presets (launch.config.for_algo): dotted config keys over the game's preset
+    builds_on: str | None = None  # the algorithm whose changes come first (AZAL: AlphaZero's)
+    preset: Mapping[str, Any] = field(default_factory=dict)  # its changes at every game
+    preset_by_game: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # game name -> its changes there
+    # --- evaluation and reports
+    report_policy: str = "greedy"  # what evaluation.policy=auto plays in reports: greedy or policy-head
+
+    def __post_init__(self):
+        if not self.name or not self.name.isidentifier():
+            raise ValueError(f"an algorithm's name must be a nonempty identifier, got {self.name!r}")
+        if self.report_policy not in REPORT_POLICIES:
+            raise ValueError(f"algorithm {self.name!r}: report_policy must be one of {', '.join(REPORT_POLICIES)}, "
+                             f"got {self.report_policy!r}")
+        if self.eval_cache not in EVAL_CACHES:
+            raise ValueError(f"algorithm {self.name!r}: eval_cache must be one of {', '.join(EVAL_CACHES)}, "
+                             f"got {self.eval_cache!r}")
+        if self.policy_columns and not self.policy_head:
+            raise ValueError(f"algorithm {self.name!r}: rows with action distributions "
+                             f"({', '.join(self.policy_columns)}) train a policy head: set policy_head=True")
+        object.__setattr__(self, "policy_columns", tuple(self.policy_columns))
+        object.__setattr__(self, "preset", dict(self.preset))  # copies: the caller's stay its own
+        object.__setattr__(self, "preset_by_game", {g: dict(c) for g, c in self.preset_by_game.items()})
+
+    def piece(self, field_name: str) -> Any:
+        """The object the :data:`Ref` field ``field_name`` names (``collector``, ``loss``)."""
+        return resolve(getattr(self, field_name))
+
+    def own_changes(self, game: str) -> dict[str, Any]:
+        """Its own changes of ``game``'s preset: those of every game, then the game's."""
+        return {**self.preset, **self.preset_by_game.get(game, {})}

@@ -5,13 +5,17 @@ refused with messages that name what is wrong."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from launch.experiments.spec import SPEC_DIR, SpecError, check_placement, load_spec, plan
 from launch.experiments.tune_run import EXPERIMENT_FILE, prepare
 
 NAMED = ("smoke", "avi-vs-az-connect4", "avi-vs-az-hex", "fgames", "azal-chomp", "azal-connect4",
-         "gumbel-vs-puct-connect4", "gumbel-vs-puct-hex", "ladder-connect4", "ladder-hex")
+         "gumbel-vs-puct-connect4", "gumbel-vs-puct-hex", "ladder-connect4", "ladder-hex",
+         "hybrid-vs-avi-vs-az-connect4", "hybrid-vs-avi-vs-az-hex", "sampled-avi-othello", "sampled-avi-hex",
+         "archive-starts-connect4", "archive-starts-chomp")
 # A cluster of the kind the full specs are for: four 16-CPU workers and one GPU node.
 CLUSTER = [{"CPU": 16.0}] * 4 + [{"CPU": 16.0, "GPU": 1.0}]
 THIS_MACHINE = [{"CPU": 2.0}]
@@ -276,3 +280,35 @@ def test_a_ladder_trains_each_board_with_its_preset_until_its_goal(name, boards)
         assert config.game_params == ({"width": w, "height": h} if config.game == "connect4" else {"size": w})
         assert config.actors.collect_steps == 32  # the small boards' preset (games/<game>.py preset_at)
         assert trial.stop_when == {"eval/*-play/error_rate": 0.0}
+
+
+@pytest.mark.parametrize("name", ["hybrid-vs-avi-vs-az-connect4", "hybrid-vs-avi-vs-az-hex"])
+def test_the_hybrid_is_matched_with_avi_and_alphazero_and_scored_by_its_value_head(name):
+    small = plan(load_spec(name), "small")
+    arms = {t.arm: t.config for t in small.trials}
+    assert {a: c.algo for a, c in arms.items()} == {"avi": "avi", "hybrid": "hybrid", "az32": "alphazero"}
+    assert arms["hybrid"].network.policy_head and arms["hybrid"].evaluation.policy == "greedy"
+    assert len({(t.updates, t.config.rows_per_iteration) for t in small.trials}) == 1  # matched rows and updates
+    assert {t.seed for t in small.trials} == {0, 1, 2}
+    assert {p["policy"] for p in small.inference} == {"mcts"} and {p["arm"] for p in small.inference} == {"hybrid", "az32"}
+    board = small.trials[0].instance  # "play": the board's own play suite
+    assert {p["suite"] for p in small.inference} == {f"{small.trials[0].config.game}-{board}-play"}
+    assert {p["suite"] for p in plan(load_spec(name), "test").inference} == {
+        f"{small.trials[0].config.game}-{'4x4' if 'connect4' in name else '3x3'}-play"}
+
+
+@pytest.mark.parametrize("name", ["sampled-avi-othello", "sampled-avi-hex"])
+def test_sampled_avi_arms_sample_four_moves_beside_exhaustive_avi(name):
+    arms = {t.arm: t.config.actors for t in plan(load_spec(name), "small").trials}
+    assert arms["avi"].sample_actions == 0
+    assert (arms["avi_k4"].sample_actions, arms["avi_k4"].sample_by) == (4, "uniform")
+    assert (arms["hybrid_k4"].sample_actions, arms["hybrid_k4"].sample_by) == (4, "prior")
+
+
+@pytest.mark.parametrize("name", ["archive-starts-connect4", "archive-starts-chomp"])
+def test_archive_starts_arms_differ_only_in_the_archive(name):
+    configs = {t.arm: t.config for t in plan(load_spec(name), "small").trials}
+    for base in ("az32", "avi"):
+        plain, archive = configs[base], configs[f"{base}_archive"]
+        assert plain.actors.archive_start == 0.0 and archive.actors.archive_start == 0.5
+        assert archive == replace(plain, actors=replace(plain.actors, archive_start=0.5))

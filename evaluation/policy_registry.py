@@ -75,6 +75,10 @@ class PolicyEntry:
     needs: tuple[str, ...] = ("value-head",)
     parameters: tuple[str, ...] = ()
     takes_prior: bool = False
+    budget: str | None = None  # the setting an experiment's inference study varies (simulations, depth)
+    # Network evaluations a decision costs, from the game's number of actions and the
+    # policy's settings (the reports' inference cost); None: not counted.
+    evaluations: Callable[[int, PolicySpec], float] | None = None
 
     def __post_init__(self):
         if not self.name or self.name == AUTO:
@@ -182,24 +186,28 @@ def _search_evaluator(inputs: PolicyInputs):
 
 register(PolicyEntry(
     "greedy", "AVI's G(V): one-step lookahead over the network's values",
-    lambda i: P.greedy_policy(i.game, i.model.value_obs, i.spec.gamma), parameters=("gamma",)))
+    lambda i: P.greedy_policy(i.game, i.model.value_obs, i.spec.gamma), parameters=("gamma",),
+    evaluations=lambda actions, spec: float(actions)))  # every child, at most the game's actions
 register(PolicyEntry(
     "policy-head", "the argmax of the policy head's logits over the legal moves",
-    lambda i: P.policy_head_policy(i.game, i.model), needs=("policy-head",)))
+    lambda i: P.policy_head_policy(i.game, i.model), needs=("policy-head",),
+    evaluations=lambda actions, spec: 1.0))
 register(PolicyEntry(
     "mcts", "PUCT search without root noise, the most visited move (a uniform prior without a policy head)",
     lambda i: P.mcts_policy(i.game, _search_evaluator(i), simulations=i.spec.simulations, seed=i.spec.seed,
                             reuse=i.spec.reuse),
-    parameters=("simulations", "seed", "reuse"), takes_prior=True))
+    parameters=("simulations", "seed", "reuse"), takes_prior=True, budget="simulations",
+    evaluations=lambda actions, spec: float(spec.simulations)))
 register(PolicyEntry(
     "gumbel", "Gumbel AlphaZero's search without its noise, the Sequential Halving winner",
     lambda i: P.gumbel_policy(i.game, i.model.evaluate, simulations=i.spec.simulations, seed=i.spec.seed,
                               reuse=i.spec.reuse),
-    parameters=("simulations", "seed", "reuse")))
+    parameters=("simulations", "seed", "reuse"), budget="simulations",
+    evaluations=lambda actions, spec: float(spec.simulations)))
 register(PolicyEntry(
     "minimax", "minimax to a depth over the network's values",
     lambda i: P.minimax_policy(i.game, i.model.value_obs, depth=i.spec.depth, gamma=i.spec.gamma, seed=i.spec.seed),
-    parameters=("depth", "gamma", "seed")))
+    parameters=("depth", "gamma", "seed"), budget="depth"))
 
 
 class NetworkPolicy(NamedTuple):
@@ -221,3 +229,9 @@ class NetworkPolicy(NamedTuple):
         game = games.make(self.game_name, **self.game_params)
         model = NetworkModel(game, self.net_config, self.weights, inference_dtype=self.inference_dtype)
         return self.spec.build(game, model)
+
+
+def searches() -> dict[str, str]:
+    """The policies an experiment's inference study may vary, each with the setting it
+    varies (its budget: ``simulations``, ``depth``)."""
+    return {name: e.budget for name, e in _ENTRIES.items() if e.budget is not None}

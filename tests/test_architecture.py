@@ -48,7 +48,7 @@ ALGORITHM_NAMES_AT_HOME = "algorithms"
 MAX_POLICY_NAME_COMPARISONS = 0  # a policy is declared once, in its registry: nothing else compares its name
 POLICY_REGISTRY = "evaluation/policy_registry.py"  # the module where a policy's name is compared with literals
 # Where agents are built from a policy's name (packages, or a module); launch/experiments is not yet among them.
-POLICY_USERS = ("evaluation", "board", "gtp", "search", "launch/gtp_serve.py")
+POLICY_USERS = ("evaluation", "board", "gtp", "search", "launch/gtp_serve.py", "launch/experiments")
 # Not the project's source: checked-out environments, caches, and the tests' own clusters.
 NOT_SOURCE = {".git", ".venv", "tests", "build", "dist", "node_modules", "__pycache__"}
 

@@ -20,9 +20,9 @@ import json
 import time
 from pathlib import Path
 
+from evaluation import policy_registry
 from launch.experiments.layout import inference_path
 from launch.experiments.matches import evaluate_command, evaluate_with_options, final_checkpoint
-from launch.experiments.spec import INFERENCE_POLICIES
 
 
 def run_inference(out, manifest: dict, log=print) -> list[Path]:
@@ -40,7 +40,7 @@ def run_inference(out, manifest: dict, log=print) -> list[Path]:
             continue
         what = f"inference {point['name']}"
         checkpoint = final_checkpoint(out, run_dirs[point["trial"]], what)
-        options = {"policy": point["policy"], INFERENCE_POLICIES[point["policy"]]: point["budget"],
+        options = {"policy": point["policy"], policy_registry.searches()[point["policy"]]: point["budget"],
                    "prior_checkpoint": final_checkpoint(out, run_dirs[point["prior_trial"]], what)
                    if point.get("prior_trial") else None,
                    **({"max_openings": point["max_openings"]} if "max_openings" in point else {})}

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 import algorithms
+from evaluation import policy_registry
 from evaluation.metric_keys import FIGURE_ONE_KINDS, INFERENCE_KINDS, REPORT_KINDS, parse_metric_key
 from evaluation.metrics import mean_ci
 from evaluation.report import (LAST_EVALUATIONS, add_last_argument, band, fmt_ci, fmt_number, last_evaluations,
@@ -61,15 +62,14 @@ def inference_evaluations(config: TrainConfig) -> float | None:
     import games
 
     policy = config.evaluation.policy
-    if policy == "auto":
+    if policy == policy_registry.AUTO:
         policy = algorithms.descriptor(config.algo).report_policy
-    if policy == "greedy":
-        return float(games.make(config.game, **config.game_params).num_actions)
-    if policy == "policy-head":
-        return 1.0
-    if policy in ("mcts", "gumbel"):
-        return float(config.evaluation.simulations)
-    return None
+    cost = policy_registry.entry(policy).evaluations
+    if cost is None:
+        return None
+    actions = games.make(config.game, **config.game_params).num_actions
+    return cost(actions, policy_registry.PolicySpec(policy, simulations=config.evaluation.simulations,
+                                                     depth=config.evaluation.depth))
 
 
 def _cell(values, digits: int = 4) -> str:
@@ -361,9 +361,9 @@ def _draw_inference(exp: Experiment, out_dir: Path, plt) -> Path:
             if seeds > 1:
                 half = np.array([h for _, h in stats])
                 ax.fill_between(budgets, mean - half, mean + half, color=colours[arm], alpha=0.2)
-        searches = {"mcts": "MCTS simulations", "gumbel": "Gumbel search simulations"}
-        ax.set_xlabel(searches.get(curve["policy"], "minimax depth"), fontsize=8)
-        if curve["policy"] in searches:
+        budget = policy_registry.searches()[curve["policy"]]
+        ax.set_xlabel(f"{curve['policy']} {budget}", fontsize=8)
+        if budget == "simulations":  # doubled from one budget to the next: a log axis
             ax.set_xscale("log", base=2)
         ticks = sorted({b for by_budget in curve["arms"].values() for b in by_budget})
         ax.set_xticks(ticks, [str(b) for b in ticks])
@@ -466,7 +466,7 @@ def _group_summary(exp: Experiment, group: str, last: int = LAST_EVALUATIONS) ->
         if in_group != group:
             continue
         budgets = sorted({b for by_budget in curve["arms"].values() for b in by_budget})
-        what = "simulations" if curve["policy"] in ("mcts", "gumbel") else "depth"
+        what = policy_registry.searches()[curve["policy"]]
         lines += [f"### Inference: {entry} ({curve['metric'].removeprefix('eval/')} against {curve['policy']} "
                   f"{what}; mean ± 95% CI over seeds)", "",
                   f"| values (seeds) | " + " | ".join(f"{what} {b}" for b in budgets) + " |",

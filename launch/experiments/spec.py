@@ -37,6 +37,7 @@ from pathlib import Path
 
 import algorithms
 import games
+from evaluation import policy_registry
 from evaluation.config import EVALUATE_OPTIONS, EvaluationConfig
 from evaluation.datasets import COMMITTED, committed_file_present, game_of
 from evaluation.suites import suites_for
@@ -58,7 +59,6 @@ EVALUATION_KEYS = {name: type(getattr(EvaluationConfig(), name)) for name in EVA
 MATCH_KEYS = {"arm": str, "opponent": str, "suite": str, **EVALUATION_KEYS}
 INFERENCE_KEYS = {"name": str, "policy": str, "budgets": list, "arms": list, "prior": str, "suite": str,
                   "max_openings": int}
-INFERENCE_POLICIES = {"mcts": "simulations", "gumbel": "simulations", "minimax": "depth"}  # policy -> its budget
 ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict}
 INSTANCE_KEYS = {"name": str, "group": str, "params": dict}
 SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "evaluation": dict, "set": dict, "instances": list, "arms": dict, "updates_per_second": dict,
@@ -348,18 +348,21 @@ def _inference_entry(at: str, table, arms: dict) -> dict:
         raise SpecError(f"{at}: must be a table ([[inference]])")
     _check_keys(at, table, INFERENCE_KEYS, required=("policy", "budgets", "arms", "suite"))
     _check_evaluation(at, table)
-    if table["policy"] not in INFERENCE_POLICIES:
+    searches = policy_registry.searches()
+    if table["policy"] not in searches:
         raise SpecError(f"{at}, key 'policy': {table['policy']!r} is not a search; one of "
-                        f"{', '.join(INFERENCE_POLICIES)}")
+                        f"{', '.join(searches)}")
     budgets = table["budgets"]
     if not budgets or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in budgets):
         raise SpecError(f"{at}, key 'budgets': a non-empty list of integers >= 1 "
-                        f"({INFERENCE_POLICIES[table['policy']]}), got {budgets!r}")
+                        f"({searches[table['policy']]}), got {budgets!r}")
     for arm in [*table["arms"], *([table["prior"]] if "prior" in table else [])]:
         if arm not in arms:
             raise SpecError(f"{at}: {arm!r} is not an arm; arms: {', '.join(arms)}")
-    if "prior" in table and table["policy"] != "mcts":
-        raise SpecError(f"{at}, key 'prior': only MCTS takes a prior, not {table['policy']!r}")
+    if "prior" in table and not policy_registry.entry(table["policy"]).takes_prior:
+        takers = [n for n in searches if policy_registry.entry(n).takes_prior]
+        raise SpecError(f"{at}, key 'prior': {table['policy']!r} takes no second network's prior; "
+                        f"{', '.join(takers)} {'does' if len(takers) == 1 else 'do'}")
     name = table.get("name", "-".join([table["policy"], *([table["prior"]] if "prior" in table else [])]))
     return {**table, "name": name, "budgets": sorted(set(budgets))}
 

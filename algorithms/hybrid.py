@@ -23,5 +23,8 @@ DESCRIPTOR = AlgorithmDescriptor(
     loss="learner.losses:ALPHAZERO",
     policy_head=True,
     builds_on="avi",
+    # Its evaluations play its value head greedily, as AVI's do, so that the two compare
+    # head for head (auto would play the policy head of any network that has one).
+    preset={"evaluation.policy": "greedy"},
     report_policy="greedy",
 )

@@ -19,7 +19,9 @@ Both classes are **paced** over the run: before the end, an evaluation runs only
 the evaluations spent, with its own cost, stays within ``time_share`` of the time elapsed
 (the first one always runs). A cadence cheaper than that share is spaced out evenly, so a
 long run has points along its whole curve rather than a burst at its start, an allowance
-spent by mid-run and nothing until its final weights.
+spent by mid-run and nothing until its final weights. Where there are costly suites, the
+cheap ones are paced to half the share (:data:`CHEAP_SHARE`), so that a cheap cadence
+that could fill the share leaves the costly suites their runs along the curve.
 
 Every suite left out, and why, is kept (:attr:`EvaluationPlan.skipped`): the run prints
 each such line and writes them into its last row. The run stops training at
@@ -39,6 +41,8 @@ EXIT_SECONDS = 5.0
 FIRST_CHECKPOINT_SECONDS = 3.0
 # A costly suite whose cost is unknown gets this share of the allowance left before the end.
 UNKNOWN_SHARE = 0.5
+# Where a run has costly suites, the part of the paced share its cheap suites may take.
+CHEAP_SHARE = 0.5
 
 
 @dataclass
@@ -67,6 +71,7 @@ class EvaluationPlan:
     costly: list[str]
     clock: object = time.time
     spent: float = 0.0  # seconds of evaluations so far
+    cheap_spent: float = 0.0  # of which in the cheap suites
     cost: dict = field(default_factory=dict)  # costly suite -> seconds of its newest complete run
     abandoned: dict = field(default_factory=dict)  # costly suite -> seconds of its newest unfinished run
     cheap_cost: float = 0.0  # seconds of the newest evaluation's cheap part
@@ -106,7 +111,9 @@ class EvaluationPlan:
         kept = self.cheap_cost + sum(self.cost.get(s, 0.0) for s in self.costly)
         fits = self.spent + self.cheap_cost + kept <= self.allowance
         self.cheap_skipped += not fits
-        paced = fits and self.on_pace(self.cheap_cost)
+        share = self.share * (CHEAP_SHARE if self.costly else 1.0)
+        paced = fits and (self.cheap_spent == 0.0
+                          or self.cheap_spent + self.cheap_cost <= share * (self.clock() - self.start))
         self.cheap_paced += fits and not paced
         return paced
 
@@ -164,6 +171,7 @@ class EvaluationPlan:
         self.spent += seconds
         if cheap:
             self.cheap_cost = max(0.0, seconds - sum(suite_seconds.values()) - sum(abandoned.values()))
+            self.cheap_spent += self.cheap_cost
         for suite, s in suite_seconds.items():
             self.cost[suite] = s
             self.abandoned.pop(suite, None)

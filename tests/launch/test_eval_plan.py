@@ -165,3 +165,24 @@ def test_a_measured_costly_suite_is_paced_before_the_end_but_the_final_one_runs(
     assert p.choose(final=False).costly == ["play"]
     clock.now = 20.0
     assert p.choose(final=True).costly == ["play"]  # the final weights' evaluation is never paced
+
+
+def test_a_cheap_cadence_that_could_fill_the_share_leaves_the_play_suite_its_runs():
+    """A quiet machine: an iteration every 2 s, 0.6 s of cheap suites at each, a 10 s play
+    suite due at every 4th iteration, 30 minutes at 20%. Cheap evaluations alone could
+    spend the whole paced share; they take half of it, and play runs along the curve."""
+    p, clock = plan(minutes=30.0)
+    played, iteration = [], 0
+    while clock.now < p.train_deadline():
+        iteration += 1
+        clock.now += 2.0
+        if not p.cheap_fits():
+            continue
+        play = p.choose(final=False).costly if iteration % 4 == 0 else []
+        seconds = {"play": 10.0} if play else {}
+        p.record(seconds=0.6 + sum(seconds.values()), cheap=True, suite_seconds=seconds, abandoned={})
+        clock.now += 0.6 + sum(seconds.values())
+        played += [clock.now] if play else []
+    assert len(played) >= 10
+    assert played[-1] > 0.8 * p.train_deadline() and played[0] < 0.2 * p.train_deadline()
+    assert p.cheap_spent <= 0.5 * 0.2 * clock.now + 0.6

@@ -24,22 +24,14 @@ import time
 
 import torch
 
-import games
 from actors.avi import AviCollector
-from launch.config import resolve
-from learner.learner import ValueFunction, numpy_weights
-from learner.networks import build_network
+from benchmarks.avi_speed import fresh_value_function
 from search.cache import CachedValueFn
 
 
 def sampled_speed(name: str, ks: list[int], num_envs: int, warmup: int | None, phases: int, phase_steps: int,
                   eval_cache: str, sample_by: str = "uniform", overrides: list[str] = ()) -> dict:
-    config = resolve(name, "paper", overrides)
-    game = games.make(name, **config.game_params)
-    torch.manual_seed(0)
-    vf = ValueFunction(game, config.network)
-    weights = numpy_weights(build_network(game, config.network))
-    vf.set_weights(weights, 0)
+    config, game, vf, weights = fresh_value_function(name, overrides)
     value_fn = vf if eval_cache == "off" else CachedValueFn(vf)
     collectors = {k: AviCollector(game, num_envs, epsilon=config.actors.epsilon, gamma=config.gamma, seed=0,
                                   sample_actions=k, sample_by=sample_by) for k in ks}

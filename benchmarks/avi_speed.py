@@ -148,15 +148,23 @@ class Timed:
         return out
 
 
-def hit_rates(name: str, num_envs: int, warmup: int | None, phases: int, phase_steps: int | None,
-              overrides: list[str] = ()) -> dict:
-    """The evaluation cache on one game's AVI collection, without Ray (see the module docstring)."""
+def fresh_value_function(name: str, overrides: list[str] = ()):
+    """The paper preset of game ``name`` with ``overrides``, its engine, a value function with
+    the preset network's initial weights (seed 0) and those weights, which a benchmark sets
+    again under a new version to empty an evaluation cache."""
     config = resolve(name, "paper", overrides)
     game = games.make(name, **config.game_params)
     torch.manual_seed(0)
     vf = ValueFunction(game, config.network)
     weights = numpy_weights(build_network(game, config.network))
     vf.set_weights(weights, 0)
+    return config, game, vf, weights
+
+
+def hit_rates(name: str, num_envs: int, warmup: int | None, phases: int, phase_steps: int | None,
+              overrides: list[str] = ()) -> dict:
+    """The evaluation cache on one game's AVI collection, without Ray (see the module docstring)."""
+    config, game, vf, weights = fresh_value_function(name, overrides)
     network = Timed(vf)  # the network's own time, inside the cache
     cached = Timed(CachedValueFn(network))  # and the cache's time around it
     collector = AviCollector(game, num_envs, epsilon=config.actors.epsilon, gamma=config.gamma, seed=0)

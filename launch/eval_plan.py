@@ -98,10 +98,13 @@ class EvaluationPlan:
             return min(self.left(), sum(self.cost[s] for s in self.costly))
         return self.left()
 
-    def on_pace(self, cost: float) -> bool:
-        """Whether an evaluation before the end that costs ``cost`` seconds keeps the
-        evaluations within their share of the time elapsed (the first one always does)."""
-        return self.spent == 0.0 or self.spent + cost <= self.share * (self.clock() - self.start)
+    def on_pace(self, cost: float, spent: float | None = None, share: float | None = None) -> bool:
+        """Whether an evaluation before the end that costs ``cost`` seconds keeps ``spent``
+        (default: all the evaluations' seconds) within ``share`` (default: ``time_share``)
+        of the time elapsed; the first one always does."""
+        spent = self.spent if spent is None else spent
+        share = self.share if share is None else share
+        return spent == 0.0 or spent + cost <= share * (self.clock() - self.start)
 
     def cheap_fits(self) -> bool:
         """Whether an evaluation of the cadence runs now: it is on pace, and it still fits
@@ -112,8 +115,7 @@ class EvaluationPlan:
         fits = self.spent + self.cheap_cost + kept <= self.allowance
         self.cheap_skipped += not fits
         share = self.share * (CHEAP_SHARE if self.costly else 1.0)
-        paced = fits and (self.cheap_spent == 0.0
-                          or self.cheap_spent + self.cheap_cost <= share * (self.clock() - self.start))
+        paced = fits and self.on_pace(self.cheap_cost, self.cheap_spent, share)
         self.cheap_paced += fits and not paced
         return paced
 

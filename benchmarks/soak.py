@@ -66,7 +66,8 @@ import ray
 from ray._private import ray_constants
 
 from launch.config import resolve
-from launch.run_dir import latest_pair, prepare_run_dir, resumed_config
+from launch.run_dir import prepare_run_dir, resumed_config
+from launch.run_store import latest_pair
 from learner.checkpoint import CorruptCheckpointError, list_checkpoints, verify_checkpoint
 from lifecycle.ray_start import start_ray
 

@@ -12,9 +12,10 @@ weights, and the run, in :meth:`Run.run`:
    evaluator's game suites, play against the oracle and traces, at every
    ``evaluation.play_every``-th of these evaluations and on the final weights);
 4. logs the record to ``metrics.jsonl`` and W&B, and shows it on the console;
-5. every ``checkpoint_every`` iterations, writes a replay snapshot and then a
-   checkpoint (learner, optimizer, counters, faults, environments and random states
-   of every actor), so that ``--resume`` continues the run where it left it.
+5. every ``checkpoint_every`` iterations, commits a replay snapshot and a checkpoint
+   (learner, optimizer, counters, faults, environments and random states of every
+   actor) as one pair (``launch/run_store.py``), so that ``--resume`` continues the
+   run where it left it.
 
 Faults (a process or a whole node dying) do not end a run:
 
@@ -54,30 +55,13 @@ from launch.metrics import MetricsLogger
 from launch.run_placement import place_run, resources_after_gpu_wait
 from launch.records import RunCounters, inference_record, replay_record
 from launch.restarts import LearnerLink, replay_call
-from launch.run_dir import (
-    Pair,
-    actor_log_dir,
-    commit_pair,
-    latest_pair,
-    list_pairs,
-    pair_replay_dir,
-    prepare_run_dir,
-    prune_pairs,
-    publish_snapshots,
-    run_location,
-)
+from launch.run_dir import actor_log_dir, prepare_run_dir, run_location
+from launch.run_store import RunStore
 from launch.safe_tree import from_safe, to_safe
 from launch.run_budget import RunBudget, check_budget
 from launch.schedules import SCHEDULES
 from learner.actor import LearnerActor
-from learner.checkpoint import (
-    RunCheckpoint,
-    checkpoint_path,
-    latest_checkpoint,
-    load_run_checkpoint,
-    prune,
-    save_run_checkpoint,
-)
+from learner.checkpoint import RunCheckpoint
 from learner.learner import ValueFunction
 from learner.weights import publish
 from lifecycle.ray_start import start_ray
@@ -131,6 +115,7 @@ class Run:
             game=config.game, game_params=config.game_params, network=config.network, config=config.learner,
             algo=self.algorithm, replay=self.replay, seed=config.seed,
             checkpoint_dir=str(storage.join(self.run_dir, "checkpoints")), log_dir=self.log_dir)
+        self.store = RunStore(self.run_dir, self.replay, keep=config.keep_checkpoints)
         self.faults = FaultLedger([r.incarnation for r in self.replay.recoveries()])
         self.inference, self.actors = self._start_self_play()
         self.link = LearnerLink(learner, self.counters, self.faults)
@@ -309,13 +294,16 @@ class Run:
 
     # ------------------------------------------------------------ checkpoints
 
-    def checkpoint(self) -> Path:
+    def checkpoint(self):
         """A replay snapshot and a checkpoint of everything a resumed run needs, of one
-        moment, committed as one pair (``launch/run_dir.py``): the snapshot into its own
-        directory, the checkpoint, and last the manifest naming both. A crash between the
-        writes leaves the previous pair whole, and ``--resume`` takes that one."""
-        updates = self.counters.updates
-        snapshots = replay_call(lambda: self.replay.snapshot(str(pair_replay_dir(self.run_dir, updates))))
+        moment, committed as one pair (``launch/run_store.py``): a crash while writing
+        leaves the previous pair whole, and ``--resume`` takes that one."""
+        path = self.store.commit(self.counters.updates, self._run_checkpoint)
+        self._checkpointed_at, self._checkpoint_path = (self.counters.iteration, self.counters.updates), path
+        return path
+
+    def _run_checkpoint(self) -> RunCheckpoint:
+        """The learner's, the actors' and the run's state now (after the replay's snapshot)."""
         learner = self.link.call("state_dict")
         actor_states = ray.get([a.get_state.remote() for a in self.actors])
         # Restarts no iteration's record counted yet (an actor lost in this call, or after its
@@ -326,55 +314,25 @@ class Run:
         # And the replay shards' (a shard lost since the last iteration's record and before
         # this snapshot came back from the previous one: its lost rows are counted here).
         self.faults.shard_recoveries(replay_call(self.replay.recoveries))
-        checkpoint = RunCheckpoint(
+        return RunCheckpoint(
             counters=self.counters.as_dict(),  # after the learner call: those of the learner's state
             learner=learner, actors=to_safe(actor_states), config=self.config.to_json(),
             faults=dict(self.faults.totals))
-        checkpoints = storage.join(self.run_dir, "checkpoints")
-        path = save_run_checkpoint(checkpoint_path(checkpoints, self.counters.updates), checkpoint)
-        manifest = commit_pair(self.run_dir, updates, path, snapshots)
-        # Restarting shards reload the live files: from now on those of this pair.
-        self._publish_pair(Pair(manifest, updates, path, pair_replay_dir(self.run_dir, updates)))
-        prune(checkpoints, keep=self.config.keep_checkpoints)
-        prune_pairs(self.run_dir, keep=self.config.keep_checkpoints)
-        self._checkpointed_at, self._checkpoint_path = (self.counters.iteration, self.counters.updates), path
-        return path
-
-    def _publish_pair(self, pair: Pair) -> None:
-        live = self.replay.snapshot_dir
-        publish_snapshots(pair, [storage.join(live, f"{shard}.parquet") for shard in self._shard_names()])
-
-    def _shard_names(self) -> list[str]:
-        return [f"{self.replay.name}-shard-{i}" for i in range(self.replay.num_shards)]
 
     def _restore(self) -> None:
-        pair = latest_pair(self.run_dir)
-        if pair is not None:
-            path, replay_dir = pair.checkpoint, pair.replay_dir
-        else:  # a run directory from before pairs: its newest checkpoint and live snapshots
-            if list_pairs(self.run_dir):
-                print(f"--resume {self.run_dir}: no snapshot/checkpoint pair verifies; falling back to the "
-                      f"newest checkpoint and the live replay snapshots, which may be of different moments")
-            path, replay_dir = (latest_checkpoint(storage.join(self.run_dir, "checkpoints")),
-                                storage.join(self.run_dir, "replay"))
-        if path is None:
-            raise ConfigError(f"--resume {self.run_dir}: no readable checkpoint in "
-                              f"{storage.join(self.run_dir, 'checkpoints')}")
-        checkpoint = load_run_checkpoint(path)
+        """Every role back at the newest saved moment: counters and fault totals, the
+        learner, the self-play actors and the replay shards."""
+        saved = self.store.newest()
         try:
-            self.counters.restore(checkpoint.counters)
-            self.faults.restore(checkpoint.faults)
+            self.counters.restore(saved.checkpoint.counters)
+            self.faults.restore(saved.checkpoint.faults)
         except ValueError as err:
-            raise ConfigError(f"--resume {self.run_dir}: {storage.basename(path)}: {err}") from None
-        ray.get(self.link.learner.load_state_dict.remote(checkpoint.learner))
-        actor_states = from_safe(checkpoint.actors)
+            raise ConfigError(f"--resume {self.run_dir}: {storage.basename(saved.path)}: {err}") from None
+        ray.get(self.link.learner.load_state_dict.remote(saved.checkpoint.learner))
+        actor_states = from_safe(saved.checkpoint.actors)
         ray.get([a.set_state.remote(s) for a, s in zip(self.actors, actor_states)])
-        # The shards already reloaded their snapshots when they started; restoring again
-        # makes a missing or foreign snapshot an error here rather than an empty buffer.
-        self.replay.restore(str(replay_dir))
-        if pair is not None:
-            self._publish_pair(pair)
-        print(f"resumed {self.run_dir} from {storage.basename(path)}: iteration {self.counters.iteration}, "
+        self.store.restore_replay(saved)
+        print(f"resumed {self.run_dir} from {storage.basename(saved.path)}: iteration {self.counters.iteration}, "
               f"{self.counters.updates} updates, {self.replay.size()} replay rows")
 
     def close(self) -> None:

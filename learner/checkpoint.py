@@ -92,17 +92,24 @@ def verify_checkpoint(path) -> None:
     path = _location(path)
     if not storage.is_file(path):
         raise CorruptCheckpointError(f"checkpoint {path}: file not found")
-    checksum = _checksum_path(path)
-    try:
-        expected = storage.read_text(checksum).split()[0]
-    except (FileNotFoundError, IndexError, UnicodeDecodeError) as e:
-        raise CorruptCheckpointError(f"checkpoint {path}: no readable checksum file "
-                                     f"{storage.basename(checksum)} ({e!r})") from e
+    expected = recorded_sha256(path)
     actual = storage.sha256(path)
     if actual != expected:
         raise CorruptCheckpointError(
             f"checkpoint {path}: SHA-256 mismatch (file {actual[:16]}..., {storage.size(path)} bytes; "
-            f"{storage.basename(checksum)} says {expected[:16]}...): the file is truncated or corrupt")
+            f"{storage.basename(_checksum_path(path))} says {expected[:16]}...): the file is truncated or corrupt")
+
+
+def recorded_sha256(path) -> str:
+    """The SHA-256 written beside the checkpoint at ``path`` when it was saved (read, not
+    computed: the checkpoint itself is not read); :class:`CorruptCheckpointError` when
+    there is no readable checksum file."""
+    checksum = _checksum_path(_location(path))
+    try:
+        return storage.read_text(checksum).split()[0]
+    except (FileNotFoundError, IndexError, UnicodeDecodeError) as e:
+        raise CorruptCheckpointError(f"checkpoint {path}: no readable checksum file "
+                                     f"{storage.basename(checksum)} ({e!r})") from e
 
 
 def load_checkpoint(path, map_location="cpu") -> dict:

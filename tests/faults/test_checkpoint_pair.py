@@ -1,5 +1,5 @@
 """The replay snapshot and the learner checkpoint of one moment are one pair
-(``launch/run_dir.py``). A real training process is SIGKILLed between the two writes
+(``launch/run_store.py``). A real training process is SIGKILLed between the two writes
 (or between the checkpoint and its manifest); ``--resume`` then takes the previous
 complete pair, and the learner's counters match the replay it comes back with: the
 rows the run counted as inserted are exactly the rows the restored shards say they
@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from launch.config import resolve
-from launch.run_dir import latest_pair, list_pairs, pair_replay_dir, resumed_config
+from launch.run_dir import resumed_config
+from launch.run_store import latest_pair, list_pairs, pair_replay_dir
 from launch.train import Run, train
 from learner.checkpoint import checkpoint_path
 
@@ -33,10 +34,11 @@ KILL_AT = 3  # the third checkpoint: two pairs are committed before it
 # or right after it ("after": both written, the manifest not). Nothing is cleaned up.
 CHILD = """
 import os, signal, sys
+import launch.run_store as S
 import launch.train as T
 from launch.config import resolve
 run_dir, where, kill_at, settings = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
-real, calls = T.save_run_checkpoint, []
+real, calls = S.save_run_checkpoint, []
 def save(path, checkpoint):
     calls.append(path)
     if len(calls) == kill_at and where == "before":
@@ -45,7 +47,7 @@ def save(path, checkpoint):
     if len(calls) == kill_at and where == "after":
         os.kill(os.getpid(), signal.SIGKILL)
     return out
-T.save_run_checkpoint = save
+S.save_run_checkpoint = save
 config = resolve("tictactoe", "small", settings)
 T.train(config, run_dir=run_dir, updates=10 * config.updates_per_iteration, wandb_mode="disabled")
 print("the run ended without being killed", flush=True)

@@ -101,6 +101,30 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def board_rows() -> list[tuple[str, str, str]]:
+    """(game, board, changes) for every board that a spec of ``experiments/`` trains on, of
+    the games whose descriptor has a ``preset_at``: the changes it makes to the game's
+    preset there, as ``key=value`` pairs."""
+    import games
+    from launch.experiments.spec import SPEC_DIR, load_spec
+
+    boards = {}
+    for path in sorted(SPEC_DIR.glob("*.toml")):
+        spec = load_spec(str(path))
+        if not games.descriptor(spec.game).preset_at:
+            continue
+        for instance in spec.instances:
+            params = {**spec.game_params, **instance.params}
+            if params:
+                boards[(spec.game, tuple(sorted(params.items())))] = params
+    out = []
+    for (game, key), params in sorted(boards.items()):
+        changes = games.descriptor(game).piece("preset_at")(dict(params))
+        board = ", ".join(f"{k}={v}" for k, v in key)
+        out.append((game, board, ", ".join(f"`{k}={v}`" for k, v in sorted(changes.items())) or "none"))
+    return out
+
+
 def render() -> str:
     from launch.config import TrainConfig
 
@@ -129,7 +153,20 @@ def render() -> str:
         "page and the code differ.",
         "",
     ]
-    return "\n".join(head + table) + "\n"
+    boards = [
+        "",
+        "## A board's changes to its game's preset",
+        "",
+        "A board other than the game's default (`game_params`) changes the game's preset as",
+        "its descriptor's `preset_at` says (`games/<game>.py`; the measurements that chose them",
+        "are in [Training](../training.md)); `--set` still overrides them. The boards the",
+        "experiment specs train on:",
+        "",
+        "| game | board | changes |",
+        "|---|---|---|",
+        *[f"| {game} | {_cell(board)} | {_cell(changes)} |" for game, board, changes in board_rows()],
+    ]
+    return "\n".join(head + table + boards) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

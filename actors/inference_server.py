@@ -135,12 +135,13 @@ class InferenceWorker:
     not hold (a version evicted, or every version after a restart) is answered ``None``,
     and the client sends those weights and asks again."""
 
-    def __init__(self, *, game: str, game_params: dict, network, config: SelfPlayConfig = SelfPlayConfig(),
+    def __init__(self, *, game: str, game_params: dict, network, algo, config: SelfPlayConfig = SelfPlayConfig(),
                  versions: int = 1, min_requests: int = 1, max_wait_s: float = 0.0):
-        """``config``: the self-play settings of the actors it serves (its device
-        ``inference_device``, resolved by the run, ``auto`` here being the CPU; ``threads``,
-        ``eval_cache``, ``inference_dtype``)."""
-        eval_cache = config.resolved_cache("avi")
+        """``algo``: the algorithm (a name or its descriptor) of the actors it serves, whose
+        ``eval_cache`` default ``auto`` takes; ``config``: their self-play settings (its
+        device ``inference_device``, resolved by the run, ``auto`` here being the CPU;
+        ``threads``, ``eval_cache``, ``inference_dtype``)."""
+        eval_cache = config.resolved_cache(algo)
         if versions < 1:
             raise ValueError(f"InferenceWorker: versions must be >= 1, got {versions}")
         # torch only here, in the server's process: its clients' processes need not load it.

@@ -27,6 +27,7 @@ import numpy as np
 
 import games
 from games import Game
+from games.connect4 import HEIGHT, WIDTH
 from oracle_service.store import connect4_keys, open_store
 
 SMOOTHING = 1e-3  # the AZAL paper's epsilon in q(a|s)
@@ -48,19 +49,26 @@ class LabelStats(NamedTuple):
 
 
 class Connect4Labels:
-    """Connect Four's label source: a position is its move string (columns 1..7), its
-    optimal moves the columns of maximal exact score; one with fewer than ``min_ply``
-    stones is not sent to the solver (key None) but looked up in the store."""
+    """Connect Four's label source: a position is its move string (columns from 1), its
+    optimal moves the columns of maximal exact score. On 7x6 one with fewer than
+    ``min_ply`` stones is not sent to the solver (key None) but looked up in the store;
+    another board has no books and no store (their keys are 7x6's), and every position is
+    sent: the service searches a small board's positions to the end in milliseconds."""
 
     def __init__(self, game: Game):
         self.game = game
+        self.board = (game.width, game.height)
+        self.standard = self.board == (WIDTH, HEIGHT)
 
     def keys(self, states, histories: list[list[int]], min_ply: int) -> list[str | None]:
+        min_ply = min_ply if self.standard else 0
         return ["".join(str(a + 1) for a in h) if len(h) >= min_ply else None for h in histories]
 
     def request(self, keys: list[str]) -> tuple[str, tuple, list]:
         """The oracle method, its leading arguments and its items for ``keys``."""
-        return "connect4_best_moves", (), keys
+        if self.standard:
+            return "connect4_best_moves", (), keys
+        return "connect4_board_best_moves", self.board, keys
 
     def stored_optimal(self, store, states) -> np.ndarray:
         """bool[N, 7]: the best columns of the positions whose analysis is stored; rows

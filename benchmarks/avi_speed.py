@@ -91,7 +91,7 @@ def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str, mod
     learner = LearnerActor.options(num_cpus=0).remote(**learner_options(config), replay=replay)
     ref = learner.get_weights.remote()
     server = (InferenceActor.options(num_cpus=0).remote(game=config.game, game_params=config.game_params,
-                                                        network=config.network)
+                                                        network=config.network, algo=config.algo)
               if "server" in modes else None)
     pools = {mode: [SelfPlayActor.options(num_cpus=0).remote(
         **actor_options(config, num_actors, "cache" if mode == "server" else mode), replay=replay, index=i,

@@ -160,7 +160,7 @@ def inference_phase(device: str, small: bool) -> dict:
     requests, rows = (2, 128) if small else (SERVER_REQUESTS, SERVER_ROWS)
     pool = [rng.integers(0, 2, size=(rows, *game.obs_shape), dtype=np.uint8) for _ in range(8 * requests)]
     for cache in ("off", "cache"):
-        worker = InferenceWorker(game="connect4", game_params={}, network=network,
+        worker = InferenceWorker(game="connect4", game_params={}, network=network, algo="avi",
                                  config=SelfPlayConfig(inference_device=device, eval_cache=cache, threads=1))
         worker.set_weights(weights, 0)
 

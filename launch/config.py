@@ -486,11 +486,11 @@ def check_evaluation(config: TrainConfig) -> None:
     game = games.make(config.game, **config.game_params)
     tag, gap = board_tag(game), board_gap(game)
     described = algorithms.descriptor(config.algo)
-    if described.labels_while_collecting and tag is not None and tag != BOARD_SETS[game.name].committed:
+    if described.labels_while_collecting and gap is not None:
         unlabelled = [n for n in algorithms.names() if not algorithms.descriptor(n).labels_while_collecting]
-        raise ConfigError(f"game_params {config.game_params}: {described.title}'s labels come from the oracle service, "
-                          f"which answers {game.name} at {BOARD_SETS[game.name].committed} only, not {tag}; train "
-                          f"{' or '.join(unlabelled)} at this board")
+        raise ConfigError(f"game_params {config.game_params}: {described.title}'s labels come from the oracle, "
+                          f"which cannot label {game.name} at {tag}: {gap}; train {' or '.join(unlabelled)} "
+                          f"at this board, or choose one the solver takes")
     wanted = config.evaluation.suites.strip()
     if gap is not None and wanted in ("auto", "default"):
         raise ConfigError(f"game_params {config.game_params}: evaluation.suites={wanted} needs the oracle's sets at "

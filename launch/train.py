@@ -138,7 +138,8 @@ class Run:
         config, actors = self.config, dataclasses.replace(self.config.actors, inference_device=self.inference_device)
         inference = [
             InferenceActor.options(name=f"{self.name}-inference-{j}", **self.placement["inference"]).remote(
-                game=config.game, game_params=config.game_params, network=config.network, config=actors,
+                game=config.game, game_params=config.game_params, network=config.network, algo=self.algorithm,
+                config=actors,
                 # The versions in flight: one (sync), up to max_policy_lag + 1 (async).
                 versions=1 if config.schedule == "sync" else config.max_policy_lag + 1, log_dir=self.log_dir)
             for j in range(actors.inference_servers)]

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import ray
 
-from games.connect4 import WIDTH
+from games.connect4 import HEIGHT, WIDTH
 from lifecycle import TASK_EVENTS, stop, watched
 from oracle_service.answers import Answer
 from oracle_service.chomp_grundy import ChompTable
@@ -170,6 +170,7 @@ class OracleWorker:
         # make_engine imports the engine only here, in the replica: our solver compiles
         # its search when imported, which the clients (training, the launcher) should not wait for.
         self.solver = make_engine(engine, tt_log2_size=tt_log2_size)
+        self.solver_tt_log2_size = tt_log2_size
         self.store: Store = store if isinstance(store, Store) else open_store(store)
         self.seed_depth = seed_depth
         self.chomp_cache_dir = chomp_cache_dir
@@ -178,6 +179,9 @@ class OracleWorker:
         self._unique = DistinctKeys()
         # Best columns searched here, by canonical key: the store keeps their scores alone.
         self._best_seen: dict[int, list[int]] = {}
+        # Connect Four on other boards than 7x6: a solver per board, and its answers by position.
+        self._board_solvers: dict[tuple[int, int], Any] = {}
+        self._board_best: dict[tuple[int, int, str], list[int]] = {}
         self._stats = OracleCounters()
         self.hex = HexAnswers(self.store, self._stats, self._timed, node_limit=hex_node_limit,
                               time_limit=hex_time_limit)
@@ -349,6 +353,41 @@ class OracleWorker:
             self._stats.children_stored += len(records) - len(first)
         return [Answer(error=errors[i]) if errors[i] is not None
                 else Answer(_mirror(best[k]) if mirrored[i] else list(best[k])) for i, k in enumerate(keys)]
+
+    def connect4_board_best_moves(self, width: int, height: int, positions: Sequence[str]) -> list[Answer]:
+        """:meth:`connect4_best_moves` on a ``width`` x ``height`` board: per position (its
+        move string, columns from 1), the ascending columns 0..width-1 of maximal score. On
+        7x6 that method answers; on another board each position is searched to the end by
+        a solver of that board, and its answer kept in this worker, not in the store (the
+        store's keys and the books are 7x6's; a small board's position takes milliseconds)."""
+        if (int(width), int(height)) == (WIDTH, HEIGHT):
+            return self.connect4_best_moves(positions)
+        board = (int(width), int(height))
+        self._stats.queries += len(positions)
+        try:
+            if board not in self._board_solvers:
+                self._board_solvers[board] = make_engine("ours", use_book=False, width=board[0], height=board[1],
+                                                         tt_log2_size=min(self.solver_tt_log2_size, 22))
+            solver = self._board_solvers[board]
+        except ValueError as e:  # a board Connect Four does not have
+            self._stats.errors += len(positions)
+            return [Answer(error=str(e)) for _ in positions]
+        out = []
+        for position in positions:
+            key = (*board, str(position))
+            if key not in self._board_best:
+                try:
+                    columns, _ = self._timed(solver.best_columns, str(position))
+                except (ValueError, TypeError) as e:  # not a position of this board, or one that is over
+                    self._stats.errors += 1
+                    out.append(Answer(error=f"connect4 {board[0]}x{board[1]}: {e}"))
+                    continue
+                if len(self._board_best) > BEST_SEEN:
+                    self._board_best.clear()
+                self._board_best[key] = columns
+                self._stats.solved += 1
+            out.append(Answer(list(self._board_best[key])))
+        return out
 
     # ---- Chomp ------------------------------------------------------------------
 
@@ -565,6 +604,9 @@ class OracleClient:
 
     def connect4_best_moves(self, positions: Sequence[Moves]) -> list[Answer]:
         return self._call("connect4_best_moves", positions)
+
+    def connect4_board_best_moves(self, width: int, height: int, positions: Sequence[str]) -> list[Answer]:
+        return self._call("connect4_board_best_moves", positions, width, height)
 
     def chomp_grundy(self, rows: int, cols: int, profiles) -> list[Answer]:
         return self._call("chomp_grundy", profiles, rows, cols)

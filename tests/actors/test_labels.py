@@ -12,13 +12,41 @@ from games.testing import random_move_lists
 from oracle_service.chomp_grundy import ChompTable
 from oracle_service.connect4_solver import Connect4Solver
 from oracle_service.service import OracleWorker
-from oracle_service.store import Solved, connect4_key, open_store
+from oracle_service.store import NullStore, Solved, connect4_key, open_store
+from tests.oracle.test_connect4_solver_sizes import PlainNegamax, _drop
 
 
 def smoothed(legal_row, optimal_cols):
     q = np.where(legal_row, SMOOTHING, 0.0)
     q[list(optimal_cols)] += 1.0
     return q / q.sum()
+
+
+@pytest.mark.parametrize("width,height,min_plies", [(4, 4, 2), (5, 4, 10)])
+def test_connect4_labels_at_a_small_board_are_the_plain_negamax_best_moves(width, height, min_plies):
+    """Another board than 7x6 is labelled by the service's solver of that board, every ply
+    (the 7x6 store and min_ply do not apply): the targets put their mass on the columns of
+    maximal score by a memoised negamax over every move written for the tests."""
+    game = games.make("connect4", width=width, height=height)
+    worker = OracleWorker(store=NullStore(), tt_log2_size=20)
+    labeler = OracleLabeler(game, worker, min_ply=12)
+    histories = random_move_lists(game, 40, np.random.default_rng(1), max_plies=width * height - 2,
+                                  min_plies=min_plies)
+    states = game.from_moves(histories)
+    q = labeler.label(states, histories)
+    ref = PlainNegamax(width, height)
+    for i, h in enumerate(histories):
+        cols = ((),) * width
+        for c in h:
+            cols = _drop(cols, c, sum(map(len, cols)) % 2)
+        scores = ref.column_scores(cols)
+        best = max(v for v in scores if v is not None)
+        expected = smoothed(game.legal(games.take(states, [i]))[0], [c for c, v in enumerate(scores) if v == best])
+        np.testing.assert_allclose(q[i], expected, rtol=1e-6)
+    assert labeler.stats().oracle_queries == 40 and labeler.stats().store_labels == 0
+    # A position the board does not have is the oracle's error, not a label.
+    answer = worker.connect4_board_best_moves(width, height, ["1" * (height + 1)])[0]
+    assert not answer.ok and f"{width}x{height}" in answer.error
 
 
 def test_connect4_labels_are_the_solver_best_moves(tmp_path):

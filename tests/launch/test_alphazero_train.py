@@ -153,3 +153,20 @@ def test_azal_matches_the_grundy_oracle_on_chomp_5x6(ray_session, tmp_path, budg
     records = read_metrics(run_dir)
     assert sum(r.get("oracle_unique", 0) for r in records) > 0
     assert 0 < records[-1]["aux_labelled_fraction"] < 1 and records[-1]["aux_loss"] > 0
+
+
+def test_azal_labels_every_ply_of_connect4_4x4_through_the_oracle_service(ray_session, tmp_path):
+    """AZAL on a Connect Four board other than 7x6: the oracle service's replicas (Ray
+    actors) answer its labels with that board's solver, every ply (no books, no store, so
+    no min_ply), and the run's evaluation plays that board against the solver."""
+    config = resolve("connect4", "paper", ['game_params={"width": 4, "height": 4}', "actors.num_envs=32",
+                                           "actors.collect_steps=8", "actors.mcts.simulations=8",
+                                           "learner.batch_size=64", "replay.shards=1", "evaluation.every=2",
+                                           "checkpoint_every=2"], algo="azal")
+    run_dir, last = train(config, run_dir=tmp_path / "run", updates=4 * config.updates_per_iteration,
+                          wandb_mode="disabled")
+    records = read_metrics(run_dir)
+    assert last["updates"] == 4 * config.updates_per_iteration
+    assert last["oracle/solved"] > 0 and last["oracle/errors"] == 0
+    assert last["aux_labelled_fraction"] == 1.0 and last["aux_loss"] > 0
+    assert any("eval/connect4-4x4-play/error_rate" in r for r in records)

@@ -75,16 +75,15 @@ class Run:
 
     def __init__(self, config: TrainConfig, run_dir: Path, *, wandb_mode: str | None = None, resume: bool = False,
                  fixed_cluster: bool = True):
-        validate(config)
-        # Every auto made concrete once, before any actor starts, and recorded; on a cluster
-        # still bringing up its GPU node, after a bounded wait for it (learner.wait_for_gpu_s).
-        resources, gpu_wait = resources_after_gpu_wait(config.learner, embedded=fixed_cluster)
-        config = resolved(config, cpus=resources.get("CPU", 0), gpus=resources.get("GPU", 0), gpu_wait=gpu_wait)
-        validate(config)
-        run_dir = run_location(run_dir)
-        storage.write_atomic(storage.join(run_dir, "config.json"), config.to_json().encode())
-        self.config, self.run_dir = config, run_dir
+        # The run's life, in order: its config resolved for the cluster and recorded (here),
+        # its roles started (_start_roles), on --resume every role back at the saved moment
+        # (_restore); then run(): the iterations, a checkpoint pair every checkpoint_every of
+        # them (checkpoint) and the end; close() stops the roles.
+        self.config = config = resolved_for_cluster(config, fixed_cluster)
+        self.run_dir = run_location(run_dir)
+        storage.write_atomic(storage.join(self.run_dir, "config.json"), config.to_json().encode())
         self.game = games.make(config.game, **config.game_params)
+        self.algorithm = algorithms.descriptor(config.algo)
         self.counters = RunCounters()
         self.logger = MetricsLogger(self.run_dir, asdict(config), wandb_mode=wandb_mode)
         # Actor names carry the run's name: runs sharing a cluster do not collide, and
@@ -95,11 +94,21 @@ class Run:
         # storage is an object store (which cannot be appended to).
         self.log_dir = str(actor_log_dir(self.run_dir, self.name))
         self.placement, self.inference_device = place_run(config, fixed_cluster)
+        self._start_roles()
+        self._checkpointed_at: tuple[int, int] | None = None  # (iteration, updates) of the newest checkpoint
+        self._checkpoint_path: Path | None = None
+        if resume:
+            self._restore()
+        self.weights = publish(self.link.call("get_weights"), self.counters.version)
+
+    def _start_roles(self) -> None:
+        """Every role on Ray, each given its config: the oracle service and the evaluator
+        first (a missing dataset or unknown suite stops the run before any self-play or
+        training starts), the replay shards, the learner, and the self-play actors with
+        their inference servers."""
+        config = self.config
         # The oracle service: AZAL's labels, and the Connect Four oracle of the evaluator's
         # play and trace suites (one service, one store: each position solved once).
-        # Then the evaluator: a missing dataset or unknown suite stops the run before
-        # any self-play or training starts.
-        self.algorithm = algorithms.descriptor(config.algo)
         needs_oracle = (self.algorithm.labels_while_collecting
                         or evaluator_needs_oracle(self.game, config.evaluation.suites))
         self.oracle = (OracleClient(config.oracle.replicas, config.oracle.store or None,
@@ -126,11 +135,6 @@ class Run:
                        else exact_labels(self.game, config.gamma))
         self.eval_fn = (ValueFunction(self.game, config.network, inference_dtype=config.evaluation.inference_dtype)
                         if self.labels is not None else None)
-        self._checkpointed_at: tuple[int, int] | None = None  # (iteration, updates) of the newest checkpoint
-        self._checkpoint_path: Path | None = None
-        if resume:
-            self._restore()
-        self.weights = publish(self.link.call("get_weights"), self.counters.version)
 
     def _start_self_play(self) -> tuple[list, list]:
         """The inference servers (if any) and the self-play actors, each given the run's
@@ -344,6 +348,17 @@ class Run:
         self.replay.close()
         if self.oracle is not None:
             self.oracle.close()
+
+
+def resolved_for_cluster(config: TrainConfig, fixed_cluster: bool) -> TrainConfig:
+    """``config`` with every auto made concrete for the cluster Ray offers, once, before
+    any actor starts (and recorded by the run); on a cluster still bringing up its GPU
+    node, after a bounded wait for it (``learner.wait_for_gpu_s``)."""
+    validate(config)
+    resources, gpu_wait = resources_after_gpu_wait(config.learner, embedded=fixed_cluster)
+    config = resolved(config, cpus=resources.get("CPU", 0), gpus=resources.get("GPU", 0), gpu_wait=gpu_wait)
+    validate(config)
+    return config
 
 
 def no_update_reason(config: TrainConfig, rows: int) -> str:

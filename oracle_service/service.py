@@ -32,7 +32,8 @@ import ray
 from games.connect4 import HEIGHT, WIDTH
 from lifecycle import TASK_EVENTS, stop, watched
 from oracle_service.answers import Answer
-from oracle_service.chomp_grundy import ChompTable
+from oracle_service.chomp_answers import ChompAnswers
+from oracle_service.connect4_boards import Connect4BoardAnswers
 from oracle_service.connect4_engines import DEFAULT_ENGINE, make_engine
 from oracle_service.counters import OracleCounters
 from oracle_service.fgame_oracle import FGamePathOracle
@@ -135,20 +136,6 @@ def _best_records(keys: list[int], cur, mask, plies, solved: list[tuple[list[int
     return records
 
 
-def _chomp_error(table, rows: int, cols: int, i: int, profile) -> str | None:
-    """What is wrong with item ``i``, ``profile``, on ``table`` (None: a live position)."""
-    problem = table.profile_problem(profile)
-    if problem is None and profile[0] == 1 and (rows == 1 or profile[1] == 0):
-        problem = "position already over, only the poisoned square is left"
-    if problem is None:
-        return None
-    try:
-        shown = np.asarray(profile).tolist()
-    except ValueError:  # ragged
-        shown = repr(profile)
-    return f"chomp ({rows} x {cols}): item {i} of the batch, profile {shown}: {problem}"
-
-
 class OracleWorker:
     """Batched exact answers for Connect Four, Chomp and F-Games (see the module doc).
 
@@ -170,21 +157,17 @@ class OracleWorker:
         # make_engine imports the engine only here, in the replica: our solver compiles
         # its search when imported, which the clients (training, the launcher) should not wait for.
         self.solver = make_engine(engine, tt_log2_size=tt_log2_size)
-        self.solver_tt_log2_size = tt_log2_size
         self.store: Store = store if isinstance(store, Store) else open_store(store)
         self.seed_depth = seed_depth
-        self.chomp_cache_dir = chomp_cache_dir
-        self._chomp: dict[tuple[int, int], Any] = {}
         self._fgame: dict[tuple, Any] = {}
         self._unique = DistinctKeys()
         # Best columns searched here, by canonical key: the store keeps their scores alone.
         self._best_seen: dict[int, list[int]] = {}
-        # Connect Four on other boards than 7x6: a solver per board, and its answers by position.
-        self._board_solvers: dict[tuple[int, int], Any] = {}
-        self._board_best: dict[tuple[int, int, str], list[int]] = {}
         self._stats = OracleCounters()
         self.hex = HexAnswers(self.store, self._stats, self._timed, node_limit=hex_node_limit,
                               time_limit=hex_time_limit)
+        self.boards = Connect4BoardAnswers(self._stats, self._timed, tt_log2_size)
+        self.chomp = ChompAnswers(self._stats, chomp_cache_dir)
 
     # ---- Connect Four -----------------------------------------------------------
 
@@ -355,80 +338,21 @@ class OracleWorker:
                 else Answer(_mirror(best[k]) if mirrored[i] else list(best[k])) for i, k in enumerate(keys)]
 
     def connect4_board_best_moves(self, width: int, height: int, positions: Sequence[str]) -> list[Answer]:
-        """:meth:`connect4_best_moves` on a ``width`` x ``height`` board: per position (its
-        move string, columns from 1), the ascending columns 0..width-1 of maximal score. On
-        7x6 that method answers; on another board each position is searched to the end by
-        a solver of that board, and its answer kept in this worker, not in the store (the
-        store's keys and the books are 7x6's; a small board's position takes milliseconds)."""
+        """:meth:`connect4_best_moves` on a ``width`` x ``height`` board (move strings):
+        that method on 7x6, else :class:`oracle_service.connect4_boards.Connect4BoardAnswers`."""
         if (int(width), int(height)) == (WIDTH, HEIGHT):
             return self.connect4_best_moves(positions)
-        board = (int(width), int(height))
-        self._stats.queries += len(positions)
-        try:
-            if board not in self._board_solvers:
-                self._board_solvers[board] = make_engine("ours", use_book=False, width=board[0], height=board[1],
-                                                         tt_log2_size=min(self.solver_tt_log2_size, 22))
-            solver = self._board_solvers[board]
-        except ValueError as e:  # a board Connect Four does not have
-            self._stats.errors += len(positions)
-            return [Answer(error=str(e)) for _ in positions]
-        out = []
-        for position in positions:
-            key = (*board, str(position))
-            if key not in self._board_best:
-                try:
-                    columns, _ = self._timed(solver.best_columns, str(position))
-                except (ValueError, TypeError) as e:  # not a position of this board, or one that is over
-                    self._stats.errors += 1
-                    out.append(Answer(error=f"connect4 {board[0]}x{board[1]}: {e}"))
-                    continue
-                if len(self._board_best) > BEST_SEEN:
-                    self._board_best.clear()
-                self._board_best[key] = columns
-                self._stats.solved += 1
-            out.append(Answer(list(self._board_best[key])))
-        return out
+        return self.boards.best_moves(width, height, positions)
 
     # ---- Chomp ------------------------------------------------------------------
 
-    def _chomp_table(self, rows: int, cols: int):
-        if (rows, cols) not in self._chomp:
-            self._chomp[(rows, cols)] = ChompTable(rows, cols, cache_dir=self.chomp_cache_dir)
-        return self._chomp[(rows, cols)]
-
-    def _chomp_items(self, rows, cols, profiles, answer_batch) -> list[Answer]:
-        self._stats.queries += len(profiles)
-        try:
-            table = self._chomp_table(rows, cols)
-        except ValueError as e:  # a board size the engine does not allow
-            self._stats.errors += len(profiles)
-            return [Answer(error=str(e)) for _ in profiles]
-        out: list[Answer | None] = [None] * len(profiles)
-        good = []
-        for i, p in enumerate(profiles):
-            error = _chomp_error(table, rows, cols, i, p)
-            if error is not None:
-                out[i] = Answer(error=error)
-                self._stats.errors += 1
-            else:
-                good.append(i)
-        if good:
-            checked = table.check_profiles([list(profiles[i]) for i in good])  # [G, rows]
-            for i, v in zip(good, answer_batch(table, checked)):
-                out[i] = Answer(v)
-        return out
-
     def chomp_grundy(self, rows: int, cols: int, profiles: Sequence[Sequence[int]]) -> list[Answer]:
-        """Per profile (row lengths, row 0 first): its Grundy number (0: the mover loses)."""
-        return self._chomp_items(rows, cols, profiles,
-                                 lambda t, p: [int(g) for g in t.grundy_batch(p)])
+        """See :meth:`oracle_service.chomp_answers.ChompAnswers.grundy`."""
+        return self.chomp.grundy(rows, cols, profiles)
 
-    def chomp_winning_moves(self, rows: int, cols: int,
-                            profiles: Sequence[Sequence[int]]) -> list[Answer]:
-        """Per profile: the ascending actions ``row * cols + col`` that leave Grundy 0."""
-        return self._chomp_items(rows, cols, profiles,
-                                 lambda t, p: [np.flatnonzero(w).tolist()
-                                               for w in t.winning_actions_batch(p)])
+    def chomp_winning_moves(self, rows: int, cols: int, profiles: Sequence[Sequence[int]]) -> list[Answer]:
+        """See :meth:`oracle_service.chomp_answers.ChompAnswers.winning_moves`."""
+        return self.chomp.winning_moves(rows, cols, profiles)
 
     # ---- F-Games ----------------------------------------------------------------
 

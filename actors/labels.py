@@ -58,16 +58,14 @@ class Connect4Labels:
     def __init__(self, game: Game):
         self.game = game
         self.board = (game.width, game.height)
-        self.standard = self.board == (WIDTH, HEIGHT)
 
     def keys(self, states, histories: list[list[int]], min_ply: int) -> list[str | None]:
-        min_ply = min_ply if self.standard else 0
+        min_ply = min_ply if self.board == (WIDTH, HEIGHT) else 0
         return ["".join(str(a + 1) for a in h) if len(h) >= min_ply else None for h in histories]
 
     def request(self, keys: list[str]) -> tuple[str, tuple, list]:
-        """The oracle method, its leading arguments and its items for ``keys``."""
-        if self.standard:
-            return "connect4_best_moves", (), keys
+        """The oracle method, its leading arguments and its items for ``keys`` (the
+        service answers 7x6 from its books and store, another board by its own solver)."""
         return "connect4_board_best_moves", self.board, keys
 
     def stored_optimal(self, store, states) -> np.ndarray:

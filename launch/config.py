@@ -480,7 +480,7 @@ def check_evaluation(config: TrainConfig) -> None:
     not take) is refused where the run would evaluate on them or label with the oracle,
     naming the missing piece and the boards that have it."""
     from evaluation.config import named_suites
-    from evaluation.datasets import BOARD_SETS, COMMITTED, board_gap, board_tag, committed_file_present
+    from evaluation.datasets import COMMITTED, board_gap, board_tag, committed_file_present
     from evaluation.suites import suites_for
 
     game = games.make(config.game, **config.game_params)

@@ -13,14 +13,13 @@ from oracle_service.answers import Answer
 from oracle_service.connect4_engines import make_engine
 from oracle_service.counters import OracleCounters
 
-KEPT = 200_000  # answers kept in memory (about 150 bytes each), then started afresh
-
 
 class Connect4BoardAnswers:
     """Best columns of Connect Four positions at any board, a solver per board."""
 
-    def __init__(self, stats: OracleCounters, timed: Callable, tt_log2_size: int):
-        self.stats, self.timed = stats, timed
+    def __init__(self, stats: OracleCounters, timed: Callable, tt_log2_size: int, kept: int):
+        """``kept``: the answers kept in memory before starting afresh."""
+        self.stats, self.timed, self.kept = stats, timed, kept
         # A small board's table: the evaluator's in-process oracle sizes it the same way.
         self.tt_log2_size = min(int(tt_log2_size), 22)
         self._solvers: dict[tuple[int, int], Any] = {}
@@ -49,7 +48,7 @@ class Connect4BoardAnswers:
                     self.stats.errors += 1
                     out.append(Answer(error=f"connect4 {board[0]}x{board[1]}: {e}"))
                     continue
-                if len(self._best) > KEPT:
+                if len(self._best) > self.kept:
                     self._best.clear()
                 self._best[key] = columns
                 self.stats.solved += 1

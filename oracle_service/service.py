@@ -166,7 +166,7 @@ class OracleWorker:
         self._stats = OracleCounters()
         self.hex = HexAnswers(self.store, self._stats, self._timed, node_limit=hex_node_limit,
                               time_limit=hex_time_limit)
-        self.boards = Connect4BoardAnswers(self._stats, self._timed, tt_log2_size)
+        self.boards = Connect4BoardAnswers(self._stats, self._timed, tt_log2_size, kept=BEST_SEEN)
         self.chomp = ChompAnswers(self._stats, chomp_cache_dir)
 
     # ---- Connect Four -----------------------------------------------------------

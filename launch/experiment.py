@@ -44,6 +44,8 @@ def describe(plan, nodes: list[dict] | None = None, max_concurrent: int | None =
         bundles = trials[0].bundles
         lines.append(f"  {instance + ' ' if instance else ''}{arm}: seeds {', '.join(str(t.seed) for t in trials)}; "
                      f"{updates} updates, {rows} rows; bundles {list(bundles)}")
+    if plan.order == "seeds":
+        lines.append("  run order: every board and arm at one seed, then the next seed")
     if plan.matches:
         lines.append(f"  head-to-head: {len(plan.matches)} matches after the trials "
                      f"({', '.join(sorted({m['arm'] + ' vs ' + m['opponent'] for m in plan.matches}))})")

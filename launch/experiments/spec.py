@@ -62,7 +62,11 @@ INFERENCE_KEYS = {"name": str, "policy": str, "budgets": list, "arms": list, "pr
 ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict}
 INSTANCE_KEYS = {"name": str, "group": str, "params": dict}
 SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "evaluation": dict, "set": dict, "instances": list, "arms": dict, "updates_per_second": dict,
-             "overhead_seconds": _NUMBER, "after_seconds": _NUMBER, "only": list, "stop_when": dict}
+             "overhead_seconds": _NUMBER, "after_seconds": _NUMBER, "only": list, "stop_when": dict, "order": str}
+# How the trials of a size run, one after another: in the spec's order (every seed of an
+# instance's arms before the next instance), or every instance and arm at one seed before
+# the next seed (a ladder stopped by its clock then spans its boards, its seeds come later).
+RUN_ORDERS = ("spec", "seeds")
 SIZE_ARM_KEYS = {"set": dict, "game_params": dict, "seeds": (int, list), "updates": int}
 # Fields an arm may not set: they are the spec's (game) or the trial's (seed).
 SPEC_OWNED = {"game": "the spec's top-level 'game'", "game_params": "'game_params' of the spec, arm or instance",
@@ -149,6 +153,13 @@ class Plan:
     matches: tuple = ()  # of dicts: a head-to-head between two trials of one seed (launch/experiments/matches.py)
     inference: tuple = ()  # of dicts: one trial's network in one search at one budget (launch/experiments/inference.py)
     after_seconds: float = 0.0  # the estimated matches and inference study, after the trials
+    order: str = "spec"  # one of RUN_ORDERS: the order the trials run in; reports keep the spec's
+
+    def in_run_order(self) -> list:
+        """The trials in the order they run (``order``)."""
+        if self.order == "seeds":
+            return sorted(self.trials, key=lambda t: t.seed)  # stable: the spec's order within a seed
+        return list(self.trials)
 
     def wall_seconds(self, concurrent: int) -> float | None:
         """The estimated wall time with ``concurrent`` trials at a time (longest first),
@@ -334,6 +345,8 @@ def _check_size(at: str, size: str, table, arms: dict, names: list) -> None:
     for arm_name in table.get("only", []):
         if arm_name not in arms:
             raise SpecError(f"{at}, key 'only': {arm_name!r} is not an arm; arms: {', '.join(arms)}")
+    if table.get("order", "spec") not in RUN_ORDERS:
+        raise SpecError(f"{at}, key 'order': {table['order']!r}; one of {', '.join(map(repr, RUN_ORDERS))}")
     for key, value in table.get("stop_when", {}).items():
         if not key.startswith("eval/") or isinstance(value, bool) or not isinstance(value, _NUMBER):
             raise SpecError(f"{at}, key 'stop_when': {key!r} = {value!r}; give evaluation records' keys "
@@ -513,7 +526,7 @@ def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = 
     if spec.matched_budget:
         check_matched(spec, budgets)
     return Plan(spec, size, tuple(trials), budgets, estimates, _matches(spec, trials), _inference(spec, trials),
-                float(table.get("after_seconds", 0.0)))
+                float(table.get("after_seconds", 0.0)), table.get("order", "spec"))
 
 
 def _matches(spec: Spec, trials: list) -> tuple:

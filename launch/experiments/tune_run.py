@@ -186,7 +186,7 @@ def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int
     # In the spec's order (arms, trials): the report draws and tabulates in it.
     (out / EXPERIMENT_FILE).write_text(json.dumps(manifest, indent=1))
 
-    trials = [t for t in plan.trials if not (out / run_dir_name(plan, t) / DONE_FILE).exists()]
+    trials = [t for t in plan.in_run_order() if not (out / run_dir_name(plan, t) / DONE_FILE).exists()]
     kept = len(plan.trials) - len(trials)
     concurrent = max(1, min(at_once, max_concurrent or at_once))
     log(f"experiment {plan.spec.name} ({plan.size}): {len(plan.trials)} trials, {kept} finished before, "

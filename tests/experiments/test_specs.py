@@ -163,6 +163,7 @@ updates = 128
      r"head_to_head\[0\], key 'opponent': 'nobody' is not an arm"),
     ("[[head_to_head]]\narm = \"avi\"\nopponent = \"az\"\nsuite = \"tictactoe-states\"", "",
      r"head_to_head\[0\], key 'suite': 'tictactoe-states' is not a head-to-head suite of tictactoe"),
+    ("", "order = \"random\"", r"size 'small', key 'order': 'random'; one of 'spec', 'seeds'"),
     ("", "rows = 5000", r"size 'small', arm 'avi', key 'rows': 5000 rows stated, but 64 updates .* collect 4096"),
 ])
 def test_a_bad_field_is_refused_naming_the_file_arm_and_key(tmp_path, arm_extra, size_extra, message):
@@ -280,6 +281,13 @@ def test_a_ladder_trains_each_board_with_its_preset_until_its_goal(name, boards)
         assert config.game_params == ({"width": w, "height": h} if config.game == "connect4" else {"size": w})
         assert config.actors.collect_steps == 32  # the small boards' preset (games/<game>.py preset_at)
         assert trial.stop_when == {"eval/*-play/error_rate": 0.0}
+    # One seed of every board and arm runs first: a ladder stopped by its clock spans its boards.
+    ran = small.in_run_order()
+    per_seed = len(boards) * len({t.arm for t in small.trials})
+    assert [(t.instance, t.arm) for t in ran[:per_seed]] == [(t.instance, t.arm) for t in small.trials if t.seed == 0]
+    assert [t.seed for t in ran] == sorted(t.seed for t in small.trials)
+    assert sorted(t.name for t in ran) == sorted(t.name for t in small.trials)
+    assert [t.seed for t in small.trials[:3]] == [0, 1, 2]  # the manifest and report keep the spec's order
 
 
 @pytest.mark.parametrize("name", ["hybrid-vs-avi-vs-az-connect4", "hybrid-vs-avi-vs-az-hex"])

@@ -43,8 +43,8 @@ from typing import NamedTuple
 import numpy as np
 import ray
 
-import games
 from actors.config import SelfPlayConfig
+from learner.game_network import GameNetwork
 from learner.machine import THREADED_RUNTIME_ENV
 from lifecycle import TASK_EVENTS, watched
 from search.cache import CachedValueFn
@@ -125,9 +125,10 @@ class BatchingServer:
 
 
 class InferenceWorker:
-    """The server's process: ``ValueFunction``s of ``network`` for ``game`` on ``device``,
-    one per weight version held, each behind the evaluation cache (``eval_cache``: ``"off"``,
-    ``"batch"`` or ``"cache"``) and a :class:`BatchingServer`.
+    """The server's process: ``ValueFunction``s of a game's network (its
+    :class:`GameNetwork`) on ``device``, one per weight version held, each behind the
+    evaluation cache (``eval_cache``: ``"off"``, ``"batch"`` or ``"cache"``) and a
+    :class:`BatchingServer`.
 
     It holds the newest ``versions`` weight versions: in the asynchronous schedule actors
     collect with versions up to ``max_policy_lag`` apart, and each must be answered by the
@@ -135,10 +136,11 @@ class InferenceWorker:
     not hold (a version evicted, or every version after a restart) is answered ``None``,
     and the client sends those weights and asks again."""
 
-    def __init__(self, *, game: str, game_params: dict, network, algo, config: SelfPlayConfig = SelfPlayConfig(),
+    def __init__(self, *, game_network: GameNetwork, algo, config: SelfPlayConfig = SelfPlayConfig(),
                  versions: int = 1, min_requests: int = 1, max_wait_s: float = 0.0):
-        """``algo``: the algorithm (a name or its descriptor) of the actors it serves, whose
-        ``eval_cache`` default ``auto`` takes; ``config``: their self-play settings (its
+        """``game_network``: the game and the network it serves (the run's,
+        ``TrainConfig.game_network``); ``algo``: the algorithm (a name or its descriptor) of
+        the actors it serves, whose ``eval_cache`` default ``auto`` takes; ``config``: their self-play settings (its
         device ``inference_device``, resolved by the run, ``auto`` here being the CPU;
         ``threads``, ``eval_cache``, ``inference_dtype``)."""
         eval_cache = config.resolved_cache(algo)
@@ -148,13 +150,13 @@ class InferenceWorker:
         import torch
 
         torch.set_num_threads(config.torch_threads)
-        self.game = games.make(game, **game_params)
+        self.game = game_network.make_game()
         device = "cpu" if config.inference_device == "auto" else config.inference_device
-        self.network, self.device, self.eval_cache = network, device, eval_cache
+        self.network, self.device, self.eval_cache = game_network.network, device, eval_cache
         self.inference_dtype, self.max_versions = config.inference_dtype, int(versions)
         self.batching = dict(min_requests=min_requests, max_wait_s=max_wait_s)
         # A symmetrized network values a position and its images alike: one cache entry.
-        self.images = [s.obs for s in self.game.symmetries()] if network.symmetrize else None
+        self.images = [s.obs for s in self.game.symmetries()] if self.network.symmetrize else None
         self.held: OrderedDict[int, _Version] = OrderedDict()  # version -> its network, oldest first
         self.totals = {"batches": 0, "requests": 0, "rows": 0, "evaluated": 0, "samples_forward": 0,
                        "max_requests_per_batch": 0}  # of evicted versions

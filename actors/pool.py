@@ -33,12 +33,12 @@ import numpy as np
 import ray
 import torch
 
-import games
 import algorithms
 from actors.collectors import CollectorSetup
 from actors.config import SelfPlayConfig
 from actors.labels import LabelStats
 from algorithms.descriptors import AlgorithmDescriptor
+from learner.game_network import GameNetwork
 from learner.machine import THREADED_RUNTIME_ENV
 from learner.weights import WeightVersion
 from lifecycle import TASK_EVENTS, was_restarted, watched
@@ -80,14 +80,15 @@ class CollectStats:
 class SelfPlayWorker:
     """The plain logic of one actor: environments, a value function, the replay target."""
 
-    def __init__(self, *, game: str, game_params: dict, network, config: SelfPlayConfig,
+    def __init__(self, *, game_network: GameNetwork, config: SelfPlayConfig,
                  algo: str | AlgorithmDescriptor, seed: int,
                  index: int, replay, gamma: float = 1.0, oracle=None, oracle_store: str | None = None,
                  inference_server=None):
-        """``config``: the run's self-play settings, whole (this actor plays
-        ``config.envs_per_actor`` environments); ``algo``: the algorithm, by name or as its
-        ``AlgorithmDescriptor`` (the run hands the descriptor over: this process's registry
-        holds the built-in algorithms only); ``gamma``: the one-step lookahead's discount;
+        """``game_network``: the game this actor plays and the network it plays with (the
+        run's, ``TrainConfig.game_network``); ``config``: the run's self-play settings, whole
+        (this actor plays ``config.envs_per_actor`` environments); ``algo``: the algorithm,
+        by name or as its ``AlgorithmDescriptor`` (the run hands the descriptor over: this
+        process's registry holds the built-in algorithms only); ``gamma``: the one-step lookahead's discount;
         ``oracle`` (an ``OracleClient``) and ``oracle_store``: the labels of an algorithm that
         asks for them (AZAL's); ``inference_server``: an ``InferenceActor`` (values only: an
         algorithm whose descriptor allows it) that evaluates for this actor, which then holds
@@ -95,12 +96,12 @@ class SelfPlayWorker:
         described = algorithms.descriptor(algo)
         torch.set_num_threads(config.torch_threads)
         self.index, self.replay = index, replay
-        self.game = games.make(game, **game_params)
+        self.game = game_network.make_game()
         if inference_server is not None and not described.inference_server:
             raise ValueError(f"self-play: an inference server answers values only; {described.name}'s "
                              f"collection needs more (an MCTS's priors)")
         setup = CollectorSetup(
-            game=self.game, network=network, config=config, num_envs=config.envs_per_actor,
+            game=self.game, network=game_network.network, config=config, num_envs=config.envs_per_actor,
             seed=np.random.SeedSequence([seed, index]).generate_state(1)[0], gamma=gamma,
             eval_cache=config.resolved_cache(described), oracle=oracle, oracle_store=oracle_store,
             inference_server=inference_server)

@@ -71,14 +71,14 @@ def actor_options(config, num_actors: int, eval_cache: str = "auto") -> dict:
     """The self-play actors' arguments for ``config``, as the launcher gives them, with
     ``num_actors`` actors sharing its environments and the evaluation cache ``eval_cache``."""
     actors = replace(config.actors, num_actors=num_actors, threads=1, eval_cache=eval_cache)
-    return dict(game=config.game, game_params=config.game_params, network=config.network, config=actors,
-                algo=config.algo, gamma=config.gamma, seed=0, replay=None)
+    return dict(game_network=config.game_network, config=actors, algo=config.algo, gamma=config.gamma, seed=0,
+                replay=None)
 
 
 def learner_options(config) -> dict:
     """The learner actor's arguments for ``config`` on the CPU."""
-    return dict(game=config.game, game_params=config.game_params, network=config.network,
-                config=replace(config.learner, device="cpu"), algo=config.algo, seed=0)
+    return dict(game_network=config.game_network, config=replace(config.learner, device="cpu"), algo=config.algo,
+                seed=0)
 
 
 def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str, modes=CACHE_MODES) -> dict:
@@ -90,8 +90,7 @@ def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str, mod
                                   name=f"{name}-replay")
     learner = LearnerActor.options(num_cpus=0).remote(**learner_options(config), replay=replay)
     ref = learner.get_weights.remote()
-    server = (InferenceActor.options(num_cpus=0).remote(game=config.game, game_params=config.game_params,
-                                                        network=config.network, algo=config.algo)
+    server = (InferenceActor.options(num_cpus=0).remote(game_network=config.game_network, algo=config.algo)
               if "server" in modes else None)
     pools = {mode: [SelfPlayActor.options(num_cpus=0).remote(
         **actor_options(config, num_actors, "cache" if mode == "server" else mode), replay=replay, index=i,

@@ -140,7 +140,8 @@ def inference_phase(device: str, small: bool) -> dict:
     from learner.learner import Learner, ValueFunction
 
     game = games.make("connect4")
-    network = preset_config("connect4").network
+    preset = preset_config("connect4")
+    network = preset.network
     weights = Learner(game, network, device="cpu", seed=0).get_weights()
     rng = np.random.default_rng(1)
     seconds = 0.3 if small else 1.5
@@ -160,7 +161,7 @@ def inference_phase(device: str, small: bool) -> dict:
     requests, rows = (2, 128) if small else (SERVER_REQUESTS, SERVER_ROWS)
     pool = [rng.integers(0, 2, size=(rows, *game.obs_shape), dtype=np.uint8) for _ in range(8 * requests)]
     for cache in ("off", "cache"):
-        worker = InferenceWorker(game="connect4", game_params={}, network=network, algo="avi",
+        worker = InferenceWorker(game_network=preset.game_network, algo="avi",
                                  config=SelfPlayConfig(inference_device=device, eval_cache=cache, threads=1))
         worker.set_weights(weights, 0)
 

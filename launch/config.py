@@ -24,6 +24,7 @@ import games
 from actors.config import SelfPlayConfig
 from evaluation.config import EvaluationConfig
 from learner.config import LearnerConfig
+from learner.game_network import GameNetwork
 from learner.networks import NetworkConfig
 from oracle_service.config import OracleConfig
 from replay.config import ReplayConfig
@@ -65,6 +66,11 @@ class TrainConfig:
     max_policy_lag: int = 4  # async only: weight versions an actor may run behind
     checkpoint_every: int = 1  # iterations between checkpoints (and replay snapshots)
     keep_checkpoints: int = 3  # the newest checkpoints (and snapshot pairs) kept; older ones are removed
+
+    @property
+    def game_network(self) -> GameNetwork:
+        """The game and its network, the record every Ray worker of the run is built from."""
+        return GameNetwork(game=self.game, game_params=self.game_params, network=self.network)
 
     @property
     def rows_per_iteration(self) -> int:

@@ -35,6 +35,7 @@ import games
 from evaluation.config import EvaluationConfig, named_suites
 from evaluation.runner import SuiteRunner
 from evaluation.suites import auto_suite_names, suites_for
+from learner.game_network import GameNetwork
 from lifecycle import TASK_EVENTS, watched
 
 # Suites of whole games from every opening, on the evaluation.play_every cadence: on Connect
@@ -84,16 +85,17 @@ class Evaluated(NamedTuple):
 
 
 class EvaluatorWorker:
-    def __init__(self, *, game: str, game_params: dict, network, config: EvaluationConfig, gamma: float,
+    def __init__(self, *, game_network: GameNetwork, config: EvaluationConfig, gamma: float,
                  oracle_store: str | None, oracle=None):
-        """``config``: the run's evaluation settings, whole (its suites resolved by
-        :func:`chosen_suites`; a run with none starts no evaluator)."""
+        """``game_network``: the game and the network it evaluates (the run's,
+        ``TrainConfig.game_network``); ``config``: the run's evaluation settings, whole (its
+        suites resolved by :func:`chosen_suites`; a run with none starts no evaluator)."""
         torch.set_num_threads(1)
-        made = games.make(game, **game_params)
+        made = game_network.make_game()
         suites = chosen_suites(made, config.suites)
         if suites is False:
             raise ValueError(f"evaluation.suites={config.suites!r} runs no suite of {made!r}: start no evaluator")
-        self.evaluator = SuiteRunner(made, network, suites=suites,
+        self.evaluator = SuiteRunner(made, game_network.network, suites=suites,
                                      evaluation=config, gamma=gamma, oracle_store=oracle_store or "default",
                                      oracle_client=oracle)
 

@@ -102,10 +102,11 @@ class Run:
         self.weights = publish(self.link.call("get_weights"), self.counters.version)
 
     def _start_roles(self) -> None:
-        """Every role on Ray, each given its config: the oracle service and the evaluator
-        first (a missing dataset or unknown suite stops the run before any self-play or
-        training starts), the replay shards, the learner, and the self-play actors with
-        their inference servers."""
+        """Every role on Ray, each given its config (and the workers the run's game and
+        network, ``config.game_network``): the oracle service and the evaluator first (a
+        missing dataset or unknown suite stops the run before any self-play or training
+        starts), the replay shards, the learner, and the self-play actors with their
+        inference servers."""
         config = self.config
         # The oracle service: AZAL's labels, and the Connect Four oracle of the evaluator's
         # play and trace suites (one service, one store: each position solved once).
@@ -121,9 +122,8 @@ class Run:
                                            snapshot_dir=str(storage.join(self.run_dir, "replay")), name=f"{self.name}-replay",
                                            actor_options=self.placement["replay"], log_dir=self.log_dir)
         learner = LearnerActor.options(name=f"{self.name}-learner", **self.placement["learner"]).remote(
-            game=config.game, game_params=config.game_params, network=config.network, config=config.learner,
-            algo=self.algorithm, replay=self.replay, seed=config.seed,
-            checkpoint_dir=str(storage.join(self.run_dir, "checkpoints")), log_dir=self.log_dir)
+            game_network=config.game_network, config=config.learner, algo=self.algorithm, replay=self.replay,
+            seed=config.seed, checkpoint_dir=str(storage.join(self.run_dir, "checkpoints")), log_dir=self.log_dir)
         self.store = RunStore(self.run_dir, self.replay, keep=config.keep_checkpoints)
         self.faults = FaultLedger([r.incarnation for r in self.replay.recoveries()])
         self.inference, self.actors = self._start_self_play()
@@ -140,18 +140,18 @@ class Run:
         """The inference servers (if any) and the self-play actors, each given the run's
         self-play config whole."""
         config, actors = self.config, dataclasses.replace(self.config.actors, inference_device=self.inference_device)
+        game_network = config.game_network
         inference = [
             InferenceActor.options(name=f"{self.name}-inference-{j}", **self.placement["inference"]).remote(
-                game=config.game, game_params=config.game_params, network=config.network, algo=self.algorithm,
-                config=actors,
+                game_network=game_network, algo=self.algorithm, config=actors,
                 # The versions in flight: one (sync), up to max_policy_lag + 1 (async).
                 versions=1 if config.schedule == "sync" else config.max_policy_lag + 1, log_dir=self.log_dir)
             for j in range(actors.inference_servers)]
         pool = [
             SelfPlayActor.options(name=f"{self.name}-selfplay-{i}", **self.placement["actor"]).remote(
-                game=config.game, game_params=config.game_params, network=config.network, config=actors,
-                algo=self.algorithm, seed=config.seed, index=i, replay=self.replay, gamma=config.gamma,
-                oracle=self.oracle, oracle_store=config.oracle.store or None, log_dir=self.log_dir,
+                game_network=game_network, config=actors, algo=self.algorithm, seed=config.seed, index=i,
+                replay=self.replay, gamma=config.gamma, oracle=self.oracle, oracle_store=config.oracle.store or None,
+                log_dir=self.log_dir,
                 inference_server=inference[i % len(inference)] if inference else None)
             for i in range(actors.num_actors)]
         return inference, pool
@@ -164,8 +164,8 @@ class Run:
         if chosen_suites(self.game, cfg.evaluation.suites) is False:
             return None, [], []
         evaluator = EvaluatorActor.options(name=f"{self.name}-evaluator", **self.placement["evaluator"]).remote(
-            game=cfg.game, game_params=cfg.game_params, network=cfg.network, config=cfg.evaluation,
-            gamma=cfg.gamma, oracle_store=cfg.oracle.store or None, oracle=self.oracle, log_dir=self.log_dir)
+            game_network=cfg.game_network, config=cfg.evaluation, gamma=cfg.gamma,
+            oracle_store=cfg.oracle.store or None, oracle=self.oracle, log_dir=self.log_dir)
         try:
             names = ray.get(evaluator.suites.remote())  # a missing dataset or unknown suite stops the run now
         except ray.exceptions.RayActorError:

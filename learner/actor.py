@@ -29,10 +29,10 @@ import numpy as np
 import ray
 import torch
 
-import games
 import storage
 from learner.checkpoint import LearnerState, latest_checkpoint, load_run_checkpoint
 from learner.config import LearnerConfig, auto_precision
+from learner.game_network import GameNetwork
 from learner.learner import Learner
 from learner.machine import THREADED_RUNTIME_ENV, Bf16Support, this_cpu, threads_here
 from lifecycle import TASK_EVENTS, was_restarted, watched
@@ -78,26 +78,27 @@ class LearnerStatus(NamedTuple):
 
 
 class LearnerWorker:
-    def __init__(self, *, game: str, game_params: dict, network, config: LearnerConfig, algo, replay,
+    def __init__(self, *, game_network: GameNetwork, config: LearnerConfig, algo, replay,
                  seed: int, checkpoint_dir: str | None = None):
-        """``config``: the run's learner settings, whole (its ``device`` resolved by the run;
-        ``auto`` here is cuda where torch sees one); ``algo``: the algorithm whose loss it
-        trains, by name or as its ``AlgorithmDescriptor`` (the run hands the descriptor over: a
-        worker's registry holds the built-in algorithms only); ``checkpoint_dir``: where the run
-        writes its checkpoints (``RunCheckpoint.learner`` holds :meth:`state_dict`); a restarted
-        learner reloads the newest good one."""
+        """``game_network``: the game and the network it trains (the run's,
+        ``TrainConfig.game_network``); ``config``: the run's learner settings, whole (its
+        ``device`` resolved by the run; ``auto`` here is cuda where torch sees one); ``algo``:
+        the algorithm whose loss it trains, by name or as its ``AlgorithmDescriptor`` (the run
+        hands the descriptor over: a worker's registry holds the built-in algorithms only);
+        ``checkpoint_dir``: where the run writes its checkpoints (``RunCheckpoint.learner``
+        holds :meth:`state_dict`); a restarted learner reloads the newest good one."""
         device = config.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.precision, self.precision_note = _precision_here(config, device, network)
+        self.precision, self.precision_note = _precision_here(config, device, game_network.network)
         self.threads = None  # torch's own (CUDA: the host side of the updates)
         if device == "cpu":
             self.threads = threads_here(config.threads)
             torch.set_num_threads(self.threads)
         log.info("learner on %s, precision %s (%s), %s torch threads", device, self.precision,
                  self.precision_note, self.threads or torch.get_num_threads())
-        self.game = games.make(game, **game_params)
-        self.learner = Learner(self.game, network, lr=config.lr, device=device, seed=seed,
+        self.game = game_network.make_game()
+        self.learner = Learner(self.game, game_network.network, lr=config.lr, device=device, seed=seed,
                                augment=config.augment_symmetries, loss=algo, aux_weight=config.aux_weight,
                                precision=self.precision)
         # batches_per_request: batches the sampler draws per request to the shards

@@ -13,6 +13,7 @@ import pytest
 
 import games
 from actors.inference_server import BatchingServer, InferenceActor, InferenceClient
+from learner.game_network import GameNetwork
 from learner.learner import ValueFunction, numpy_weights
 from learner.networks import PRESET_NETWORKS, build_network
 
@@ -64,8 +65,8 @@ def test_two_self_play_processes_share_the_server_s_batches(ray_session):
     ray = ray_session
     game, network = games.make("tictactoe"), PRESET_NETWORKS["tictactoe"]
     weights = numpy_weights(build_network(game, network))
-    server = InferenceActor.options(num_cpus=0).remote(game="tictactoe", game_params={}, network=network, algo="avi",
-                                                       min_requests=2, max_wait_s=0.5)
+    server = InferenceActor.options(num_cpus=0).remote(game_network=GameNetwork(game="tictactoe", network=network),
+                                                       algo="avi", min_requests=2, max_wait_s=0.5)
 
     @ray.remote(num_cpus=0)
     def play(server, weights, seed):
@@ -132,7 +133,8 @@ def test_each_version_is_answered_by_its_weights_and_a_restarted_server_gets_the
         torch.manual_seed(version)
         nets[version] = numpy_weights(build_network(game, network))
     refs = {v: [ray.put(w)] for v, w in nets.items()}
-    server = InferenceActor.options(num_cpus=0).remote(game="tictactoe", game_params={}, network=network, algo="avi", versions=2)
+    server = InferenceActor.options(num_cpus=0).remote(game_network=GameNetwork(game="tictactoe", network=network),
+                                                       algo="avi", versions=2)
     old, new = InferenceClient(server), InferenceClient(server)
     old.set_weights(refs[1], 1)
     new.set_weights(refs[2], 2)

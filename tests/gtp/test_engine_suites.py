@@ -56,10 +56,12 @@ def test_an_engine_level_out_of_range_is_an_error(checkpoint_of, capsys):
 
 def test_in_training_the_engine_suites_run_on_the_game_suites_cadence():
     from launch.evaluator import EvaluatorWorker, chosen_suites
+    from learner.game_network import GameNetwork
+    from learner.networks import NetworkConfig
 
     assert chosen_suites("go", "go-gnugo") == ["go-gnugo"]
-    worker = EvaluatorWorker(game="othello", game_params={}, network=dict(kind="mlp", width=16, blocks=1,
-                             layers_per_block=1, head_width=16),
+    network = NetworkConfig(kind="mlp", width=16, blocks=1, layers_per_block=1, head_width=16)
+    worker = EvaluatorWorker(game_network=GameNetwork(game="othello", network=network),
                              config=EvaluationConfig(suites="othello-grhino", simulations=8, max_openings=3),
                              gamma=1.0, oracle_store=None)
     assert worker.play_suites() == ["othello-grhino"]  # every eval_play_every-th evaluation, not every one

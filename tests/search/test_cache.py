@@ -232,11 +232,13 @@ def test_the_actor_option():
     from actors.pool import SelfPlayWorker
 
     from actors.config import SelfPlayConfig
+    from learner.game_network import GameNetwork
 
     def worker(algo="avi", **config):
         network = dataclasses.replace(PRESET_NETWORKS["tictactoe"], policy_head=algo != "avi")
-        return SelfPlayWorker(game="tictactoe", game_params={}, network=network, algo=algo, seed=0, index=0,
-                              replay=None, config=SelfPlayConfig(num_envs=4, mcts=MCTSConfig(simulations=2), **config))
+        return SelfPlayWorker(game_network=GameNetwork(game="tictactoe", network=network), algo=algo, seed=0,
+                              index=0, replay=None,
+                              config=SelfPlayConfig(num_envs=4, mcts=MCTSConfig(simulations=2), **config))
 
     with pytest.raises(ValueError, match="eval_cache"):
         worker(eval_cache="sometimes")

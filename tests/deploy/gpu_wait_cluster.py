@@ -6,7 +6,7 @@ for a GPU node (``launch.run_placement.resources_after_gpu_wait``) found and wha
 1. A head with no GPU: a wait bounded at 1.5 s ends with its message and the CPU.
 2. The same wait on the embedded Ray, and with the bound 0: no wait at all.
 3. A wait bounded at 120 s while a node declaring one GPU (Ray's ``num_gpus``, no device
-   needed) joins after 2 s: the wait sees it, auto becomes cuda.
+   needed) joins once the wait has begun: the wait sees it, auto becomes cuda.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import json
 import os
 import tempfile
 import threading
-import time
 
 import ray
 from ray.cluster_utils import Cluster
@@ -28,10 +27,13 @@ from launch.run_placement import resources_after_gpu_wait
 STORE = 80 * 1024 * 1024  # object store per node: the test moves no data
 
 
-def _wait(config, *, embedded: bool = False) -> dict:
-    """The wait on the live cluster, its printed lines, and the device it led to."""
+def _wait(config, *, embedded: bool = False, begun: threading.Event | None = None) -> dict:
+    """The wait on the live cluster, its printed lines, and the device it led to;
+    ``begun`` is set as the wait starts."""
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
+        if begun is not None:
+            begun.set()
         resources, found = resources_after_gpu_wait(config.learner, embedded=embedded, report_every_s=0.5,
                                                     poll_s=0.1)
     final = resolved(config, cpus=resources.get("CPU", 0), gpus=resources.get("GPU", 0), gpu_wait=found)
@@ -53,12 +55,13 @@ def main() -> None:
                "embedded": _wait(short, embedded=True),
                "no_wait": _wait(resolve("tictactoe", overrides=["learner.wait_for_gpu_s=0"]))}
         # The wait in a thread, the node added from this one (Ray's node start wants the
-        # main thread).
-        late = {}
+        # main thread) once the wait has begun: the node takes seconds to register, so the
+        # wait sees no GPU first, then the node join.
+        late, begun = {}, threading.Event()
         waiter = threading.Thread(target=lambda: late.update(
-            _wait(resolve("tictactoe", overrides=["learner.wait_for_gpu_s=120"]))))
+            _wait(resolve("tictactoe", overrides=["learner.wait_for_gpu_s=120"]), begun=begun)))
         waiter.start()
-        time.sleep(2)
+        assert begun.wait(timeout=60), "the wait did not begin"
         cluster.add_node(num_cpus=1, num_gpus=1, object_store_memory=STORE)
         waiter.join()
         out["late_gpu"] = late

@@ -74,12 +74,16 @@ def _killed_run(tmp_path: Path, where: str) -> Path:
     return run_dir
 
 
-def _resume_and_compare(run_dir: Path) -> tuple[int, int, int]:
+def _counts(run: Run) -> tuple[int, int, int]:
     """(updates, rows counted, rows the restored shards were given) of a resumed Run."""
+    return run.counters.updates, run.counters.rows, sum(s.total_added for s in run.replay.stats())
+
+
+def _resume_and_compare(run_dir: Path) -> tuple[int, int, int]:
+    """:func:`_counts` of a Run resumed from ``run_dir``, closed again."""
     run = Run(resumed_config(run_dir), run_dir, wandb_mode="disabled", resume=True)
     try:
-        given = sum(s.total_added for s in run.replay.stats())
-        return run.counters.updates, run.counters.rows, given
+        return _counts(run)
     finally:
         run.close()
 
@@ -95,12 +99,17 @@ def test_killed_between_writes_resumes_the_previous_pair(ray_session, tmp_path, 
     assert [p.name for p in list_pairs(run_dir)][0] == f"pair-{(KILL_AT - 1) * per:09d}.json"
     pair = latest_pair(run_dir)
     assert pair is not None and pair.updates == (KILL_AT - 1) * per
-    updates, counted, given = _resume_and_compare(run_dir)
-    assert updates == (KILL_AT - 1) * per
-    assert counted == given > 0, f"learner counters say {counted} rows, the restored replay holds {given}"
-    assert f"from {pair.checkpoint.name}" in capsys.readouterr().out
-    # The resumed run goes on and commits pairs again, the stale snapshot pruned.
-    _, last = train(resumed_config(run_dir), resume=run_dir, updates=(KILL_AT + 1) * per, wandb_mode="disabled")
+    run = Run(resumed_config(run_dir), run_dir, wandb_mode="disabled", resume=True)
+    try:
+        updates, counted, given = _counts(run)
+        assert updates == (KILL_AT - 1) * per
+        assert counted == given > 0, f"learner counters say {counted} rows, the restored replay holds {given}"
+        assert f"from {pair.checkpoint.name}" in capsys.readouterr().out
+        # The resumed run goes on (as ``train(..., resume=run_dir)`` runs it, without
+        # starting its roles a second time) and commits pairs again, the stale snapshot pruned.
+        last = run.run(updates=(KILL_AT + 1) * per)
+    finally:
+        run.close()
     assert last["updates"] == (KILL_AT + 1) * per
     assert latest_pair(run_dir).updates == (KILL_AT + 1) * per
     _, counted, given = _resume_and_compare(run_dir)

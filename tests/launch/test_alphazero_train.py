@@ -88,7 +88,11 @@ def test_alphazero_learns_to_never_lose_tictactoe(ray_session, tmp_path, budget_
     game = games.make("tictactoe")
     labels = enumerate_and_solve(game)
     q_star_of = dict(zip(games.state_keys(labels.states), labels.q_star))
-    config = resolve("tictactoe", "paper", ["checkpoint_every=5", "evaluation.every=5", *search], algo="alphazero")
+    # One torch thread for the learner and the actor: tic-tac-toe's 64-wide MLP gains nothing
+    # from a second (docs/benchmarks.md, Precision and threads on the CPU), and beside the run's
+    # other processes on 2 cores a second thread slows every update and search.
+    config = resolve("tictactoe", "paper", ["checkpoint_every=5", "evaluation.every=5", "learner.threads=1",
+                                            "actors.threads=1", *search], algo="alphazero")
     evaluator, choose = untrained_mcts_agent(game, config)
     # The same search over the untrained network loses as second player: there is something to learn.
     untrained = losses_against_a_perfect_player(game, q_star_of, choose)

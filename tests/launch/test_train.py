@@ -101,7 +101,12 @@ def test_killed_actor_restarts_and_the_run_completes(ray_session, tmp_path):
 def test_avi_learns_tictactoe_exactly(ray_session, tmp_path, budget_updates):
     """Value MAE below 0.05 against exhaustive negamax over all 4,520 non-terminal
     positions, and an optimal greedy move in at least 99% of them, within the budget."""
-    config = resolve("tictactoe", "paper")
+    # The paper preset on one torch thread for the learner and the actor: tic-tac-toe's 64-wide
+    # MLP gains nothing from a second (docs/benchmarks.md, Precision and threads on the CPU),
+    # and beside the run's other processes on 2 cores a second thread slows every update.
+    # Batches come 16 to a request to the shards: drawn as one at a time would draw them
+    # (ReplaySampler.next_block), with 15 round trips fewer.
+    config = resolve("tictactoe", "paper", ["learner.threads=1", "actors.threads=1", "learner.batches_per_request=16"])
     run_dir, last = train(config, run_dir=tmp_path / "run", updates=budget_updates, wandb_mode="disabled",
                           stop=lambda r: r.get("eval/value_mae", 1) < 0.05 and r["eval/optimal_move_rate"] >= 0.99)
     assert last["eval/eval_states"] == 4520
@@ -115,7 +120,8 @@ def test_avi_learns_a_small_fgame_exactly(ray_session, tmp_path, depth, branchin
     params = json.dumps({"depth": depth, "branching": branching, "seed": 3})
     config = resolve("fgame", "small", [f"game_params={params}", "network.width=64", "actors.num_envs=64",
                                         "learner.epochs_per_iteration=4", "actors.epsilon=0.5", "checkpoint_every=50",
-                                        "evaluation.suites=none"])  # eval/value_mae: the run's built-in labels
+                                        "evaluation.suites=none",  # eval/value_mae: the run's built-in labels
+                                        "learner.threads=1", "actors.threads=1"])  # a 64-wide MLP: as above
     run_dir, last = train(config, run_dir=tmp_path / "run", updates=updates, wandb_mode="disabled",
                           stop=lambda r: r.get("eval/value_mae", 1) < bound)
     assert last["eval/value_mae"] < bound, last

@@ -394,7 +394,11 @@ def occupied(game: Hex, state: HexState, action: int) -> bool:
 # 0.1 scored best or near it on every metric, the paper's network kept (128 wide was no
 # better); the differences are within one seed's noise. Play against the solver, a second
 # a run on these boards, comes every 4th evaluation, so the final weights' keeps its time.
-_BOARD_PRESET = {"actors.collect_steps": 32, "actors.epsilon": 0.1, "evaluation.play_every": 4}
+# A replay of the last 8 iterations' rows, as Connect Four's small boards: AVI's targets
+# are those of the weights that collected them, and a million rows keep them hundreds of
+# iterations stale (3x3 and 5x5 side by side, docs/training.md).
+_BOARD_PRESET = {"actors.collect_steps": 32, "actors.epsilon": 0.1, "evaluation.play_every": 4,
+                 "replay.capacity": 32768}
 _PRESETS_AT = {size: _BOARD_PRESET for size in (3, 4, 5, 6)}
 
 

@@ -280,6 +280,7 @@ def test_a_ladder_trains_each_board_with_its_preset_until_its_goal(name, boards)
         config, (w, h) = trial.config, boards[trial.instance]
         assert config.game_params == ({"width": w, "height": h} if config.game == "connect4" else {"size": w})
         assert config.actors.collect_steps == 32  # the small boards' preset (games/<game>.py preset_at)
+        assert config.replay.capacity == 32768  # the last 8 iterations' rows: fresh one-step targets
         assert trial.stop_when == {"eval/*-play/error_rate": 0.0}
     # One seed of every board and arm runs first: a ladder stopped by its clock spans its boards.
     ran = small.in_run_order()

@@ -97,7 +97,7 @@ class Experiment:
     arms: list  # arm names, the spec's order
     reference: str  # the arm the others are compared to
     labels: dict  # arm -> its legend label
-    groups: list  # figure rows, in the trials' order
+    groups: list  # figure rows, in the trials' order: those with a finished trial
     runs: dict  # (group, arm) -> [(trial, records)]
     missing: list  # run directories without metrics yet
     unfinished: list  # run directories with metrics but no DONE_FILE: running, or interrupted
@@ -156,7 +156,9 @@ def read_experiment(exp_dir) -> Experiment:
         inference.append((point, path, json.loads(path.read_text()) if path.is_file() else None))
     return Experiment(exp_dir, manifest, arms, manifest.get("reference_arm") or arms[0],
                       {arm: manifest["arms"][arm].get("label", arm) for arm in arms},
-                      list(dict.fromkeys(t["group"] for t in manifest["trials"])), runs, missing, unfinished, metrics,
+                      # A group none of whose trials has finished (a ladder's next board) has no row.
+                      [g for g in dict.fromkeys(t["group"] for t in manifest["trials"]) if any(k[0] == g for k in runs)],
+                      runs, missing, unfinished, metrics,
                       matches, inference)
 
 

@@ -104,6 +104,23 @@ def test_the_ladder_figure_is_drawn_and_an_experiment_without_instances_has_none
     assert "## Ladder" not in summary and "| connect4-4x4-play/error_rate |" in summary
 
 
+def test_a_board_no_trial_has_finished_gets_no_figure_row_but_is_named(tmp_path):
+    """A ladder stopped by its clock: 5x4's trials not run (no metrics) or cut short (no
+    DONE file) leave 4x4 alone in the figures, and the summary names what is missing."""
+    out = _ladder(tmp_path)
+    (out / "ladder-5x4-avi-s0" / "metrics.jsonl").unlink()
+    (out / "ladder-5x4-avi-s1" / "metrics.jsonl").unlink()
+    for seed in (0, 1):
+        (out / f"ladder-5x4-az-s{seed}" / DONE_FILE).unlink()
+    exp = read_experiment(out)
+    assert exp.groups == ["connect4 4x4"]
+    (tmp_path / "figures").mkdir()
+    assert "figure_vs_updates.png" in {p.name for p in draw_experiment_figures(exp, tmp_path / "figures")}
+    summary = write_experiment_report(out, figures=False).read_text()
+    assert "Not run yet (no metrics.jsonl): ladder-5x4-avi-s0, ladder-5x4-avi-s1" in summary
+    assert "ladder-5x4-az-s0, ladder-5x4-az-s1" in summary and "| connect4 5x4 |" not in summary
+
+
 def test_ladder_connect4_at_its_test_size_stops_at_its_goal_and_reports(ray_session, tmp_path):
     """The spec's test size with a goal every trial reaches at its first evaluation (an error
     rate of at most 1): both trials end there, after one iteration of their 128 updates."""

@@ -85,7 +85,7 @@ def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str, mod
     """Pools of ``num_actors`` actors in each of ``modes`` (an ``eval_cache``, or
     ``"server"``: one shared inference server), their calls taking turns; the pools exist at
     once (as zero-CPU actors) and only one runs at a time."""
-    game = games.make(config.game, **config.game_params)
+    game = config.game_network.make_game()
     replay = ReplayService.create(avi_schema(game.obs_shape), config.replay.capacity, config.replay.shards,
                                   name=f"{name}-replay")
     learner = LearnerActor.options(num_cpus=0).remote(**learner_options(config), replay=replay)
@@ -200,7 +200,7 @@ def hit_rates(name: str, num_envs: int, warmup: int | None, phases: int, phase_s
 
 
 def learner_speed(config, updates: int, repeats: int, name: str) -> dict:
-    game = games.make(config.game, **config.game_params)
+    game = config.game_network.make_game()
     replay = ReplayService.create(avi_schema(game.obs_shape), config.replay.capacity, config.replay.shards,
                                   name=f"{name}-replay")
     actor = SelfPlayActor.remote(**dict(actor_options(config, 1), replay=replay), index=0)

@@ -32,7 +32,6 @@ import time
 import ray
 import torch
 
-import games
 from actors.alphazero import AlphaZeroCollector
 from actors.labels import OracleLabeler
 from launch.config import resolve
@@ -46,7 +45,7 @@ from search.network import NetworkEvaluator
 def collect_once(config, network, steps: int, replicas: int | None, seed: int) -> dict:
     """One collection call of ``steps`` moves: AlphaZero (``replicas`` None) or AZAL with
     that many oracle replicas over a fresh store. Its speed and where its time went."""
-    game = games.make(config.game, **config.game_params)
+    game = config.game_network.make_game()
     actors = config.actors
     client, store_dir, labeler = None, None, None
     if replicas is not None:
@@ -86,7 +85,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     config = resolve("connect4", algo="azal")
-    game = games.make(config.game, **config.game_params)
+    game = config.game_network.make_game()
     network = NetworkEvaluator(game, config.network, inference_dtype=config.actors.inference_dtype)
     torch.manual_seed(args.seed)
     network.set_weights(numpy_weights(build_network(game, config.network)), version=0)

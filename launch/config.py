@@ -250,7 +250,7 @@ def _suites_at_board(config: TrainConfig, suites: str) -> str:
     from evaluation.config import named_suites
     from evaluation.datasets import board_name
 
-    game = games.make(config.game, **config.game_params)
+    game = config.game_network.make_game()
     return ",".join(board_name(game, name) for name in named_suites(suites)) or suites
 
 
@@ -462,7 +462,7 @@ def validate(config: TrainConfig) -> None:
     if config.game not in games.names():
         raise ConfigError(f"unknown game {config.game!r}; known games: {', '.join(games.names())}")
     try:
-        games.make(config.game, **config.game_params)
+        config.game_network.make_game()
     except (TypeError, ValueError) as err:
         raise ConfigError(f"game_params {config.game_params}: {err}") from None
     for name in ("checkpoint_every", "keep_checkpoints", "max_policy_lag"):
@@ -489,7 +489,7 @@ def check_evaluation(config: TrainConfig) -> None:
     from evaluation.datasets import COMMITTED, board_gap, board_tag, committed_file_present
     from evaluation.suites import suites_for
 
-    game = games.make(config.game, **config.game_params)
+    game = config.game_network.make_game()
     tag, gap = board_tag(game), board_gap(game)
     described = algorithms.descriptor(config.algo)
     if described.labels_while_collecting and gap is not None:

@@ -41,7 +41,6 @@ from pathlib import Path
 import ray
 
 import algorithms
-import games
 import lifecycle
 import storage
 from actors.inference_server import InferenceActor
@@ -82,7 +81,7 @@ class Run:
         self.config = config = resolved_for_cluster(config, fixed_cluster)
         self.run_dir = run_location(run_dir)
         storage.write_atomic(storage.join(self.run_dir, "config.json"), config.to_json().encode())
-        self.game = games.make(config.game, **config.game_params)
+        self.game = config.game_network.make_game()
         self.algorithm = algorithms.descriptor(config.algo)
         self.counters = RunCounters()
         self.logger = MetricsLogger(self.run_dir, asdict(config), wandb_mode=wandb_mode)

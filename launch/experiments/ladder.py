@@ -48,10 +48,9 @@ class Crossing:
 def _board(config) -> tuple[int, list[str]] | None:
     """(cells, the error-rate keys of its play suites) of a trial's game; None when the game
     has no board of rows x columns or no suites."""
-    import games
     from evaluation.suites import suites_for
 
-    game = games.make(config.game, **config.game_params)
+    game = config.game_network.make_game()
     if len(game.obs_shape) != 3:  # planes x rows x columns; an F-Game's tree has no board
         return None
     try:

@@ -59,15 +59,13 @@ def inference_evaluations(config: TrainConfig) -> float | None:
     """Network evaluations per decision of the evaluated policy: AVI's greedy policy
     evaluates every child (at most the game's number of actions, the paper's "7 for
     Connect Four"), the policy head one, MCTS its simulations; None where not counted."""
-    import games
-
     policy = config.evaluation.policy
     if policy == policy_registry.AUTO:
         policy = algorithms.descriptor(config.algo).report_policy
     cost = policy_registry.entry(policy).evaluations
     if cost is None:
         return None
-    actions = games.make(config.game, **config.game_params).num_actions
+    actions = config.game_network.make_game().num_actions
     return cost(actions, policy_registry.PolicySpec(policy, simulations=config.evaluation.simulations,
                                                      depth=config.evaluation.depth))
 

@@ -36,7 +36,6 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import algorithms
-import games
 from evaluation import policy_registry
 from evaluation.config import EVALUATE_OPTIONS, EvaluationConfig
 from evaluation.datasets import COMMITTED, committed_file_present, game_of
@@ -472,7 +471,7 @@ def trial_bundles(config: TrainConfig, *, embedded: bool, offered=(), gpus: floa
     if actors.inference_servers and not (embedded and serving == "cpu"):
         bundles += [_bundle(options["inference"])] * actors.inference_servers
     bundles += [_bundle(options["replay"])] * config.replay.shards
-    game = games.make(config.game, **config.game_params)  # auto's suites are those of the trial's board
+    game = config.game_network.make_game()  # auto's suites are those of the trial's board
     if chosen_suites(game, config.evaluation.suites) is not False:
         bundles.append(_bundle(options["evaluator"]))  # a marker on a cluster (the head), nothing embedded
     if algorithms.descriptor(config.algo).labels_while_collecting or evaluator_needs_oracle(
@@ -539,7 +538,7 @@ def _matches(spec: Spec, trials: list) -> tuple:
             other = by_key.get((t.instance, match["opponent"], t.seed))
             if t.arm != match["arm"] or other is None:
                 continue
-            kinds = {s.name: s.kind for s in suites_for(games.make(t.config.game, **t.config.game_params))}
+            kinds = {s.name: s.kind for s in suites_for(t.config.game_network.make_game())}
             if kinds.get(match["suite"]) != "h2h":
                 h2h = [n for n, k in kinds.items() if k == "h2h"]
                 raise SpecError(f"{spec.path}: head_to_head[{i}], key 'suite': {match['suite']!r} is not a "
@@ -567,7 +566,7 @@ def _inference(spec: Spec, trials: list) -> tuple:
             if prior is not None and not prior.config.network.policy_head:
                 raise SpecError(f"{at}, key 'prior': arm {entry['prior']!r} trains a value network, which has "
                                 f"no policy to be a prior")
-            kinds = {s.name: s.kind for s in suites_for(games.make(t.config.game, **t.config.game_params))}
+            kinds = {s.name: s.kind for s in suites_for(t.config.game_network.make_game())}
             suite = _suite_of_board(entry["suite"], kinds)
             if kinds.get(suite) not in ("play", "states"):
                 usable = [n for n, k in kinds.items() if k in ("play", "states")]
@@ -654,7 +653,7 @@ def check_datasets(plan: Plan) -> None:
     matches and the inference study would fail after hours of training."""
     needs: dict[str, set] = {}  # dataset -> the suites that read it
     for trial in plan.trials:
-        game = games.make(trial.config.game, **trial.config.game_params)
+        game = trial.config.game_network.make_game()
         after = {m["suite"] for m in plan.matches if m["trial"] == trial.name}
         after |= {p["suite"] for p in plan.inference if p["trial"] == trial.name}
         suites = evaluated_suites(game, trial.config.evaluation.suites) + [s for s in suites_for(game) if s.name in after]

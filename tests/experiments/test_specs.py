@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+import algorithms
 from launch.experiments.spec import SPEC_DIR, SpecError, check_placement, load_spec, plan
 from launch.experiments.tune_run import EXPERIMENT_FILE, prepare
 
@@ -304,6 +305,25 @@ def test_the_hybrid_is_matched_with_avi_and_alphazero_and_scored_by_its_value_he
     assert {p["suite"] for p in small.inference} == {f"{small.trials[0].config.game}-{board}-play"}
     assert {p["suite"] for p in plan(load_spec(name), "test").inference} == {
         f"{small.trials[0].config.game}-{'4x4' if 'connect4' in name else '3x3'}-play"}
+
+
+def test_the_hybrids_ladder_size_is_the_hex_ladders_avi_with_a_policy_head():
+    """Its trials are compared with the ladder's AVI and AlphaZero trials of the same board and
+    seed, which it does not run again: they must differ from the ladder's AVI only by what
+    the hybrid adds (its algorithm and its policy head)."""
+    hybrid = plan(load_spec("hybrid-vs-avi-vs-az-hex"), "ladder")
+    ladder = {(t.instance, t.seed): t for t in plan(load_spec("ladder-hex"), "small").trials if t.arm == "avi"}
+    assert {t.arm for t in hybrid.trials} == {"hybrid"}
+    assert {(t.instance, t.seed) for t in hybrid.trials} == set(ladder)
+    assert [t.seed for t in hybrid.in_run_order()][:3] == [0, 0, 0]
+    for trial in hybrid.trials:
+        avi = ladder[(trial.instance, trial.seed)]
+        assert (trial.updates, trial.rows, trial.stop_when) == (avi.updates, avi.rows, avi.stop_when)
+        assert trial.config.network.policy_head and not avi.config.network.policy_head
+        # Both play greedily on their values: AVI's "auto" is its greedy policy.
+        assert trial.config.evaluation.policy == algorithms.descriptor("avi").report_policy == "greedy"
+        assert replace(trial.config, algo="avi", network=avi.config.network,
+                       evaluation=avi.config.evaluation) == avi.config
 
 
 @pytest.mark.parametrize("name", ["sampled-avi-othello", "sampled-avi-hex"])

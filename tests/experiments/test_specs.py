@@ -323,7 +323,7 @@ def test_the_hybrids_ladder_size_is_the_hex_ladders_avi_with_a_policy_head():
         # Both play greedily on their values: AVI's "auto" is its greedy policy.
         assert trial.config.evaluation.policy == algorithms.descriptor("avi").report_policy == "greedy"
         assert replace(trial.config, algo="avi", network=avi.config.network,
-                       evaluation=avi.config.evaluation) == avi.config
+                       evaluation=replace(trial.config.evaluation, policy=avi.config.evaluation.policy)) == avi.config
 
 
 @pytest.mark.parametrize("name", ["sampled-avi-othello", "sampled-avi-hex"])

@@ -334,6 +334,33 @@ def test_sampled_avi_arms_sample_four_moves_beside_exhaustive_avi(name):
     assert (arms["hybrid_k4"].sample_actions, arms["hybrid_k4"].sample_by) == (4, "prior")
 
 
+def test_the_sampled_avi_ladder_size_is_the_hex_ladders_avi_sampling_four_moves():
+    """Its trials are compared with the ladder's AVI trial of the same board and seed (every
+    move evaluated), which it does not run again: uniform sampling must differ from it by
+    the sample alone, the prior's sampling by the hybrid's algorithm and policy head too."""
+    sampled = plan(load_spec("sampled-avi-hex"), "ladder")
+    ladder = {(t.instance, t.seed): t for t in plan(load_spec("ladder-hex"), "small").trials
+              if t.arm == "avi" and t.instance in ("4x4", "5x5")}
+    assert sorted((t.arm, t.instance, t.seed) for t in sampled.trials) == sorted(
+        (arm, board, seed) for arm in ("avi_k4", "hybrid_k4") for (board, seed) in ladder)
+    assert [t.seed for t in sampled.in_run_order()][:4] == [0, 0, 0, 0]
+    for trial in sampled.trials:
+        avi = ladder[(trial.instance, trial.seed)]
+        assert (trial.updates, trial.rows, trial.stop_when) == (avi.updates, avi.rows, avi.stop_when)
+        actors = trial.config.actors
+        assert actors.sample_actions == 4 and avi.config.actors.sample_actions == 0
+        unsampled = replace(trial.config, algo="avi", network=avi.config.network,
+                            actors=replace(actors, sample_actions=0, sample_by=avi.config.actors.sample_by),
+                            evaluation=replace(trial.config.evaluation, policy=avi.config.evaluation.policy))
+        assert unsampled == avi.config
+        if trial.arm == "avi_k4":
+            assert trial.config == replace(avi.config, actors=replace(avi.config.actors, sample_actions=4))
+        else:
+            assert trial.config.algo == "hybrid" and actors.sample_by == "prior" and trial.config.network.policy_head
+            # It plays greedily on its values, as AVI's "auto" does.
+            assert trial.config.evaluation.policy == algorithms.descriptor("avi").report_policy == "greedy"
+
+
 @pytest.mark.parametrize("name", ["archive-starts-connect4", "archive-starts-chomp"])
 def test_archive_starts_arms_differ_only_in_the_archive(name):
     configs = {t.arm: t.config for t in plan(load_spec(name), "small").trials}

@@ -6,7 +6,8 @@ fp32's seeds, budgeted in updates.
 The loop is Algorithm 1 in one process (no Ray) with the Connect Four preset's network,
 epsilon, learning rate, batch and replay ratio (4 epochs per iteration), on a smaller
 collection than the preset's (64 environments, 32 steps each: 2,048 rows and 32 updates an
-iteration), 192 updates a run: three fp32 seeds and one bf16 run, about a minute in all.
+iteration), 128 updates a run (the untrained network's value error 0.92 falls to 0.80-0.85
+in every run): three fp32 seeds and one bf16 run, about 45 s in all.
 Where the CPU emulates bf16 (AVX2 only) ``auto`` keeps fp32 and the test is skipped."""
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from launch.config import resolve
 
 GAME = games.make("connect4")
 CONFIG = resolve("connect4")
-UPDATES = 192
+UPDATES = 128
 METRICS = ("value_mae", "policy_regret", "optimal_move_rate")
 
 

@@ -22,13 +22,20 @@ checkpoint sensitivity (per arm, the mean over each trial's last K evaluations w
 spread: ``--last K``, default 5), the paired differences to the reference arm over the
 seeds both have, any head-to-head scores and inference points, the commands that made
 the experiment, and for every table the files its values come from.
+
+``--beside OTHER_EXP_DIR`` joins the finished trials of another experiment of the same game
+at the boards and seeds this one has finished (``join_beside``): a spec's size that runs
+one arm alone (``only``) is compared in one report with the trials it left to that other
+experiment (the hybrid's and the sampling arms' ladder sizes beside the ladder's AVI and
+AlphaZero trials).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -102,6 +109,7 @@ class Experiment:
     metrics: list  # eval/... keys of REPORT_KINDS found in any record
     matches: list  # (match, its result file's path, its result or None): launch/experiments/matches.py
     inference: list  # (point, its result file's path, its result or None): launch/experiments/inference.py
+    beside: list = field(default_factory=list)  # the other experiments joined (join_beside), their manifests
 
     def trials(self, group: str, arm: str) -> list:
         return self.runs.get((group, arm), [])
@@ -482,12 +490,51 @@ def _group_summary(exp: Experiment, group: str, last: int = LAST_EVALUATIONS) ->
     return lines
 
 
-def write_experiment_report(exp_dir, out_dir=None, *, figures: bool = True, last: int = LAST_EVALUATIONS) -> Path:
+def join_beside(exp: Experiment, other: Experiment) -> Experiment:
+    """``exp`` with the finished trials of ``other`` (an experiment of the same game) at the
+    groups and seeds ``exp`` has finished trials of. An arm ``exp`` declares but has no
+    trial of (a size's ``only`` left it out) takes ``other``'s trials of the arm of that
+    name; any other arm of ``other`` joins as ``"<its spec>:<arm>"``, labelled with its spec.
+    The joined trials' ``run_dir`` is relative to ``exp``'s directory, so each table still
+    names its files; ``exp``'s reference arm stays the reference."""
+    if other.manifest["game"] != exp.manifest["game"]:
+        raise ValueError(f"--beside {other.path}: an experiment on {other.manifest['game']!r}, "
+                         f"not on this one's game {exp.manifest['game']!r}")
+    seeds = {(group, t["seed"]) for (group, _), trials in exp.runs.items() for t, _ in trials}
+    spec = other.manifest["spec"]
+    arms, labels, runs = list(exp.arms), dict(exp.labels), dict(exp.runs)
+    for (group, arm), trials in other.runs.items():
+        joined = [(_relative_run_dir(t, other.path, exp.path), records) for t, records in trials
+                  if (group, t["seed"]) in seeds]
+        if not joined:
+            continue
+        left_out = arm in exp.arms and not any(a == arm for _, a in exp.runs)
+        key = arm if left_out else f"{spec}:{arm}"
+        if left_out:
+            labels[key] = f"{exp.labels[arm]} ({spec})"
+        elif key not in arms:
+            arms.append(key)
+            labels[key] = f"{other.labels[arm]} ({spec})"
+        runs[(group, key)] = runs.get((group, key), []) + joined
+    metrics = sorted(set(exp.metrics) | set(other.metrics))  # each group shows those its trials logged
+    return replace(exp, arms=arms, labels=labels, runs=runs, metrics=metrics, beside=exp.beside + [other.manifest])
+
+
+def _relative_run_dir(trial: dict, from_dir: Path, to_dir: Path) -> dict:
+    """The trial's record with its run directory relative to ``to_dir`` instead of ``from_dir``."""
+    return {**trial, "run_dir": os.path.relpath(Path(from_dir) / trial["run_dir"], to_dir)}
+
+
+def write_experiment_report(exp_dir, out_dir=None, *, figures: bool = True, last: int = LAST_EVALUATIONS,
+                            beside=()) -> Path:
     """Figures (unless ``figures`` is False: the tables alone, in a fraction of the time)
     and ``summary.md`` of an experiment directory into ``out_dir`` (default
     ``exp_dir/report``); returns the summary's path. ``last``: the evaluations of the
-    checkpoint sensitivity."""
+    checkpoint sensitivity; ``beside``: other experiment directories whose trials join
+    (``join_beside``)."""
     exp = read_experiment(exp_dir)
+    for other in beside:
+        exp = join_beside(exp, read_experiment(other))
     out_dir = Path(out_dir) if out_dir is not None else exp.path / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
     figures = draw_experiment_figures(exp, out_dir) if figures else []
@@ -495,7 +542,12 @@ def write_experiment_report(exp_dir, out_dir=None, *, figures: bool = True, last
     size = manifest["size"] + (f", --updates {manifest['updates_override']}" if manifest.get("updates_override") else "")
     lines = [f"# Experiment {manifest['spec']} ({size})", "", manifest.get("description", ""), "",
              "## Commands", "", "```", *[c["argv"] for c in manifest.get("commands", [])],
-             f"python -m launch report {exp.path}", "```", "",
+             *[c["argv"] for m in exp.beside for c in m.get("commands", [])],
+             f"python -m launch report {exp.path}" + "".join(f" --beside {b}" for b in beside),
+             "```", "",
+             *([f"Beside this experiment's trials: the finished trials of {', '.join(m['spec'] for m in exp.beside)} "
+                "at the same boards and seeds (its arms named with their spec, or filling the arms this "
+                "size left out).", ""] if exp.beside else []),
              *([f"Figures: {', '.join(f'`{p.name}`' for p in figures)} (one row per group; curves are means "
                 "over seeds with a 95% Student-t band where there are several).", ""] if figures else [])]
     if exp.missing:
@@ -539,15 +591,23 @@ def report_main(argv: list[str] | None = None) -> int:
                                                  "or the figures and summary of an experiment directory.")
     parser.add_argument("run_dirs", nargs="+", type=Path)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--beside", type=Path, action="append", default=[], metavar="OTHER_EXP_DIR",
+                        help="another experiment directory of the same game: its finished trials at the boards "
+                             "and seeds this experiment has finished join the figures and tables")
     parser.add_argument("--wandb", choices=("online", "offline"),
                         help="an experiment's figures also as W&B images, in the experiment's group")
     add_last_argument(parser)
     args = parser.parse_args(argv)
+    for other in args.beside:
+        if not (other / EXPERIMENT_FILE).is_file():
+            parser.error(f"--beside {other}: not an experiment directory (no {EXPERIMENT_FILE})")
     if not (len(args.run_dirs) == 1 and (args.run_dirs[0] / EXPERIMENT_FILE).is_file()):
+        if args.beside:
+            parser.error("--beside joins experiments: give one experiment directory (with experiment.json)")
         return print_report(lambda: write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots", last=args.last))
 
     def write() -> Path:
-        path = write_experiment_report(args.run_dirs[0], args.out, last=args.last)
+        path = write_experiment_report(args.run_dirs[0], args.out, last=args.last, beside=args.beside)
         if args.wandb:
             log_figures_to_wandb(args.run_dirs[0], path.parent, args.wandb)
         return path

@@ -52,7 +52,7 @@ def _ladder(tmp_path, instance=True):
         (out / run_dir).mkdir(parents=True)
         (out / run_dir / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
         (out / run_dir / DONE_FILE).write_text(json.dumps({"final": records[-1]}))
-    manifest = {"spec": "ladder-test", "description": "a test", "size": "small", "updates_override": None,
+    manifest = {"spec": "ladder-test", "description": "a test", "game": "connect4", "size": "small", "updates_override": None,
                 "reference_arm": "avi", "arms": {"avi": {"label": "AVI"}, "az": {"label": "AZ S=32"}},
                 "trials": trials, "commands": [{"time": "now", "argv": "python -m launch experiment X --out Y"}]}
     (out / EXPERIMENT_FILE).write_text(json.dumps(manifest))
@@ -153,3 +153,66 @@ def test_ladder_connect4_at_its_test_size_stops_at_its_goal_and_reports(ray_sess
     for arm in ("AVI", "AlphaZero S=32"):
         for goal in ("0.05", "0"):
             assert f"| connect4 4x4 | 16 | {arm} | <= {goal} | " in summary
+
+
+def _hybrid_beside_the_ladder(tmp_path) -> tuple:
+    """The ladder of ``_ladder`` and a second experiment whose size ran one arm alone
+    (``only``): its hybrid at 4x4 with seeds 0 and 1 and at 5x4 with seed 0, each crossing
+    both goals at 64 updates."""
+    ladder = _ladder(tmp_path)
+    out = tmp_path / "hybrid"
+    trials = []
+    for board, seed in (("4x4", 0), ("4x4", 1), ("5x4", 0)):
+        run_dir = f"hybrid-{board}-s{seed}"
+        trials.append({"name": f"{board}-hybrid-s{seed}", "arm": "hybrid", "group": f"connect4 {board}",
+                       "instance": board, "seed": seed, "updates": 320, "rows": 1000, "bundles": [{"CPU": 1.0}],
+                       "config": {"algo": "hybrid", "game": "connect4", "game_params": dict(zip(("width", "height"),
+                                                                                                  map(int, board.split("x"))))},
+                       "run_dir": run_dir})
+        records = [{"updates": 0, "compute": 0.0}, {"updates": 0, f"eval/connect4-{board}-play/error_rate": 0.5},
+                   {"updates": 64, "compute": 64 * 2000.0}, {"updates": 64, f"eval/connect4-{board}-play/error_rate": 0.0}]
+        (out / run_dir).mkdir(parents=True)
+        (out / run_dir / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+        (out / run_dir / DONE_FILE).write_text(json.dumps({"final": records[-1]}))
+    manifest = {"spec": "hybrid-test", "description": "a test", "game": "connect4", "size": "ladder", "updates_override": None,
+                "reference_arm": "avi", "arms": {"avi": {"label": "AVI"}, "hybrid": {"label": "Hybrid"}},
+                "trials": trials, "commands": [{"time": "now", "argv": "python -m launch experiment H --size ladder"}]}
+    (out / EXPERIMENT_FILE).write_text(json.dumps(manifest))
+    return out, ladder
+
+
+def test_an_experiment_of_one_arm_is_reported_beside_the_trials_it_left_to_another(tmp_path):
+    """``report HYBRID --beside LADDER``: the ladder's AVI fills the arm the hybrid's size
+    left out (and stays the reference of the paired differences), its AZ joins under its
+    spec's name, and only at the boards and seeds the hybrid has: 5x4 takes seed 0 alone."""
+    from launch.experiments.report import report_main
+
+    hybrid, ladder = _hybrid_beside_the_ladder(tmp_path)
+    assert report_main([str(hybrid), "--beside", str(ladder)]) == 0
+    summary = (hybrid / "report" / "summary.md").read_text()
+    assert f"python -m launch report {hybrid} --beside {ladder}" in summary
+    assert "python -m launch experiment X --out Y" in summary  # the other experiment's commands too
+    avi = _row(summary, "4x4", "AVI (ladder-test)", "0")
+    assert avi[4] == "2 of 2" and avi[5] == f"160 ± {T_0975_1 * 32:,.0f}"  # 192 and 128, as in the ladder alone
+    assert avi[-1] == "`../ladder/ladder-4x4-avi-s0/metrics.jsonl`, `../ladder/ladder-4x4-avi-s1/metrics.jsonl`"
+    assert _row(summary, "4x4", "Hybrid", "0")[4:6] == ["2 of 2", "64 (all 2)"]
+    assert _row(summary, "4x4", "AZ S=32 (ladder-test)", "0")[4] == "1 of 2"
+    for arm in ("AVI (ladder-test)", "AZ S=32 (ladder-test)", "Hybrid"):
+        assert _row(summary, "5x4", arm, "0.05")[4].endswith("of 1")  # seed 1 of the ladder's 5x4 left out
+    paired = summary[summary.index("## connect4 4x4"):].split("## connect4 5x4")[0]
+    assert "| Hybrid − AVI (ladder-test) | connect4-4x4-play/error_rate | 2 |" in paired
+
+
+def test_beside_refuses_another_game_and_a_directory_that_is_no_experiment(tmp_path, capsys):
+    import pytest
+
+    from launch.experiments.report import report_main
+
+    hybrid, ladder = _hybrid_beside_the_ladder(tmp_path)
+    manifest = json.loads((ladder / EXPERIMENT_FILE).read_text())
+    (ladder / EXPERIMENT_FILE).write_text(json.dumps({**manifest, "game": "hex"}))
+    with pytest.raises(ValueError, match="an experiment on 'hex', not on this one's game 'connect4'"):
+        write_experiment_report(hybrid, figures=False, beside=[ladder])
+    with pytest.raises(SystemExit):
+        report_main([str(hybrid), "--beside", str(tmp_path)])
+    assert f"--beside {tmp_path}: not an experiment directory (no {EXPERIMENT_FILE})" in capsys.readouterr().err

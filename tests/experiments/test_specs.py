@@ -16,7 +16,7 @@ from launch.experiments.tune_run import EXPERIMENT_FILE, prepare
 NAMED = ("smoke", "avi-vs-az-connect4", "avi-vs-az-hex", "fgames", "azal-chomp", "azal-connect4",
          "gumbel-vs-puct-connect4", "gumbel-vs-puct-hex", "ladder-connect4", "ladder-hex",
          "hybrid-vs-avi-vs-az-connect4", "hybrid-vs-avi-vs-az-hex", "sampled-avi-othello", "sampled-avi-hex",
-         "archive-starts-connect4", "archive-starts-chomp")
+         "archive-starts-connect4", "archive-starts-chomp", "archive-starts-hex")
 # A cluster of the kind the full specs are for: four 16-CPU workers and one GPU node.
 CLUSTER = [{"CPU": 16.0}] * 4 + [{"CPU": 16.0, "GPU": 1.0}]
 THIS_MACHINE = [{"CPU": 2.0}]
@@ -361,10 +361,25 @@ def test_the_sampled_avi_ladder_size_is_the_hex_ladders_avi_sampling_four_moves(
             assert trial.config.evaluation.policy == algorithms.descriptor("avi").report_policy == "greedy"
 
 
-@pytest.mark.parametrize("name", ["archive-starts-connect4", "archive-starts-chomp"])
-def test_archive_starts_arms_differ_only_in_the_archive(name):
+@pytest.mark.parametrize("name,bases", [("archive-starts-connect4", ("az32", "avi")),
+                                        ("archive-starts-chomp", ("az32", "avi")), ("archive-starts-hex", ("az32",))])
+def test_archive_starts_arms_differ_only_in_the_archive(name, bases):
     configs = {t.arm: t.config for t in plan(load_spec(name), "small").trials}
-    for base in ("az32", "avi"):
+    assert set(configs) == {arm for base in bases for arm in (base, f"{base}_archive")}
+    for base in bases:
         plain, archive = configs[base], configs[f"{base}_archive"]
         assert plain.actors.archive_start == 0.0 and archive.actors.archive_start == 0.5
         assert archive == replace(plain, actors=replace(plain.actors, archive_start=0.5))
+
+
+def test_the_archive_ladder_size_is_the_hex_ladders_alphazero_on_5x5_with_archive_starts():
+    """Its trials are compared with the ladder's AlphaZero S=32 trials on Hex 5x5 of the same
+    seed, which it does not run again: they must differ from them by the archive alone."""
+    archive = plan(load_spec("archive-starts-hex"), "ladder")
+    ladder = {t.seed: t for t in plan(load_spec("ladder-hex"), "small").trials if (t.arm, t.instance) == ("az32", "5x5")}
+    assert sorted((t.arm, t.group, t.seed) for t in archive.trials) == [("az32_archive", "hex 5x5", s) for s in sorted(ladder)]
+    for trial in archive.trials:
+        az = ladder[trial.seed]
+        assert trial.group == az.group  # the report joins them by group and seed (--beside)
+        assert (trial.updates, trial.rows, trial.stop_when) == (az.updates, az.rows, az.stop_when)
+        assert trial.config == replace(az.config, actors=replace(az.config.actors, archive_start=0.5))

@@ -29,6 +29,13 @@ ERROR_RATES = {("4x4", "avi", 0): [0.5, 0.2, 0.04, 0.0], ("4x4", "avi", 1): [0.5
 COMPUTE_PER_UPDATE = {"avi": 1000.0, "az": 4000.0}
 
 
+def _write_finished_run(run_dir, records: list[dict]) -> None:
+    """A trial's run directory as a finished trial leaves it: its records and its DONE_FILE."""
+    run_dir.mkdir(parents=True)
+    (run_dir / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    (run_dir / DONE_FILE).write_text(json.dumps({"final": records[-1]}))
+
+
 def _ladder(tmp_path, instance=True):
     """An experiment directory as ``launch experiment`` writes one; ``instance=False``: the
     same trials without an instance (a single-game spec), which has no ladder."""
@@ -49,9 +56,7 @@ def _ladder(tmp_path, instance=True):
             # A training record and the evaluation's record at the same update count, as a run logs them.
             records.append({"updates": u, "rows": 32 * u, "compute": COMPUTE_PER_UPDATE[arm] * u})
             records.append({"updates": u, play: rate, f"eval/connect4-{board}-uniform/value_mae": rate / 2})
-        (out / run_dir).mkdir(parents=True)
-        (out / run_dir / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
-        (out / run_dir / DONE_FILE).write_text(json.dumps({"final": records[-1]}))
+        _write_finished_run(out / run_dir, records)
     manifest = {"spec": "ladder-test", "description": "a test", "game": "connect4", "size": "small", "updates_override": None,
                 "reference_arm": "avi", "arms": {"avi": {"label": "AVI"}, "az": {"label": "AZ S=32"}},
                 "trials": trials, "commands": [{"time": "now", "argv": "python -m launch experiment X --out Y"}]}
@@ -171,9 +176,7 @@ def _hybrid_beside_the_ladder(tmp_path) -> tuple:
                        "run_dir": run_dir})
         records = [{"updates": 0, "compute": 0.0}, {"updates": 0, f"eval/connect4-{board}-play/error_rate": 0.5},
                    {"updates": 64, "compute": 64 * 2000.0}, {"updates": 64, f"eval/connect4-{board}-play/error_rate": 0.0}]
-        (out / run_dir).mkdir(parents=True)
-        (out / run_dir / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
-        (out / run_dir / DONE_FILE).write_text(json.dumps({"final": records[-1]}))
+        _write_finished_run(out / run_dir, records)
     manifest = {"spec": "hybrid-test", "description": "a test", "game": "connect4", "size": "ladder", "updates_override": None,
                 "reference_arm": "avi", "arms": {"avi": {"label": "AVI"}, "hybrid": {"label": "Hybrid"}},
                 "trials": trials, "commands": [{"time": "now", "argv": "python -m launch experiment H --size ladder"}]}

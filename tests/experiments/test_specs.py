@@ -307,15 +307,17 @@ def test_the_hybrid_is_matched_with_avi_and_alphazero_and_scored_by_its_value_he
         f"{small.trials[0].config.game}-{'4x4' if 'connect4' in name else '3x3'}-play"}
 
 
-def test_the_hybrids_ladder_size_is_the_hex_ladders_avi_with_a_policy_head():
+@pytest.mark.parametrize("game, boards", [("hex", {"3x3", "4x4", "5x5"}), ("connect4", {"4x4"})])
+def test_the_hybrids_ladder_size_is_the_ladders_avi_with_a_policy_head(game, boards):
     """Its trials are compared with the ladder's AVI and AlphaZero trials of the same board and
     seed, which it does not run again: they must differ from the ladder's AVI only by what
     the hybrid adds (its algorithm and its policy head)."""
-    hybrid = plan(load_spec("hybrid-vs-avi-vs-az-hex"), "ladder")
-    ladder = {(t.instance, t.seed): t for t in plan(load_spec("ladder-hex"), "small").trials if t.arm == "avi"}
+    hybrid = plan(load_spec(f"hybrid-vs-avi-vs-az-{game}"), "ladder")
+    ladder = {(t.instance, t.seed): t for t in plan(load_spec(f"ladder-{game}"), "small").trials
+              if t.arm == "avi" and t.instance in boards}
     assert {t.arm for t in hybrid.trials} == {"hybrid"}
-    assert {(t.instance, t.seed) for t in hybrid.trials} == set(ladder)
-    assert [t.seed for t in hybrid.in_run_order()][:3] == [0, 0, 0]
+    assert {(t.instance, t.seed) for t in hybrid.trials} == set(ladder) and len(ladder) == 3 * len(boards)
+    assert [t.seed for t in hybrid.in_run_order()] == sorted(t.seed for t in hybrid.trials)
     for trial in hybrid.trials:
         avi = ladder[(trial.instance, trial.seed)]
         assert (trial.updates, trial.rows, trial.stop_when) == (avi.updates, avi.rows, avi.stop_when)

@@ -16,7 +16,7 @@ from launch.experiments.tune_run import EXPERIMENT_FILE, prepare
 NAMED = ("smoke", "avi-vs-az-connect4", "avi-vs-az-hex", "fgames", "azal-chomp", "azal-connect4",
          "gumbel-vs-puct-connect4", "gumbel-vs-puct-hex", "ladder-connect4", "ladder-hex",
          "hybrid-vs-avi-vs-az-connect4", "hybrid-vs-avi-vs-az-hex", "sampled-avi-othello", "sampled-avi-hex",
-         "archive-starts-connect4", "archive-starts-chomp", "archive-starts-hex")
+         "sampled-avi-go", "archive-starts-connect4", "archive-starts-chomp", "archive-starts-hex")
 # A cluster of the kind the full specs are for: four 16-CPU workers and one GPU node.
 CLUSTER = [{"CPU": 16.0}] * 4 + [{"CPU": 16.0, "GPU": 1.0}]
 THIS_MACHINE = [{"CPU": 2.0}]
@@ -328,12 +328,26 @@ def test_the_hybrids_ladder_size_is_the_ladders_avi_with_a_policy_head(game, boa
                        evaluation=replace(trial.config.evaluation, policy=avi.config.evaluation.policy)) == avi.config
 
 
-@pytest.mark.parametrize("name", ["sampled-avi-othello", "sampled-avi-hex"])
+@pytest.mark.parametrize("name", ["sampled-avi-othello", "sampled-avi-go", "sampled-avi-hex"])
 def test_sampled_avi_arms_sample_four_moves_beside_exhaustive_avi(name):
     arms = {t.arm: t.config.actors for t in plan(load_spec(name), "small").trials}
     assert arms["avi"].sample_actions == 0
     assert (arms["avi_k4"].sample_actions, arms["avi_k4"].sample_by) == (4, "uniform")
     assert (arms["hybrid_k4"].sample_actions, arms["hybrid_k4"].sample_by) == (4, "prior")
+
+
+@pytest.mark.parametrize("name, engine", [("sampled-avi-othello", "othello-grhino"), ("sampled-avi-go", "go-gnugo")])
+def test_sampled_avi_on_an_engines_game_plays_the_engine_in_training(name, engine):
+    """Othello and Go have no oracle: their trials are scored against the outside engine,
+    which is not among the games' default suites, so each size but the test one names it."""
+    from launch.evaluator import evaluated_suites
+
+    for size in ("small", "full"):
+        for trial in plan(load_spec(name), size, gpus=1).trials:
+            suites = {s.name: s.kind for s in evaluated_suites(trial.config.game_network.make_game(),
+                                                               trial.config.evaluation.suites)}
+            assert suites.get(engine) == "engine", (size, trial.arm, trial.config.evaluation.suites)
+            assert trial.config.evaluation.play_every >= 1
 
 
 def test_the_sampled_avi_ladder_size_is_the_hex_ladders_avi_sampling_four_moves():

@@ -97,7 +97,7 @@ def experiment_main(argv: list[str] | None = None) -> int:
         return 2
     failed = {name: why for name, why in outcome.items() if why != "done"}
     for name, why in failed.items():
-        print(f"trial {name} failed: {why}", file=sys.stderr)
+        print(f"trial {name}: {why}", file=sys.stderr)
     print(f"experiment directory: {args.out} ({len(outcome) - len(failed)} of {len(outcome)} trials done); "
           f"python -m launch report {args.out}")
     return 1 if failed else 0

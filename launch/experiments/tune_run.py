@@ -191,9 +191,8 @@ def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int
     concurrent = max(1, min(at_once, max_concurrent or at_once))
     log(f"experiment {plan.spec.name} ({plan.size}): {len(plan.trials)} trials, {kept} finished before, "
         f"{len(trials)} to run, {concurrent} at a time, in {out}")
-    outcome = {t.name: "done" for t in plan.trials}
-    if trials:
-        outcome.update(_run_trials(plan, trials, out, manifest, address, wandb_mode, concurrent, log))
+    failed = _run_trials(plan, trials, out, manifest, address, wandb_mode, concurrent, log) if trials else {}
+    outcome = trial_outcomes(plan, out, failed)
     if plan.matches and all(v == "done" for v in outcome.values()):
         from launch.experiments.matches import play_matches
 
@@ -209,6 +208,20 @@ def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int
         except Exception as err:  # as a match: the trials stay as they are, --resume retries
             outcome["inference study"] = f"{type(err).__name__}: {err}"
     return outcome
+
+
+# A trial Tune gave back without an error but without its DONE_FILE: the experiment was
+# interrupted (Ctrl-C, a stopped driver) and Tune saved its state instead of raising.
+NOT_FINISHED = "not finished: the experiment stopped before it did (--resume continues it)"
+
+
+def trial_outcomes(plan: Plan, out: Path, failed: dict) -> dict:
+    """``{trial name: "done" | error}``: a trial is done when its run directory holds its
+    DONE_FILE, failed with Tune's error, and otherwise ``NOT_FINISHED``; the matches and the
+    inference study after the trials run only when every one is done."""
+    return {t.name: failed.get(t.name) or ("done" if (out / run_dir_name(plan, t) / DONE_FILE).exists()
+                                           else NOT_FINISHED)
+            for t in plan.trials}
 
 
 def _run_trials(plan: Plan, trials: list, out: Path, manifest: dict, address, wandb_mode, concurrent: int,

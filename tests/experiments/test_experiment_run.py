@@ -113,3 +113,19 @@ def test_smoke_killed_after_its_first_trial_resumes_without_rerunning_it_and_rep
     assert figures == ["figure_vs_compute.png", "figure_vs_forward.png", "figure_vs_updates.png", "figure_vs_wall.png"]
     for figure in figures:
         assert (out / "report" / figure).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_trial_tune_gives_back_without_its_done_file_is_not_finished(tmp_path):
+    """Ray Tune answers an interrupted experiment (Ctrl-C) with results that carry no error:
+    only the trial's DONE_FILE says it finished, so the other trial is reported as not
+    finished, and the matches and the inference study after the trials do not run."""
+    from launch.experiments.spec import load_spec, plan
+    from launch.experiments.tune_run import NOT_FINISHED, run_dir_name, trial_outcomes
+
+    smoke = plan(load_spec("smoke"), "test")
+    first, second = smoke.trials
+    (tmp_path / run_dir_name(smoke, first)).mkdir()
+    (tmp_path / run_dir_name(smoke, first) / DONE_FILE).write_text("{}")
+    (tmp_path / run_dir_name(smoke, second)).mkdir()  # started, interrupted
+    assert trial_outcomes(smoke, tmp_path, {}) == {first.name: "done", second.name: NOT_FINISHED}
+    assert trial_outcomes(smoke, tmp_path, {second.name: "RuntimeError: lost"})[second.name] == "RuntimeError: lost"

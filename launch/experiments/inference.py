@@ -11,7 +11,7 @@ entries and evaluated on the entry's suite:
 Each point writes ``DIR/inference/<point>.json``: the point, the checkpoints, the suite's
 metrics and the ``launch evaluate`` command that replays it. The report draws each entry
 as a curve per arm over the budgets, with a Student-t band over seeds. A point whose
-file exists is not evaluated again (``--resume``).
+file was made from the final checkpoints is not evaluated again (``--resume``).
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from pathlib import Path
 
 from evaluation import policy_registry
 from launch.experiments.layout import inference_path
-from launch.experiments.matches import evaluate_command, evaluate_with_options, final_checkpoint
+from launch.experiments.matches import evaluate_command, evaluate_with_options, final_checkpoint, made_from
 
 
 def run_inference(out, manifest: dict, log=print) -> list[Path]:
-    """Evaluate the manifest's inference points that have no result file yet; returns every
-    result file."""
+    """Evaluate the manifest's inference points that have no result file from their trials'
+    final checkpoints yet; returns every result file."""
     out = Path(out)
     run_dirs = {t["name"]: t["run_dir"] for t in manifest["trials"]}
     games = {t["name"]: t["config"]["game"] for t in manifest["trials"]}
@@ -36,13 +36,13 @@ def run_inference(out, manifest: dict, log=print) -> list[Path]:
     for point in manifest.get("inference", []):
         path = inference_path(out, point)
         paths.append(path)
-        if path.exists():
-            continue
         what = f"inference {point['name']}"
         checkpoint = final_checkpoint(out, run_dirs[point["trial"]], what)
+        prior = final_checkpoint(out, run_dirs[point["prior_trial"]], what) if point.get("prior_trial") else None
+        if made_from(path, {"checkpoint": checkpoint, "prior_checkpoint": prior}):
+            continue
         options = {"policy": point["policy"], policy_registry.searches()[point["policy"]]: point["budget"],
-                   "prior_checkpoint": final_checkpoint(out, run_dirs[point["prior_trial"]], what)
-                   if point.get("prior_trial") else None,
+                   "prior_checkpoint": prior,
                    **({"max_openings": point["max_openings"]} if "max_openings" in point else {})}
         start = time.time()
         metrics = evaluate_with_options(checkpoint, games[point["trial"]], point["suite"], options)

@@ -61,8 +61,22 @@ def final_checkpoint(out: Path, run_dir: str, what: str) -> Path:
     return found
 
 
+def made_from(path: Path, checkpoints: dict) -> bool:
+    """Whether the result file ``path`` exists and was made from ``checkpoints`` (its
+    recorded fields: a checkpoint, or None for a field recorded as ""). A result made from
+    an earlier checkpoint of a trial that trained on since (an experiment stopped between
+    its trials and its matches) is made again. Checkpoints compare by their run directory
+    and file name, so that a moved experiment directory keeps its results."""
+    if not path.exists():
+        return False
+    recorded = json.loads(path.read_text())
+    return all((Path(recorded.get(field) or "").parts[-3:] == checkpoint.parts[-3:]) if checkpoint is not None
+               else not recorded.get(field) for field, checkpoint in checkpoints.items())
+
+
 def play_matches(out, manifest: dict, log=print) -> list[Path]:
-    """Play the manifest's matches that have no result file yet; returns every result file."""
+    """Play the manifest's matches that have no result file from their trials' final
+    checkpoints yet; returns every result file."""
     out = Path(out)
     run_dirs = {t["name"]: t["run_dir"] for t in manifest["trials"]}
     configs = {t["name"]: t["config"] for t in manifest["trials"]}
@@ -70,10 +84,10 @@ def play_matches(out, manifest: dict, log=print) -> list[Path]:
     for match in manifest.get("matches", []):
         path = match_path(out, match)
         paths.append(path)
-        if path.exists():
-            continue
         checkpoints = [final_checkpoint(out, run_dirs[name], f"match {match['name']}")
                        for name in (match["trial"], match["opponent_trial"])]
+        if made_from(path, {"checkpoint": checkpoints[0], "opponent_checkpoint": checkpoints[1]}):
+            continue
         game = configs[match["trial"]]["game"]
         options = {"opponent_checkpoint": checkpoints[1], "policy": match.get("policy", "auto"),
                    **{k: match[k] for k in EVALUATE_OPTIONS if k in match and k != "policy"}}

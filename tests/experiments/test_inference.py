@@ -3,8 +3,8 @@ Figure 2) on real checkpoints of Chomp 3x4, solved exactly: cross-inference sear
 with one network's prior and another's values, and counts both networks; native
 inference is the prior network alone; minimax to depth 1 over a value network is that
 network's greedy policy; each point's command replays its number through ``launch
-evaluate``; a point evaluated is not evaluated again; the report draws and tabulates
-the study."""
+evaluate``; a point evaluated is not evaluated again unless a trial trained on since; the
+report draws and tabulates the study."""
 
 from __future__ import annotations
 
@@ -122,6 +122,16 @@ def test_an_inference_study_is_planned_evaluated_replayed_and_reported(tmp_path,
     assert "| AZ prior, AVI values (2) | " + f"{np.mean(errors):.4f}{spread}" in summary
     assert "| AZ (native) (2) | " in summary and "| AVI values (2) | " in summary
     assert f"`{inference_path(out, plan.inference[0]).relative_to(out).parent}/" in summary
+
+    # A prior trial that trained on since (an experiment stopped between its trials and its
+    # study) has its own points and the points it is the prior of evaluated again.
+    trial = next(t for t in manifest["trials"] if t["name"] == "az-s0")
+    _checkpoint(out / trial["run_dir"], "alphazero", 7, updates=64)
+    run_inference(out, manifest, log=lambda line: None)
+    assert {p.stem for p in paths if p.stat().st_mtime_ns != before[p]} == {
+        f"mcts-az-{arm}-s0-{b}" for arm in ("az", "avi") for b in (2, 8)}
+    assert json.loads(inference_path(out, points["mcts-az-avi-s0-8"]).read_text())["prior_checkpoint"].endswith(
+        "az-s0/checkpoints/ckpt-000000064.pt")
 
 
 @pytest.mark.parametrize("entry, message", [

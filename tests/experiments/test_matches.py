@@ -2,7 +2,8 @@
 arm plays the same seed of its opponent from real checkpoints; a checkpoint against
 itself scores exactly 0 (each opening is played from both sides by the same
 deterministic policy), the file's command replays the same score through ``launch
-evaluate``, a played match is not played again, and the report pools the seeds."""
+evaluate``, a played match is not played again unless a trial trained on since, and the
+report pools the seeds."""
 
 from __future__ import annotations
 
@@ -45,13 +46,13 @@ updates = 64
 """
 
 
-def _checkpoint(run_dir, algo: str, seed: int):
+def _checkpoint(run_dir, algo: str, seed: int, updates: int = 32):
     game = games.make("chomp", rows=3, cols=4)
     network = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16,
                             policy_head=algo != "avi")
     learner = Learner(game, network, device="cpu", seed=seed)
-    save_run_checkpoint(run_dir / "checkpoints" / "ckpt-000000032.pt",
-                        RunCheckpoint(counters={"updates": 32}, learner=LearnerState(learner.state_dict(), {}),
+    save_run_checkpoint(run_dir / "checkpoints" / f"ckpt-{updates:09d}.pt",
+                        RunCheckpoint(counters={"updates": updates}, learner=LearnerState(learner.state_dict(), {}),
                                       actors=[], config=json.dumps({"algo": algo, "game": "chomp", "gamma": 1.0}),
                                       faults={}))
 
@@ -93,3 +94,12 @@ def test_paired_seeds_play_their_matches_and_the_report_pools_them(tmp_path, cap
     assert f"| AVI | AZ | chomp-3x4-h2h | 2 | {sum(scores) / 2:.4f}{spread}" in summary
     assert "| AVI | AVI | chomp-3x4-h2h | 2 | 0.0000 (all 2) |" in summary  # equal scores: no interval
     assert f"`{match_path(out, plan.matches[0]).relative_to(out)}`" in summary
+
+    # A trial that trained on after its matches were played (an experiment stopped between
+    # its trials and its matches) has them played again from its final checkpoint.
+    trial = next(t for t in manifest["trials"] if t["name"] == "avi-s0")
+    _checkpoint(out / trial["run_dir"], "avi", 7, updates=64)
+    play_matches(out, manifest, log=lambda line: None)
+    assert {p.stem for p in paths if p.stat().st_mtime_ns != before[p]} == {"avi-s0-vs-avi", "avi-s0-vs-az"}
+    again = json.loads(match_path(out, next(m for m in plan.matches if m["name"] == "avi-s0-vs-az")).read_text())
+    assert again["checkpoint"].endswith("ckpt-000000064.pt")

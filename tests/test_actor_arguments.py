@@ -27,7 +27,7 @@ DRIVER = textwrap.dedent("""
     from replay.rows import avi_schema
     from replay.service import ReplayService
 
-    ray.init(num_cpus=2, include_dashboard=False)
+    ray.init()  # the test session's (RAY_ADDRESS): this process's own driver, no Ray start of its own
     replay = ReplayService.create(avi_schema((3, 3, 3)), 8, 2, name="arguments-test")
     oracle = OracleClient(1, os.environ["STORE"], replica_options={"num_cpus": 0})
 
@@ -62,8 +62,8 @@ DRIVER = textwrap.dedent("""
 """)
 
 
-def test_an_actor_built_with_the_replay_and_the_oracle_restarts_without_ray_error(tmp_path, tmp_path_factory):
-    env = {**os.environ, "RAY_TMPDIR": str(tmp_path_factory.mktemp("ray")), "RAY_AUTH_MODE": "disabled",
+def test_an_actor_built_with_the_replay_and_the_oracle_restarts_without_ray_error(ray_session, tmp_path):
+    env = {**os.environ, "RAY_ADDRESS": ray_session.get_runtime_context().gcs_address, "RAY_AUTH_MODE": "disabled",
            "STORE": str(tmp_path / "store.sqlite")}
     done = subprocess.run([sys.executable, "-c", DRIVER], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=300)

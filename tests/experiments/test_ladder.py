@@ -137,8 +137,14 @@ def test_ladder_connect4_at_its_test_size_stops_at_its_goal_and_reports(ray_sess
     test_size = text[text.index("[sizes.test]"):]
     assert 'stop_when = { "eval/*-play/error_rate" = 0.0 }' in test_size
     spec = tmp_path / "ladder-connect4.toml"
+    assert "set = { replay = { shards = 1 } }" in test_size
     quick = test_size.replace('error_rate" = 0.0', 'error_rate" = 1.0').replace(
-        "play_every = 1 }", "play_every = 1, max_openings = 8 }")  # 16 games a play evaluation
+        "play_every = 1 }", "play_every = 1, max_openings = 8 }").replace(  # 16 games a play evaluation
+        # Half the preset's 32 steps an iteration at half its batch: the same 64 updates an
+        # iteration after half the searches (AlphaZero's collection is most of the test's
+        # time, one search after the other); every 4x4 game still ends within the 16 steps.
+        "set = { replay = { shards = 1 } }",
+        "set = { replay = { shards = 1 }, actors = { collect_steps = 16 }, learner = { batch_size = 128 } }")
     spec.write_text(text.replace(test_size, quick))
     out = tmp_path / "ladder-c4"
     argv = ["python", "-m", "launch", "experiment", str(spec), "--size", "test", "--out", str(out)]

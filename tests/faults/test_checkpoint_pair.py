@@ -12,10 +12,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
+import ray
 
 from launch.config import resolve
 from launch.run_dir import resumed_config
@@ -56,20 +56,18 @@ print("the run ended without being killed", flush=True)
 
 def _killed_run(tmp_path: Path, where: str) -> Path:
     run_dir = tmp_path / "run"
-    # A short Ray directory of its own: its socket paths must fit in 107 bytes.
-    ray_tmp = tempfile.mkdtemp(prefix="pair-")
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_TMPDIR": ray_tmp, "PYTHONPATH": str(ROOT)}
+    # The training process joins the session's Ray, as a driver joins its cluster (no Ray
+    # start of its own): killed, its job ends and Ray ends the roles it had started.
+    address = ray.get_runtime_context().gcs_address
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_ADDRESS": address, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-c", CHILD, str(run_dir), where, str(KILL_AT), *TINY], cwd=ROOT,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)  # its own process group: its Ray dies with it below
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         out, _ = proc.communicate(timeout=300)
     finally:
-        try:  # the Ray processes the killed driver had started
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        shutil.rmtree(ray_tmp, ignore_errors=True)
+        if proc.poll() is None:  # a timeout: the training is still running
+            proc.kill()
+            proc.wait()
     assert proc.returncode == -signal.SIGKILL, f"the training was not killed (rc {proc.returncode}):\n{out[-3000:]}"
     return run_dir
 

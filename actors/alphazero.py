@@ -20,8 +20,9 @@ due, so no row is held between calls (nor in checkpoints).
 
 Archive starts (``archive_start > 0``, ``actors/archive.py``): a finished game restarts,
 with that probability, at a state this collector searched earlier; its trajectory starts
-there and its rows get that game's outcome like any other's. Not with AZAL, whose oracle
-labels a position by its moves from the start of the game.
+there and its rows get that game's outcome like any other's. With AZAL the archive keeps
+each state's moves from the initial position, and a game started from it carries them
+(``start_moves``): the oracle reads a position from its moves since the empty board.
 """
 
 from __future__ import annotations
@@ -55,22 +56,24 @@ class AlphaZeroCollector:
         self.game, self.num_envs, self.labeler = game, num_envs, labeler
         if search not in ("puct", "gumbel"):
             raise ValueError(f"AlphaZeroCollector: search must be puct or gumbel, got {search!r}")
-        if archive_start > 0 and labeler is not None:
-            raise ValueError("AlphaZeroCollector: archive_start must be 0 with oracle labels (AZAL): the oracle "
-                             "reads a position from its moves since the start of the game")
         self.search = MCTS(game, mcts) if search == "puct" else GumbelMCTS(game, mcts, gumbel or GumbelConfig())
         self.rng = np.random.default_rng(seed)
-        # The archive's generator is its own (spawned from the seed), so the search's stays as without it.
+        B, L, A = num_envs, game.max_length, game.num_actions
+        # The archive's generator is its own (spawned from the seed), so the search's stays as
+        # without it; AZAL's keeps each state's moves, from which the oracle reads a position.
         self.archive = (StateArchive(probability=archive_start, capacity=archive_size,
-                                     seed=np.random.SeedSequence(seed).spawn(1)[0])
+                                     seed=np.random.SeedSequence(seed).spawn(1)[0], moves=L if labeler else 0)
                         if archive_start > 0 else None)
         self.fresh = game.init(num_envs)
         self.state = self.fresh
-        B, L, A = num_envs, game.max_length, game.num_actions
         self.traj_obs = np.zeros((B, L, *game.obs_shape), np.uint8)  # the trajectories so far
         self.traj_policy = np.zeros((B, L, A), np.float32)
         self.traj_actions = np.zeros((B, L), np.int64)
         self.traj_len = np.zeros(B, np.int64)
+        # The moves from the initial position to each game's start, -1 after the last: none
+        # unless the game started from the archive (AZAL only: the oracle reads them).
+        self.start_moves = (np.full((B, L), -1, np.int16)
+                            if self.archive is not None and self.archive.moves is not None else None)
         self.games_finished = 0
         self.positions = 0  # states searched: the rows that finished games will give
         self.evaluations = 0  # leaf evaluations of all searches (compute proxy)
@@ -83,8 +86,8 @@ class AlphaZeroCollector:
         AZAL: the rows of the games whose labels have come (:meth:`collect` waits for the rest)."""
         B = self.num_envs
         t0 = time.perf_counter()
-        if self.archive is not None:
-            self.archive.add(self.state)  # every state searched is live (finished games restart)
+        if self.archive is not None:  # every state searched is live (finished games restart)
+            self.archive.add(self.state, None if self.start_moves is None else self._moves_so_far())
         result = self.search.search(self.state, evaluate, self.rng)
         t1 = time.perf_counter()
         rows_b, t = np.arange(B), self.traj_len
@@ -94,7 +97,11 @@ class AlphaZeroCollector:
         self.traj_len += 1
         self.state, reward, done = self.game.step(self.state, result.action, check=False)
         rows = self._finish(np.flatnonzero(done), reward)
-        starts = self.fresh if self.archive is None else self.archive.starts(self.fresh, done)
+        if self.start_moves is not None:
+            starts, start_moves = self.archive.starts_with_moves(self.fresh, done)
+            self.start_moves[done] = start_moves[done]
+        else:
+            starts = self.fresh if self.archive is None else self.archive.starts(self.fresh, done)
         self.state = games.where(done, starts, self.state)
         self.traj_len[done] = 0
         self.positions += B
@@ -103,6 +110,16 @@ class AlphaZeroCollector:
         self.timings["search"] += t1 - t0
         self.timings["engine"] += t2 - t1
         return rows
+
+    def _moves_so_far(self) -> np.ndarray:
+        """int16[B, L]: each environment's moves from the initial position to its current
+        state (those to its game's start, then its trajectory's), -1 after the last."""
+        L = self.game.max_length
+        before = (self.start_moves >= 0).sum(axis=1)  # [B]
+        ply = np.arange(L)[None, :] - before[:, None]  # [B, L]: the trajectory's ply at each place
+        in_traj = (ply >= 0) & (ply < self.traj_len[:, None])
+        played = np.take_along_axis(self.traj_actions, np.clip(ply, 0, L - 1), axis=1).astype(np.int16)
+        return np.where(ply < 0, self.start_moves, np.where(in_traj, played, -1))
 
     def _finish(self, ended: np.ndarray, reward: np.ndarray) -> dict[str, np.ndarray]:
         """The rows of the trajectories of the environments ``ended``, oldest first."""
@@ -123,7 +140,9 @@ class AlphaZeroCollector:
             return out
         if obs:  # AZAL: these rows queue until their labels come
             t0 = time.perf_counter()
-            histories = [self.traj_actions[b, :p].tolist()
+            start = ({} if self.start_moves is None else
+                     {b: [int(a) for a in self.start_moves[b] if a >= 0] for b in ended})
+            histories = [start.get(b, []) + self.traj_actions[b, :p].tolist()
                          for b, p in zip(np.concatenate(envs), np.concatenate(plies))]
             self.unlabelled.append((out, self.labeler.submit(self.game.from_moves(histories), histories)))
             self.timings["labels"] += time.perf_counter() - t0
@@ -168,6 +187,8 @@ class AlphaZeroCollector:
                  "rng": self.rng.bit_generator.state, "games_finished": self.games_finished}
         if self.archive is not None:
             saved["archive"] = self.archive.get_state()
+        if self.start_moves is not None:
+            saved["start_moves"] = self.start_moves.copy()
         return saved
 
     def set_state(self, saved: dict) -> None:
@@ -178,3 +199,6 @@ class AlphaZeroCollector:
         self.games_finished = int(saved["games_finished"])
         if self.archive is not None and "archive" in saved:  # else a run that had none: it starts empty
             self.archive.set_state(saved["archive"], like=self.state)
+        if self.start_moves is not None:  # a run that had none started every game from the empty board
+            self.start_moves = (np.array(saved["start_moves"]) if "start_moves" in saved
+                                else np.full_like(self.start_moves, -1))

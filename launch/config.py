@@ -451,9 +451,6 @@ def validate(config: TrainConfig) -> None:
     if config.actors.sample_by == "prior" and config.actors.sample_actions and not config.network.policy_head:
         raise ConfigError("actors.sample_by=prior samples AVI's moves by the policy head: "
                           "network.policy_head must be true")
-    if described.labels_while_collecting and config.actors.archive_start:
-        raise ConfigError(f"actors.archive_start must be 0 with {config.algo}: the oracle labels a game from its "
-                          f"first move")
     if (described.labels_while_collecting and config.game in games.names()
             and games.descriptor(config.game).labeller is None):
         labelled = [name for name in games.names() if games.descriptor(name).labeller is not None]

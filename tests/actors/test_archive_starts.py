@@ -1,8 +1,8 @@
 """Archive starts (actors/archive.py, ``archive_start``): the archive is a uniform sample of
 the states offered to it; fresh games start from it with the configured probability;
 in the AVI and AlphaZero collectors every such start is a state the collector played,
-AlphaZero's rows of those games get their own outcome, and the archive goes through a
-checkpoint file."""
+AlphaZero's rows of those games get their own outcome, AZAL's their own position's oracle
+labels, and the archive goes through a checkpoint file."""
 
 from __future__ import annotations
 
@@ -16,7 +16,12 @@ from actors.alphazero import AlphaZeroCollector
 from actors.archive import StateArchive
 from actors.avi import AviCollector
 from actors.config import SelfPlayConfig
-from launch.config import ConfigError, resolve
+from actors.labels import SMOOTHING, OracleLabeler
+from launch.config import resolve
+from launch.safe_tree import from_safe, to_safe
+from learner.checkpoint import load_checkpoint, save_checkpoint
+from oracle_service.chomp_grundy import ChompTable
+from oracle_service.service import OracleWorker
 from search.evaluators import UniformEvaluator
 from search.mcts import MCTSConfig
 from tictactoe_boards import makes_line, stones
@@ -198,9 +203,84 @@ def test_the_settings_are_checked_by_name():
         SelfPlayConfig(archive_start=1.5)
     with pytest.raises(ValueError, match="archive_size must be >= 1"):
         SelfPlayConfig(archive_size=0)
-    with pytest.raises(ValueError, match="archive_start must be 0 with oracle labels"):
-        AlphaZeroCollector(games.make("tictactoe"), 2, mcts=MCTSConfig(simulations=2), seed=0,
-                           labeler=object(), archive_start=0.5)
-    with pytest.raises(ConfigError, match="archive_start must be 0 with azal"):
-        resolve("connect4", algo="azal", overrides=["actors.archive_start=0.5"])
-    assert resolve("tictactoe", algo="alphazero", overrides=["actors.archive_start=0.5"]).actors.archive_start == 0.5
+    with pytest.raises(ValueError, match="moves must be given exactly when the archive keeps them"):
+        StateArchive(probability=1.0, capacity=4, seed=0, moves=3).add(tagged(0, 2))
+    with pytest.raises(ValueError, match="this archive keeps no moves"):
+        StateArchive(probability=1.0, capacity=4, seed=0).starts_with_moves(tagged(0, 2), np.ones(2, bool))
+    for algo in ("alphazero", "azal"):
+        assert resolve("connect4", algo=algo, overrides=["actors.archive_start=0.5"]).actors.archive_start == 0.5
+
+
+def test_the_archive_keeps_each_states_moves_beside_it():
+    """An archive made with ``moves`` returns, for every row it starts, the moves it was
+    offered with that very state (the tags say which), and none for a fresh start; the
+    same draws as :meth:`starts` of an archive without moves, seeded alike."""
+    with_moves = StateArchive(probability=0.5, capacity=50, seed=3, moves=4)
+    without = StateArchive(probability=0.5, capacity=50, seed=3)
+    for first in range(0, 400, 40):
+        batch = tagged(first, 40)
+        moves = np.stack([batch.tag % 7, batch.tag % 5, np.full(40, -1), np.full(40, -1)], axis=1)
+        with_moves.add(batch, moves)
+        without.add(batch)
+    fresh = Tagged(np.full(200, -1, np.int64), np.zeros((200, 2), np.int64))
+    restart = np.arange(200) % 3 != 0
+    starts, moves = with_moves.starts_with_moves(fresh, restart)
+    np.testing.assert_array_equal(starts.tag, without.starts(fresh, restart).tag)
+    drawn = starts.tag != -1
+    assert 50 < drawn.sum() < 150 and not drawn[~restart].any()
+    np.testing.assert_array_equal(moves[drawn, 0], starts.tag[drawn] % 7)
+    np.testing.assert_array_equal(moves[drawn, 1], starts.tag[drawn] % 5)
+    assert (moves[drawn, 2:] == -1).all() and (moves[~drawn] == -1).all()
+
+
+def chomp_azal(tmp_path, seed, *, archive_start=1.0, archive_size=64):
+    game = games.make("chomp", rows=4, cols=5)
+    labeler = OracleLabeler(game, OracleWorker(store=str(tmp_path / f"s{seed}.sqlite"), chomp_cache_dir=str(tmp_path)))
+    return AlphaZeroCollector(game, 8, mcts=MCTSConfig(simulations=4), seed=seed, labeler=labeler,
+                              archive_start=archive_start, archive_size=archive_size)
+
+
+def test_azal_games_from_the_archive_are_labelled_at_their_own_positions(tmp_path):
+    """Chomp 4x5 AZAL with archive_start=1: most games start in mid-game from the archive,
+    and every row's oracle target is that of the row's own position, read from its board
+    and looked up in a Grundy table made apart from the labeller (the moves to a Grundy-0
+    position; none where there is none). Labels asked by the moves since the game's own
+    start would name other positions."""
+    collector = chomp_azal(tmp_path, seed=0)
+    rows = collector.collect(UniformEvaluator(collector.game), 60)
+    assert collector.archive.drawn > 20
+    game, table = collector.game, ChompTable(4, 5, cache_dir=str(tmp_path / "apart"))
+    profiles = rows["obs"][:, 0].sum(axis=2)  # [N, rows]: squares left in each row
+    legal = game.legal(game.from_profiles(profiles.tolist()))
+    labelled = 0
+    for i, profile in enumerate(profiles.tolist()):
+        winning = table.winning_actions(profile)
+        expected = np.zeros(game.num_actions)
+        if winning:
+            expected = np.where(legal[i], SMOOTHING, 0.0)
+            expected[winning] += 1.0
+            expected /= expected.sum()
+            labelled += 1
+        np.testing.assert_allclose(rows["aux_policy"][i], expected, rtol=1e-5, err_msg=f"row {i}, {profile}")
+    assert labelled > len(profiles) / 3
+    archived = np.asarray(collector.archive.states.profile[:collector.archive.size]).sum(axis=1)
+    assert (archived < 4 * 5).mean() > 0.5  # the starts drawn are mostly past the opening
+
+
+def test_azal_games_from_the_archive_go_on_through_a_checkpoint_file(tmp_path):
+    """AZAL with archive starts, 12 moves in one call, and 6 + 6 with the collector's state
+    saved to a checkpoint file and loaded into a collector seeded differently, at a point
+    where games started from the archive are in progress: the same rows and labels."""
+    straight = chomp_azal(tmp_path, seed=1, archive_start=0.5)
+    evaluate = UniformEvaluator(straight.game)
+    whole = straight.collect(evaluate, 12)
+    before = chomp_azal(tmp_path, seed=1, archive_start=0.5)
+    first = before.collect(evaluate, 6)
+    assert (before.start_moves >= 0).any(axis=1).sum() > 0  # games from the archive in progress
+    path = save_checkpoint(tmp_path / "ckpt.pt", {"actors": to_safe([before.get_state()])})
+    resumed = chomp_azal(tmp_path, seed=99, archive_start=0.5)
+    resumed.set_state(from_safe(load_checkpoint(path)["actors"])[0])
+    rest = resumed.collect(evaluate, 6)
+    for key in whole:
+        np.testing.assert_array_equal(np.concatenate([first[key], rest[key]]), whole[key], err_msg=key)
+    assert resumed.archive.drawn == straight.archive.drawn > before.archive.drawn

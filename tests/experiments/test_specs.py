@@ -377,8 +377,8 @@ def test_the_sampled_avi_ladder_size_is_the_hex_ladders_avi_sampling_four_moves(
             assert trial.config.evaluation.policy == algorithms.descriptor("avi").report_policy == "greedy"
 
 
-@pytest.mark.parametrize("name,bases", [("archive-starts-connect4", ("az32", "avi")),
-                                        ("archive-starts-chomp", ("az32", "avi")), ("archive-starts-hex", ("az32",))])
+@pytest.mark.parametrize("name,bases", [("archive-starts-connect4", ("az32", "azal", "avi")),
+                                        ("archive-starts-chomp", ("az32", "azal", "avi")), ("archive-starts-hex", ("az32",))])
 def test_archive_starts_arms_differ_only_in_the_archive(name, bases):
     configs = {t.arm: t.config for t in plan(load_spec(name), "small").trials}
     assert set(configs) == {arm for base in bases for arm in (base, f"{base}_archive")}

@@ -388,14 +388,18 @@ def test_archive_starts_arms_differ_only_in_the_archive(name, bases):
         assert archive == replace(plain, actors=replace(plain.actors, archive_start=0.5))
 
 
-def test_the_archive_ladder_size_is_the_hex_ladders_alphazero_on_5x5_with_archive_starts():
-    """Its trials are compared with the ladder's AlphaZero S=32 trials on Hex 5x5 of the same
+@pytest.mark.parametrize("name,ladder_name,board,arms", [
+    ("archive-starts-hex", "ladder-hex", "5x5", {"az32_archive": "az32"}),
+    ("archive-starts-connect4", "ladder-connect4", "4x4", {"az32_archive": "az32", "azal_archive": "azal32"})])
+def test_an_archive_ladder_size_is_the_ladders_trials_with_archive_starts(name, ladder_name, board, arms):
+    """Its trials are compared with the ladder's trials of the same algorithm, board and
     seed, which it does not run again: they must differ from them by the archive alone."""
-    archive = plan(load_spec("archive-starts-hex"), "ladder")
-    ladder = {t.seed: t for t in plan(load_spec("ladder-hex"), "small").trials if (t.arm, t.instance) == ("az32", "5x5")}
-    assert sorted((t.arm, t.group, t.seed) for t in archive.trials) == [("az32_archive", "hex 5x5", s) for s in sorted(ladder)]
+    archive = plan(load_spec(name), "ladder")
+    ladder = {(t.arm, t.seed): t for t in plan(load_spec(ladder_name), "small").trials if t.instance == board}
+    seeds = sorted({seed for _, seed in ladder})
+    assert sorted((t.arm, t.seed) for t in archive.trials) == sorted((arm, s) for arm in arms for s in seeds)
     for trial in archive.trials:
-        az = ladder[trial.seed]
-        assert trial.group == az.group  # the report joins them by group and seed (--beside)
-        assert (trial.updates, trial.rows, trial.stop_when) == (az.updates, az.rows, az.stop_when)
-        assert trial.config == replace(az.config, actors=replace(az.config.actors, archive_start=0.5))
+        plain = ladder[arms[trial.arm], trial.seed]
+        assert trial.group == plain.group  # the report joins them by group and seed (--beside)
+        assert (trial.updates, trial.rows, trial.stop_when) == (plain.updates, plain.rows, plain.stop_when)
+        assert trial.config == replace(plain.config, actors=replace(plain.config.actors, archive_start=0.5))

@@ -95,9 +95,13 @@ def experiment_main(argv: list[str] | None = None) -> int:
     except ConfigError as err:  # SpecError, or a config the cluster refuses
         print(f"error: {err}", file=sys.stderr)
         return 2
+    from launch.experiments.tune_run import STUDIES
+
     failed = {name: why for name, why in outcome.items() if why != "done"}
     for name, why in failed.items():
-        print(f"trial {name}: {why}", file=sys.stderr)
-    print(f"experiment directory: {args.out} ({len(outcome) - len(failed)} of {len(outcome)} trials done); "
+        print(f"{name if name in STUDIES else 'trial ' + name}: {why}", file=sys.stderr)
+    trials = [name for name in outcome if name not in STUDIES]
+    done = sum(outcome[name] == "done" for name in trials)
+    print(f"experiment directory: {args.out} ({done} of {len(trials)} trials done); "
           f"python -m launch report {args.out}")
     return 1 if failed else 0

@@ -161,8 +161,8 @@ def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int
                    address: str | None = None, max_concurrent: int | None = None, resume: bool = False,
                    wandb_mode: str | None = None, argv: list[str] | None = None, log=print) -> dict:
     """Run (or resume) an experiment in ``out``, then its head-to-head matches and its
-    inference study; returns ``{trial name: "done" | error}`` (and the matches' or the
-    study's error, if any)."""
+    inference study; returns ``{trial name: "done" | error}`` (and, under the names of
+    ``STUDIES``, the matches' or the study's error, if any)."""
     import ray
 
     from launch.placement import offered_resources
@@ -199,16 +199,20 @@ def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int
         try:
             play_matches(out, manifest, log)
         except Exception as err:  # a match that cannot be played leaves the trials as they are
-            outcome["head-to-head matches"] = f"{type(err).__name__}: {err}"
-    if plan.inference and all(v == "done" for k, v in outcome.items() if k != "head-to-head matches"):
+            outcome[MATCHES] = f"{type(err).__name__}: {err}"
+    if plan.inference and all(v == "done" for k, v in outcome.items() if k != MATCHES):
         from launch.experiments.inference import run_inference
 
         try:
             run_inference(out, manifest, log)
         except Exception as err:  # as a match: the trials stay as they are, --resume retries
-            outcome["inference study"] = f"{type(err).__name__}: {err}"
+            outcome[INFERENCE] = f"{type(err).__name__}: {err}"
     return outcome
 
+
+# The entries of run_experiment's outcome that are not trials: the steps after them.
+MATCHES, INFERENCE = "head-to-head matches", "inference study"
+STUDIES = (MATCHES, INFERENCE)
 
 # A trial Tune gave back without an error but without its DONE_FILE: the experiment was
 # interrupted (Ctrl-C, a stopped driver) and Tune saved its state instead of raising.

@@ -129,3 +129,16 @@ def test_a_trial_tune_gives_back_without_its_done_file_is_not_finished(tmp_path)
     (tmp_path / run_dir_name(smoke, second)).mkdir()  # started, interrupted
     assert trial_outcomes(smoke, tmp_path, {}) == {first.name: "done", second.name: NOT_FINISHED}
     assert trial_outcomes(smoke, tmp_path, {second.name: "RuntimeError: lost"})[second.name] == "RuntimeError: lost"
+
+
+def test_a_failed_match_is_named_as_such_and_not_counted_as_a_trial(tmp_path, capsys, monkeypatch):
+    """The command's last line counts trials only: with both trials done and the matches
+    after them failed, it says 2 of 2 trials done, names the matches' error, and exits 1."""
+    import launch.experiments.tune_run as tune_run
+
+    outcome = {"a-s0": "done", "b-s0": "done", tune_run.MATCHES: "ValueError: no checkpoint"}
+    monkeypatch.setattr(tune_run, "run_experiment", lambda *args, **kwargs: dict(outcome))
+    assert experiment_main(["smoke", "--out", str(tmp_path / "x")]) == 1
+    captured = capsys.readouterr()
+    assert "(2 of 2 trials done)" in captured.out
+    assert "head-to-head matches: ValueError: no checkpoint" in captured.err and "trial head-to-head" not in captured.err

@@ -49,6 +49,8 @@ class StateArchive:
         if (moves is None) != (self.moves is None):
             raise ValueError("StateArchive.add: moves must be given exactly when the archive keeps them "
                              f"(it keeps {'none' if self.moves is None else 'them'})")
+        if moves is not None and moves.shape[1] > self.moves.shape[1]:
+            raise ValueError(f"StateArchive.add: {moves.shape[1]} moves a state, at most {self.moves.shape[1]} kept")
         if self.states is None:
             self.states = games.repeat(games.take(states, [0]), self.capacity)
         # Offer i (0-based over the archive's life) fills slot i while there is room, else
@@ -63,8 +65,6 @@ class StateArchive:
         for field, new in zip(self.states, states):
             field[slots] = np.asarray(new)[rows]
         if self.moves is not None:
-            if moves.shape[1] > self.moves.shape[1]:
-                raise ValueError(f"StateArchive.add: {moves.shape[1]} moves a state, at most {self.moves.shape[1]} kept")
             self.moves[slots] = -1
             self.moves[slots, :moves.shape[1]] = moves[rows]
         self.seen += n

@@ -62,7 +62,8 @@ class AlphaZeroCollector:
         # The archive's generator is its own (spawned from the seed), so the search's stays as
         # without it; AZAL's keeps each state's moves, from which the oracle reads a position.
         self.archive = (StateArchive(probability=archive_start, capacity=archive_size,
-                                     seed=np.random.SeedSequence(seed).spawn(1)[0], moves=L if labeler is not None else 0)
+                                     seed=np.random.SeedSequence(seed).spawn(1)[0],
+                                     moves=L if labeler is not None else 0)
                         if archive_start > 0 else None)
         self.fresh = game.init(num_envs)
         self.state = self.fresh

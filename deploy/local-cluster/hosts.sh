@@ -9,6 +9,9 @@
 #   hosts.sh start NAME    start a killed host again (same address, same home)
 #   hosts.sh down          remove every host, the bridge and the state
 #
+# The hosts belong to the process that made them ($LOCAL_CLUSTER_OWNER, else the caller,
+# e.g. check.sh). `up` refuses while that process runs; hosts whose owner has ended (a
+# check killed before its cleanup) are removed first, so the next check starts clean.
 # State (keys, homes, shared storage) lives in $LOCAL_CLUSTER_STATE (default
 # /var/tmp/selfplay-cluster); "shared/" there is storage every host sees, as NFS would be.
 set -euo pipefail
@@ -77,11 +80,24 @@ kill_host() {
     rm -f "$state/$name/pid"
 }
 
+# "PID START": a process and its start time (clock ticks since boot), so that a later
+# process given the same PID is not taken for the owner.
+process_id() { [[ -r /proc/$1/stat ]] && echo "$1 $(sed 's/^.*) //' "/proc/$1/stat" | cut -d' ' -f20)"; }
+
 up() {
-    local n=$1
+    local n=$1 owner
     [[ $n -ge 1 && $n -le 40 ]] || die "up: want 1..40 hosts, got $n"
-    [[ ! -e "$state/hosts" ]] || die "hosts already exist ($state/hosts); run hosts.sh down first"
+    if [[ -e "$state/owner" || -e "$state/hosts" ]]; then
+        owner=$(cat "$state/owner" 2>/dev/null || true)
+        if [[ -n $owner && "$(process_id "${owner%% *}")" == "$owner" ]]; then
+            die "hosts already exist ($state/hosts), made by pid ${owner%% *} ($(tr '\0' ' ' <"/proc/${owner%% *}/cmdline")), which is still running; run hosts.sh down first to take them"
+        fi
+        if [[ -n $owner ]]; then owner="pid ${owner%% *}, which has ended"; else owner="a process that recorded no pid"; fi
+        echo "hosts.sh: hosts left by $owner; removing them first" >&2
+        down
+    fi
     mkdir -p "$state/shared"
+    process_id "${LOCAL_CLUSTER_OWNER:-$PPID}" >"$state/owner" || die "up: no process ${LOCAL_CLUSTER_OWNER:-$PPID} to own the hosts"
     chmod 755 "$state"
     ssh-keygen -q -t ed25519 -N '' -C selfplay-local-cluster -f "$state/id_ed25519" <<<y >/dev/null
     cp "$state/id_ed25519.pub" "$state/authorized_keys"

@@ -17,11 +17,12 @@ minimax over each arm's values) gets ``figure_inference.png``, its metric agains
 search's budget, like Figure 2. An experiment whose groups are boards of one game (the
 ladder specs) gets ``figure_ladder.png`` and its table: the compute each arm takes to
 reach a play error rate, against the board's cells (launch/experiments/ladder.py).
-``summary.md`` gives the budgets, the final values, the
-checkpoint sensitivity (per arm, the mean over each trial's last K evaluations with their
-spread: ``--last K``, default 5), the paired differences to the reference arm over the
-seeds both have, any head-to-head scores and inference points, the commands that made
-the experiment, and for every table the files its values come from.
+``summary.md`` gives the budgets, the final values, the checkpoint sensitivity (per arm,
+the mean over each trial's last K evaluations with their spread: ``--last K``, default
+5), the paired differences over the seeds both trials have (each arm against the arm its
+spec's ``compare_to`` names, else the reference arm: the final values, their signs and
+the means over the last K evaluations), any head-to-head scores and inference points,
+the commands that made the experiment, and for every table the files its values come from.
 
 ``--beside OTHER_EXP_DIR`` joins the finished trials of another experiment of the same game
 at the boards and seeds this one has finished (``join_beside``): a spec's size that runs
@@ -100,7 +101,7 @@ class Experiment:
     path: Path
     manifest: dict
     arms: list  # arm names, the spec's order
-    reference: str  # the arm the others are compared to
+    reference: str  # the arm the others are compared to (budgets; paired differences where no base is named)
     labels: dict  # arm -> its legend label
     groups: list  # figure rows, in the trials' order: those with a finished trial
     runs: dict  # (group, arm) -> [(trial, records)]
@@ -110,9 +111,13 @@ class Experiment:
     matches: list  # (match, its result file's path, its result or None): launch/experiments/matches.py
     inference: list  # (point, its result file's path, its result or None): launch/experiments/inference.py
     beside: list = field(default_factory=list)  # the other experiments joined (join_beside), their manifests
+    bases: dict = field(default_factory=dict)  # arm -> the arm its paired differences are to (the spec's compare_to)
 
     def trials(self, group: str, arm: str) -> list:
         return self.runs.get((group, arm), [])
+
+    def base(self, arm: str) -> str:
+        return self.bases.get(arm, self.reference)
 
     def compute(self, group: str, arm: str) -> tuple[list, list]:
         """Training compute (the last record's proxy) and inference evaluations per
@@ -165,7 +170,8 @@ def read_experiment(exp_dir) -> Experiment:
                       # A group none of whose trials has finished (a ladder's next board) has no row.
                       [g for g in dict.fromkeys(t["group"] for t in manifest["trials"]) if any(k[0] == g for k in runs)],
                       runs, missing, unfinished, metrics,
-                      matches, inference)
+                      matches, inference,
+                      bases={arm: entry["compare_to"] for arm, entry in manifest["arms"].items() if "compare_to" in entry})
 
 
 def _relative(values: list, reference: list) -> float | None:
@@ -412,6 +418,31 @@ def _sensitivity_lines(exp: Experiment, group: str, present: list, shown: list, 
             "update count.", ""]
 
 
+def _paired_lines(exp: Experiment, group: str, present: list, shown: list, last: int) -> list[str]:
+    """Per arm and metric, seed by seed against the arm's base (``Experiment.base``): the
+    difference of the final values (mean ± 95% CI), in how many pairs the arm is higher,
+    equal and lower, and the difference of the means over each trial's last ``last``
+    evaluations (mean ± 95% CI), which a single checkpoint's luck moves less."""
+    rows = []
+    for arm in present:
+        base = exp.base(arm)
+        by_seed = {t["seed"]: r for t, r in exp.trials(group, base)}
+        if arm == base or not by_seed:
+            continue
+        for metric in shown:
+            pairs = [(r, by_seed[t["seed"]]) for t, r in exp.trials(group, arm) if t["seed"] in by_seed
+                     and _final(r, metric) is not None and _final(by_seed[t["seed"]], metric) is not None]
+            if not pairs:
+                continue
+            diffs = [_final(mine, metric) - _final(theirs, metric) for mine, theirs in pairs]
+            signs = [sum(d > 0 for d in diffs), sum(d == 0 for d in diffs), sum(d < 0 for d in diffs)]
+            late = [float(np.mean(last_evaluations(mine, metric, last)) - np.mean(last_evaluations(theirs, metric, last)))
+                    for mine, theirs in pairs]
+            rows.append(f"| {exp.labels[arm]} − {exp.labels[base]} | {metric.removeprefix('eval/')} | {len(diffs)} | "
+                        f"{fmt_ci(diffs)} | {', '.join(map(str, signs))} | {fmt_ci(late)} |")
+    return rows
+
+
 def _group_summary(exp: Experiment, group: str, last: int = LAST_EVALUATIONS) -> list[str]:
     """The summary's section of one group: budget and compute, final values, checkpoint
     sensitivity over the last ``last`` evaluations, paired differences to the reference
@@ -441,20 +472,15 @@ def _group_summary(exp: Experiment, group: str, last: int = LAST_EVALUATIONS) ->
         lines += ["", "Each value: the last record holding the metric in each trial's `metrics.jsonl` "
                       f"({'; '.join(label[a] + ': ' + _sources(exp.trials(group, a)) for a in present)}).", ""]
         lines += _sensitivity_lines(exp, group, present, shown, last)
-    paired = []
-    by_seed = {t["seed"]: r for t, r in exp.trials(group, exp.reference)}
-    for arm in present:
-        for metric in shown if arm != exp.reference else []:
-            diffs = [_final(r, metric) - _final(by_seed[t["seed"]], metric) for t, r in exp.trials(group, arm)
-                     if t["seed"] in by_seed and _final(r, metric) is not None
-                     and _final(by_seed[t["seed"]], metric) is not None]
-            if diffs:
-                paired.append(f"| {label[arm]} − {label[exp.reference]} | {metric.removeprefix('eval/')} | "
-                              f"{len(diffs)} | {fmt_ci(diffs)} |")
+    paired = _paired_lines(exp, group, present, shown, last)
     if paired:
-        lines += [f"### Paired differences to {label[exp.reference]} (same seeds, same files)", "",
-                  "| arms | metric | pairs | difference (mean ± 95% CI; alone for one pair) |",
-                  "| --- | --- | --- | --- |", *paired, ""]
+        lines += ["### Paired differences (same seeds, same files)", "",
+                  "Each row: an arm minus the arm it is compared to (its spec's `compare_to` or the report's "
+                  f"`--compare`, else the reference arm {label[exp.reference]}), seed by seed; a seed enters "
+                  "where both trials have the metric.", "",
+                  "| arms | metric | pairs | final difference (mean ± 95% CI; alone for one pair) | higher, equal, lower "
+                  f"| difference of the means over the last {last} evaluations |",
+                  "| --- | --- | --- | --- | --- | --- |", *paired, ""]
     pairs: dict = {}  # (arm, opponent, suite) -> [(score, file)]
     for match, path, result in exp.matches:
         if match["group"] == group and result is not None:
@@ -525,16 +551,32 @@ def _relative_run_dir(trial: dict, from_dir: Path, to_dir: Path) -> dict:
     return {**trial, "run_dir": os.path.relpath(Path(from_dir) / trial["run_dir"], to_dir)}
 
 
+def with_bases(exp: Experiment, compare: dict) -> Experiment:
+    """``exp`` with each arm of ``compare`` paired against its value (``--compare ARM=BASE``),
+    in place of its spec's ``compare_to`` or the reference arm."""
+    for arm, base in compare.items():
+        for name in (arm, base):
+            if name not in exp.arms:
+                raise ValueError(f"--compare {arm}={base}: {name!r} is not an arm of this report; "
+                                 f"arms: {', '.join(exp.arms)}")
+        if arm == base:
+            raise ValueError(f"--compare {arm}={base}: an arm is not compared with itself")
+    return replace(exp, bases={**exp.bases, **compare})
+
+
 def write_experiment_report(exp_dir, out_dir=None, *, figures: bool = True, last: int = LAST_EVALUATIONS,
-                            beside=()) -> Path:
+                            beside=(), compare: dict | None = None) -> Path:
     """Figures (unless ``figures`` is False: the tables alone, in a fraction of the time)
     and ``summary.md`` of an experiment directory into ``out_dir`` (default
     ``exp_dir/report``); returns the summary's path. ``last``: the evaluations of the
     checkpoint sensitivity; ``beside``: other experiment directories whose trials join
-    (``join_beside``)."""
+    (``join_beside``); ``compare``: arm -> the arm its paired differences are to
+    (``with_bases``)."""
     exp = read_experiment(exp_dir)
     for other in beside:
         exp = join_beside(exp, read_experiment(other))
+    compare = dict(compare or {})
+    exp = with_bases(exp, compare)
     out_dir = Path(out_dir) if out_dir is not None else exp.path / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
     figures = draw_experiment_figures(exp, out_dir) if figures else []
@@ -543,7 +585,8 @@ def write_experiment_report(exp_dir, out_dir=None, *, figures: bool = True, last
     lines = [f"# Experiment {manifest['spec']} ({size})", "", manifest.get("description", ""), "",
              "## Commands", "", "```", *[c["argv"] for c in manifest.get("commands", [])],
              *[c["argv"] for m in exp.beside for c in m.get("commands", [])],
-             f"python -m launch report {exp.path}" + "".join(f" --beside {b}" for b in beside),
+             f"python -m launch report {exp.path}" + "".join(f" --beside {b}" for b in beside)
+             + "".join(f" --compare {arm}={base}" for arm, base in compare.items()),
              "```", "",
              *([f"Beside this experiment's trials: the finished trials of {', '.join(m['spec'] for m in exp.beside)} "
                 "at the same boards and seeds (its arms named with their spec, or filling the arms this "
@@ -596,18 +639,27 @@ def report_main(argv: list[str] | None = None) -> int:
                              "and seeds this experiment has finished join the figures and tables")
     parser.add_argument("--wandb", choices=("online", "offline"),
                         help="an experiment's figures also as W&B images, in the experiment's group")
+    parser.add_argument("--compare", action="append", default=[], metavar="ARM=BASE",
+                        help="an experiment's paired differences of ARM to BASE (another arm), in place of the "
+                             "spec's compare_to or the reference arm; repeat for several arms")
     add_last_argument(parser)
     args = parser.parse_args(argv)
     for other in args.beside:
         if not (other / EXPERIMENT_FILE).is_file():
             parser.error(f"--beside {other}: not an experiment directory (no {EXPERIMENT_FILE})")
+    pairs = [pair.split("=") for pair in args.compare]
+    for pair, given in zip(pairs, args.compare):
+        if len(pair) != 2 or not all(pair):
+            parser.error(f"--compare {given}: give ARM=BASE, two arm names")
     if not (len(args.run_dirs) == 1 and (args.run_dirs[0] / EXPERIMENT_FILE).is_file()):
-        if args.beside:
-            parser.error("--beside joins experiments: give one experiment directory (with experiment.json)")
+        if args.beside or args.compare:
+            parser.error("--beside and --compare are for an experiment: give one experiment directory "
+                         "(with experiment.json)")
         return print_report(lambda: write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots", last=args.last))
 
     def write() -> Path:
-        path = write_experiment_report(args.run_dirs[0], args.out, last=args.last, beside=args.beside)
+        path = write_experiment_report(args.run_dirs[0], args.out, last=args.last, beside=args.beside,
+                                       compare=dict(pairs))
         if args.wandb:
             log_figures_to_wandb(args.run_dirs[0], path.parent, args.wandb)
         return path

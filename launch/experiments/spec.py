@@ -58,7 +58,7 @@ EVALUATION_KEYS = {name: type(getattr(EvaluationConfig(), name)) for name in EVA
 MATCH_KEYS = {"arm": str, "opponent": str, "suite": str, **EVALUATION_KEYS}
 INFERENCE_KEYS = {"name": str, "policy": str, "budgets": list, "arms": list, "prior": str, "suite": str,
                   "max_openings": int}
-ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict}
+ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict, "compare_to": str}
 INSTANCE_KEYS = {"name": str, "group": str, "params": dict}
 SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "evaluation": dict, "set": dict, "instances": list, "arms": dict, "updates_per_second": dict,
              "overhead_seconds": _NUMBER, "after_seconds": _NUMBER, "only": list, "stop_when": dict, "order": str}
@@ -83,6 +83,7 @@ class Arm:
     label: str
     game_params: dict
     overrides: dict  # flattened TrainConfig overrides, "mcts.simulations" -> 32
+    compare_to: str | None = None  # the arm its paired differences are to (None: the spec's reference arm)
 
 
 @dataclass(frozen=True)
@@ -292,7 +293,11 @@ def _read_arms(where: str, tables: dict) -> dict:
         overrides = flatten(table.get("set", {}))
         _check_owned(f"{at}, key 'set'", overrides)
         arms[name] = Arm(name, table["algo"], table.get("label", name), dict(table.get("game_params", {})),
-                         overrides)
+                         overrides, table.get("compare_to"))
+    for arm in arms.values():
+        if arm.compare_to is not None and (arm.compare_to not in arms or arm.compare_to == arm.name):
+            raise SpecError(f"{where}: arm {arm.name!r}, key 'compare_to': {arm.compare_to!r} is not another arm; "
+                            f"arms: {', '.join(arms)}")
     return arms
 
 

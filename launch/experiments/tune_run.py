@@ -116,7 +116,9 @@ def _progress_callback():
 def _manifest(plan: Plan, updates: int | None) -> dict:
     return {"spec": plan.spec.name, "description": plan.spec.description, "game": plan.spec.game,
             "size": plan.size, "updates_override": updates, "reference_arm": plan.spec.reference_arm,
-            "arms": {a.name: {"algo": a.algo, "label": a.label} for a in plan.spec.arms.values()},
+            "arms": {a.name: {"algo": a.algo, "label": a.label,
+                              **({"compare_to": a.compare_to} if a.compare_to else {})}
+                     for a in plan.spec.arms.values()},
             "trials": [{**t.to_dict(), "run_dir": run_dir_name(plan, t)} for t in plan.trials],
             "matches": list(plan.matches), "inference": list(plan.inference), "commands": []}
 

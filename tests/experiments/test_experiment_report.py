@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from launch.experiments.layout import DONE_FILE
-from launch.experiments.report import write_experiment_report
+from launch.experiments.report import report_main, write_experiment_report
 
 T_0975 = {1: 12.7062, 2: 4.3027}  # Student-t quantiles, from tables
 
@@ -128,3 +130,47 @@ def test_each_arm_gets_the_mean_and_spread_of_its_trials_last_evaluations(tmp_pa
     half = T_0975[1] * 0.1 / 2 ** 0.5 / 2 ** 0.5
     assert f"| hex-uniform/value_mae | AZ S=32 | 2 | 2 | 0.6000 ± {half:.4f} | 0.5000 | 0.7000 | 0.0707 |" in table
     assert "endgame" not in table  # per subset: in the final values' table only
+
+
+@pytest.mark.parametrize("named_by", ["spec", "command line"])
+def test_an_arm_with_compare_to_is_paired_with_that_arm_seed_by_seed(tmp_path, named_by, capsys):
+    out = _experiment(tmp_path)
+    manifest = json.loads((out / "experiment.json").read_text())
+    az = next(t for t in manifest["trials"] if t["run_dir"] == "demo-hex-az-s0")
+    for seed, final in ((0, 0.40), (1, 0.65)):  # AZ's finals at these seeds: 0.5 and 0.7
+        run_dir = f"demo-hex-az_more-s{seed}"
+        manifest["trials"].append({**az, "name": f"hex-az_more-s{seed}", "arm": "az_more", "seed": seed,
+                                   "run_dir": run_dir})
+        (out / run_dir).mkdir()
+        records = [{"updates": u, "rows": 32 * u, "compute": 4000.0 * u, "eval/hex-uniform/value_mae": v}
+                   for u, v in ((0, 1.0), (10, 0.6), (20, final))]
+        (out / run_dir / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+        (out / run_dir / DONE_FILE).write_text(json.dumps({"final": records[-1]}))
+    manifest["arms"]["az_more"] = {"label": "AZ more", **({"compare_to": "az"} if named_by == "spec" else {})}
+    (out / "experiment.json").write_text(json.dumps(manifest))
+    if named_by == "spec":
+        summary = write_experiment_report(out, figures=False, last=2).read_text()
+    else:
+        assert report_main([str(out), "--last", "2", "--compare", "az_more=az"]) == 0
+        summary = (out / "report" / "summary.md").read_text()
+        assert f"python -m launch report {out} --compare az_more=az" in summary
+    table = summary.split("## hex-one")[0].split("### Paired differences (same seeds, same files)")[1].split("###")[0]
+    assert "else the reference arm AVI" in table
+    # Finals against AZ's: -0.1 and -0.05, both lower; the last two evaluations' means
+    # (0.5, 0.625) against AZ's (0.55, 0.65): -0.05 and -0.025.
+    final_half = T_0975[1] * 0.0353553 / 2 ** 0.5
+    late_half = T_0975[1] * 0.0176777 / 2 ** 0.5
+    assert (f"| AZ more − AZ S=32 | hex-uniform/value_mae | 2 | -0.0750 ± {final_half:.4f} | 0, 0, 2 | "
+            f"-0.0375 ± {late_half:.4f} |") in table
+    assert "AZ more − AVI" not in table  # its base is AZ, not the reference arm
+    assert "| AZ S=32 − AVI | hex-uniform/value_mae | 2 | 0.3500" in table  # AZ has no compare_to: AVI's
+
+
+@pytest.mark.parametrize("given, message", [
+    ("az=nobody", "--compare az=nobody: 'nobody' is not an arm of this report; arms: avi, az"),
+    ("az=az", "--compare az=az: an arm is not compared with itself")])
+def test_a_compare_that_names_no_other_arm_is_refused_naming_it(tmp_path, capsys, given, message):
+    out = _experiment(tmp_path)
+    assert report_main([str(out), "--compare", given]) == 2
+    assert message in capsys.readouterr().err
+    assert not (out / "report" / "summary.md").exists()

@@ -152,6 +152,8 @@ updates = 128
     ("set = { learner = { batch_size = \"big\" } }", "", r"arm 'az'.*learner.batch_size=big.*invalid literal"),
     ("set = { seed = 3 }", "", r"arm 'az', key 'set': 'seed' is set by the size's 'seeds'"),
     ("colour = \"red\"", "", r"arm 'az': unknown key 'colour'"),
+    ("compare_to = \"avi_archive\"", "", r"arm 'az', key 'compare_to': 'avi_archive' is not another arm; arms: avi, az"),
+    ("compare_to = \"az\"", "", r"arm 'az', key 'compare_to': 'az' is not another arm"),
     ("", "seeds = { avi = 2, alphazero = 2 }", r"size 'small', key 'seeds': 'alphazero' is not an arm"),
     ("", "updates_per_second = { avi = -1 }", r"'updates_per_second.avi' must be a number > 0"),
     ("", "after_seconds = -60", r"size 'small', key 'after_seconds' must be >= 0, got -60"),

@@ -20,8 +20,8 @@ reach a play error rate, against the board's cells (launch/experiments/ladder.py
 ``summary.md`` gives the budgets, the final values, the checkpoint sensitivity (per arm,
 the mean over each trial's last K evaluations with their spread: ``--last K``, default
 5), the paired differences over the seeds both trials have (each arm against the arm its
-spec's ``compare_to`` names, else the reference arm: the final values, their signs and
-the means over the last K evaluations), any head-to-head scores and inference points,
+spec's ``compare_to`` or ``--compare ARM=BASE`` names, else the reference arm: the final
+values, their signs and the means over the last K evaluations), any head-to-head scores and inference points,
 the commands that made the experiment, and for every table the files its values come from.
 
 ``--beside OTHER_EXP_DIR`` joins the finished trials of another experiment of the same game
@@ -171,7 +171,8 @@ def read_experiment(exp_dir) -> Experiment:
                       [g for g in dict.fromkeys(t["group"] for t in manifest["trials"]) if any(k[0] == g for k in runs)],
                       runs, missing, unfinished, metrics,
                       matches, inference,
-                      bases={arm: entry["compare_to"] for arm, entry in manifest["arms"].items() if "compare_to" in entry})
+                      bases={arm: entry["compare_to"] for arm, entry in manifest["arms"].items()
+                             if "compare_to" in entry})
 
 
 def _relative(values: list, reference: list) -> float | None:
@@ -445,8 +446,8 @@ def _paired_lines(exp: Experiment, group: str, present: list, shown: list, last:
 
 def _group_summary(exp: Experiment, group: str, last: int = LAST_EVALUATIONS) -> list[str]:
     """The summary's section of one group: budget and compute, final values, checkpoint
-    sensitivity over the last ``last`` evaluations, paired differences to the reference
-    arm, head-to-head scores; each table says its files."""
+    sensitivity over the last ``last`` evaluations, paired differences (each arm against
+    ``Experiment.base``), head-to-head scores; each table says its files."""
     present = [arm for arm in exp.arms if exp.trials(group, arm)]
     label = exp.labels
     lines = [f"## {group}", "", "### Budget and compute", "",

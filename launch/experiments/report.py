@@ -21,8 +21,9 @@ reach a play error rate, against the board's cells (launch/experiments/ladder.py
 the mean over each trial's last K evaluations with their spread: ``--last K``, default
 5), the paired differences over the seeds both trials have (each arm against the arm its
 spec's ``compare_to`` or ``--compare ARM=BASE`` names, else the reference arm: the final
-values, their signs and the means over the last K evaluations), any head-to-head scores and inference points,
-the commands that made the experiment, and for every table the files its values come from.
+values, their signs and the means over the last K evaluations), any head-to-head scores
+and inference points, the commands that made the experiment, and for every table the
+files its values come from.
 
 ``--beside OTHER_EXP_DIR`` joins the finished trials of another experiment of the same game
 at the boards and seeds this one has finished (``join_beside``): a spec's size that runs
@@ -111,7 +112,7 @@ class Experiment:
     matches: list  # (match, its result file's path, its result or None): launch/experiments/matches.py
     inference: list  # (point, its result file's path, its result or None): launch/experiments/inference.py
     beside: list = field(default_factory=list)  # the other experiments joined (join_beside), their manifests
-    bases: dict = field(default_factory=dict)  # arm -> the arm its paired differences are to (the spec's compare_to)
+    bases: dict = field(default_factory=dict)  # arm -> the arm its paired differences are to (compare_to, --compare)
 
     def trials(self, group: str, arm: str) -> list:
         return self.runs.get((group, arm), [])

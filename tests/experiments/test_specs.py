@@ -384,8 +384,10 @@ def test_the_sampled_avi_ladder_size_is_the_hex_ladders_avi_sampling_four_moves(
 def test_archive_starts_arms_differ_only_in_the_archive(name, bases):
     configs = {t.arm: t.config for t in plan(load_spec(name), "small").trials}
     assert set(configs) == {arm for base in bases for arm in (base, f"{base}_archive")}
+    spec = load_spec(name)
     for base in bases:
         plain, archive = configs[base], configs[f"{base}_archive"]
+        assert spec.arms[f"{base}_archive"].compare_to == base  # the report pairs it with its algorithm
         assert plain.actors.archive_start == 0.0 and archive.actors.archive_start == 0.5
         assert archive == replace(plain, actors=replace(plain.actors, archive_start=0.5))
 

@@ -19,6 +19,7 @@ import ray
 
 import games
 import storage
+from evaluation import policy_registry
 from evaluation.checkpoints import CheckpointMismatchError
 from evaluation.config import add_arguments as add_evaluation_arguments
 from evaluation.config import from_arguments as evaluation_from_arguments
@@ -52,6 +53,9 @@ def evaluate_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--algo", help="fail unless the checkpoint was trained with this algorithm")
     add_evaluation_arguments(parser)  # --policy, --simulations, --depth, --max-openings, --inference-dtype
     parser.add_argument("--opponent", type=storage.location, help="checkpoint of the head-to-head opponent")
+    parser.add_argument("--opponent-policy", default=policy_registry.AUTO, choices=policy_registry.choices(),
+                        help="the policy the --opponent plays with, with this command's search settings "
+                             "(default auto: its policy head's argmax, or greedy without one)")
     parser.add_argument("--prior", type=storage.location,
                         help="with --policy mcts: the checkpoint whose policy head gives the search's prior, "
                              "while --checkpoint gives the leaf values (cross-inference, AVI paper 4.3)")
@@ -92,7 +96,8 @@ def evaluate_main(argv: list[str] | None = None) -> int:
         evaluation = evaluation_from_arguments(args)
         metrics = evaluate_checkpoint(
             args.checkpoint, args.game, args.suite, algo=args.algo, evaluation=evaluation,
-            opponent_checkpoint=args.opponent, prior_checkpoint=args.prior, oracle_store=store, oracle_client=client,
+            opponent_checkpoint=args.opponent, opponent_policy=args.opponent_policy,
+            prior_checkpoint=args.prior, oracle_store=store, oracle_client=client,
             oracle_engine=args.oracle_engine, engine_level=args.engine_level, engine_tables=args.engine_tables,
             engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir, engine_workers=args.engine_workers,
             games_out=played)

@@ -294,11 +294,14 @@ class SuiteRunner:
 
 
 def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None,
-                        evaluation: EvaluationConfig = EvaluationConfig(), gamma: float | None = None, opponent_checkpoint=None, prior_checkpoint=None,
+                        evaluation: EvaluationConfig = EvaluationConfig(), gamma: float | None = None, opponent_checkpoint=None,
+                        opponent_policy: str = policy_registry.AUTO, prior_checkpoint=None,
                         games_out: list | None = None, **kwargs) -> dict:
     """Flat metrics of the checkpoint at ``path`` on ``game``'s suites (see :class:`SuiteRunner`).
     ``gamma``: default the run's own (its config), else 1. ``games_out``, when given,
-    receives the record of every game of the play suites. ``prior_checkpoint``: MCTS
+    receives the record of every game of the play suites. ``opponent_policy``: the policy
+    the ``opponent_checkpoint`` plays the head-to-head suites with (auto: its policy
+    head's argmax, or greedy without one), with the evaluation's settings. ``prior_checkpoint``: MCTS
     takes its prior from that checkpoint's policy head and its leaf values from this one
     (cross-inference)."""
     g, net_config, weights, config = read_checkpoint(path, game, algo)
@@ -313,8 +316,9 @@ def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None
     opponent = prior = None
     if opponent_checkpoint is not None:
         og, om, oc = other(opponent_checkpoint, "opponent")
-        opponent = policy_registry.make(policy_registry.resolve(policy_registry.AUTO, om.has_policy), og, om,
-                                        gamma=oc.gamma)
+        opponent = policy_registry.make(policy_registry.resolve(opponent_policy, om.has_policy), og, om,
+                                        gamma=oc.gamma, simulations=evaluation.simulations, depth=evaluation.depth,
+                                        reuse=evaluation.reuse)
     if prior_checkpoint is not None:
         _, prior, _ = other(prior_checkpoint, "prior")
     ev = SuiteRunner(g, net_config, suites=suites, evaluation=evaluation, gamma=gamma, opponent=opponent,

@@ -1,12 +1,13 @@
 """The head-to-head matches of an experiment (AVI paper, Table 2): after its trials, each
 seed of one arm plays the same seed of another from the suite's openings, both sides,
-with their final checkpoints (``launch evaluate --opponent``'s suite and code).
+with their final checkpoints (``launch evaluate --opponent``'s suite and code), each side
+with the policy the plan recorded (by default its arm's evaluation policy).
 
 Each match writes ``DIR/matches/<trial>-vs-<arm>.json``: the score (in [-1, 1], positive
 for the arm), its wins, draws and losses, both checkpoints and the ``launch evaluate``
 command that replays it; the report pools the seeds of a pair of arms into a score with
-its Student-t interval over the paired seeds. A match whose file exists is not played
-again (``--resume``).
+its Student-t interval over the paired seeds. A match whose file exists, made from the
+same checkpoints with the same policies, is not played again (``--resume``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 
 from evaluation.config import EVALUATE_OPTIONS
+from evaluation.policy_registry import AUTO
 from launch.experiments.layout import match_path
 
 
@@ -74,6 +76,13 @@ def made_from(path: Path, checkpoints: dict) -> bool:
                else not recorded.get(field) for field, checkpoint in checkpoints.items())
 
 
+def played_policies(match: dict) -> dict:
+    """The policies of a match's two sides: those its plan recorded; a match planned before
+    they were recorded played both sides' auto. A result played with other policies than
+    its plan's now is played again."""
+    return {key: match.get(key, AUTO) for key in ("policy", "opponent_policy")}
+
+
 def play_matches(out, manifest: dict, log=print) -> list[Path]:
     """Play the manifest's matches that have no result file from their trials' final
     checkpoints yet; returns every result file."""
@@ -86,10 +95,12 @@ def play_matches(out, manifest: dict, log=print) -> list[Path]:
         paths.append(path)
         checkpoints = [final_checkpoint(out, run_dirs[name], f"match {match['name']}")
                        for name in (match["trial"], match["opponent_trial"])]
-        if made_from(path, {"checkpoint": checkpoints[0], "opponent_checkpoint": checkpoints[1]}):
+        policies = played_policies(match)
+        if (made_from(path, {"checkpoint": checkpoints[0], "opponent_checkpoint": checkpoints[1]})
+                and played_policies(json.loads(path.read_text())["match"]) == policies):
             continue
         game = configs[match["trial"]]["game"]
-        options = {"opponent_checkpoint": checkpoints[1], "policy": match.get("policy", "auto"),
+        options = {"opponent_checkpoint": checkpoints[1], **policies,
                    **{k: match[k] for k in EVALUATE_OPTIONS if k in match and k != "policy"}}
         start = time.time()
         metrics = evaluate_with_options(checkpoints[0], game, match["suite"], options)

@@ -52,6 +52,7 @@ from evaluation.run_metrics import read_metrics
 from launch.config import TrainConfig
 from launch.experiments.ladder import draw_ladder, ladder_boards, ladder_lines
 from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE, INFERENCE_DIR, inference_path, match_path
+from launch.experiments.matches import played_policies
 
 
 def _final(records: list[dict], key: str):
@@ -483,19 +484,23 @@ def _group_summary(exp: Experiment, group: str, last: int = LAST_EVALUATIONS) ->
                   "| arms | metric | pairs | final difference (mean ± 95% CI; alone for one pair) | higher, equal, lower "
                   f"| difference of the means over the last {last} evaluations |",
                   "| --- | --- | --- | --- | --- | --- |", *paired, ""]
-    pairs: dict = {}  # (arm, opponent, suite) -> [(score, file)]
+    pairs: dict = {}  # (arm, its policy, opponent, its policy, suite) -> [(score, file)]
     for match, path, result in exp.matches:
         if match["group"] == group and result is not None:
             score = result["metrics"].get(f"eval/{match['suite']}/score")
-            pairs.setdefault((match["arm"], match["opponent"], match["suite"]), []).append((score, path))
+            played = played_policies(result["match"])
+            key = (match["arm"], played["policy"], match["opponent"], played["opponent_policy"], match["suite"])
+            pairs.setdefault(key, []).append((score, path))
     if pairs:
         lines += ["### Head-to-head (final checkpoints, paired seeds; positive favours the arm)", "",
-                  "| arm | against | suite | seeds | score (mean ± 95% CI over paired seeds) | from |",
+                  "| arm (its policy) | against (its policy) | suite | seeds | score (mean ± 95% CI over paired seeds) "
+                  "| from |",
                   "| --- | --- | --- | --- | --- | --- |"]
-        for (arm, opponent, suite), results in pairs.items():
+        for (arm, policy, opponent, opponent_policy, suite), results in pairs.items():
             scores = [v for v, _ in results if v is not None]
             files = ", ".join(f"`{p.relative_to(exp.path)}`" for _, p in results)
-            lines.append(f"| {label[arm]} | {label[opponent]} | {suite} | {len(scores)} | {_cell(scores)} | {files} |")
+            lines.append(f"| {label[arm]} ({policy}) | {label[opponent]} ({opponent_policy}) | {suite} | "
+                         f"{len(scores)} | {_cell(scores)} | {files} |")
         lines += ["", "Each file holds the match's `launch evaluate` command, both checkpoints and the "
                       "wins, draws and losses.", ""]
     for (in_group, entry, _), curve in _inference_curves(exp).items():

@@ -55,7 +55,9 @@ TOP_KEYS = {"name": str, "description": str, "game": str, "preset": str, "game_p
 # A match's and an inference point's evaluation settings are launch evaluate's: the
 # fields of EvaluationConfig, with its types, checked by it when the spec is read.
 EVALUATION_KEYS = {name: type(getattr(EvaluationConfig(), name)) for name in EVALUATE_OPTIONS}
-MATCH_KEYS = {"arm": str, "opponent": str, "suite": str, **EVALUATION_KEYS}
+# ``policy`` is the arm's and ``opponent_policy`` the opponent's; each defaults to its
+# arm's own evaluation.policy, so that a match plays the arms as their curves were scored.
+MATCH_KEYS = {"arm": str, "opponent": str, "suite": str, "opponent_policy": str, **EVALUATION_KEYS}
 INFERENCE_KEYS = {"name": str, "policy": str, "budgets": list, "arms": list, "prior": str, "suite": str,
                   "max_openings": int}
 ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict, "compare_to": str}
@@ -265,6 +267,9 @@ def load_spec(name_or_path: str) -> Spec:
             raise SpecError(f"{at}: must be a table ([[head_to_head]])")
         _check_keys(at, table, MATCH_KEYS, required=("arm", "opponent", "suite"))
         _check_evaluation(at, table)
+        if table.get("opponent_policy", policy_registry.AUTO) not in policy_registry.choices():
+            raise SpecError(f"{at}, key 'opponent_policy': {table['opponent_policy']!r} is not a policy; "
+                            f"policies: {', '.join(policy_registry.choices())}")
         for key in ("arm", "opponent"):
             if table[key] not in arms:
                 raise SpecError(f"{at}, key {key!r}: {table[key]!r} is not an arm; arms: {', '.join(arms)}")
@@ -535,7 +540,9 @@ def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = 
 
 def _matches(spec: Spec, trials: list) -> tuple:
     """The head-to-head matches of the plan: per instance and seed that both arms have,
-    the arm's trial against the opponent's; the suite must be an h2h suite of the game."""
+    the arm's trial against the opponent's; the suite must be an h2h suite of the game.
+    Each side's policy, unless the match names it, is its trial's own evaluation.policy,
+    resolved for its network (auto: the policy head's argmax, else greedy)."""
     by_key = {(t.instance, t.arm, t.seed): t for t in trials}
     out = []
     for i, match in enumerate(spec.head_to_head):
@@ -548,8 +555,18 @@ def _matches(spec: Spec, trials: list) -> tuple:
                 h2h = [n for n, k in kinds.items() if k == "h2h"]
                 raise SpecError(f"{spec.path}: head_to_head[{i}], key 'suite': {match['suite']!r} is not a "
                                 f"head-to-head suite of {t.config.game}; its: {', '.join(h2h) or 'none'}")
-            out.append({**match, "name": f"{t.name}-vs-{other.arm}", "trial": t.name, "opponent_trial": other.name,
-                        "group": t.group, "seed": t.seed})
+            policies = {}
+            for key, trial, default in (("policy", t, t.config.evaluation.policy),
+                                        ("opponent_policy", other, other.config.evaluation.policy)):
+                name = policy_registry.resolve(match.get(key, default), trial.config.network.policy_head)
+                try:  # the arm's policy may read the game's oracle (the suite runner has it); the opponent's not
+                    policy_registry.check(name, has_policy_head=trial.config.network.policy_head,
+                                          oracle=key == "policy")
+                except policy_registry.PolicyUnavailable as err:
+                    raise SpecError(f"{spec.path}: head_to_head[{i}], {key} of arm {trial.arm!r}: {err}") from None
+                policies[key] = name
+            out.append({**match, **policies, "name": f"{t.name}-vs-{other.arm}", "trial": t.name,
+                        "opponent_trial": other.name, "group": t.group, "seed": t.seed})
     return tuple(out)
 
 

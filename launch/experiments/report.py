@@ -493,13 +493,13 @@ def _group_summary(exp: Experiment, group: str, last: int = LAST_EVALUATIONS) ->
             pairs.setdefault(key, []).append((score, path))
     if pairs:
         lines += ["### Head-to-head (final checkpoints, paired seeds; positive favours the arm)", "",
-                  "| arm (its policy) | against (its policy) | suite | seeds | score (mean ± 95% CI over paired seeds) "
+                  "| arm, its policy | against, its policy | suite | seeds | score (mean ± 95% CI over paired seeds) "
                   "| from |",
                   "| --- | --- | --- | --- | --- | --- |"]
         for (arm, policy, opponent, opponent_policy, suite), results in pairs.items():
             scores = [v for v, _ in results if v is not None]
             files = ", ".join(f"`{p.relative_to(exp.path)}`" for _, p in results)
-            lines.append(f"| {label[arm]} ({policy}) | {label[opponent]} ({opponent_policy}) | {suite} | "
+            lines.append(f"| {label[arm]}, {policy} | {label[opponent]}, {opponent_policy} | {suite} | "
                          f"{len(scores)} | {_cell(scores)} | {files} |")
         lines += ["", "Each file holds the match's `launch evaluate` command, both checkpoints and the "
                       "wins, draws and losses.", ""]

@@ -96,8 +96,8 @@ def test_paired_seeds_play_their_matches_and_the_report_pools_them(tmp_path, cap
     scores = [results[f"avi-s{s}-vs-az"]["metrics"][key] for s in (0, 1)]
     spread = " (all 2)" if scores[0] == scores[1] else " ± "  # equal scores have no interval
     # Each side with its policy: AVI's auto is greedy, AlphaZero's its policy head's argmax.
-    assert f"| AVI (greedy) | AZ (policy-head) | chomp-3x4-h2h | 2 | {sum(scores) / 2:.4f}{spread}" in summary
-    assert "| AVI (greedy) | AVI (greedy) | chomp-3x4-h2h | 2 | 0.0000 (all 2) |" in summary  # equal: no interval
+    assert f"| AVI, greedy | AZ, policy-head | chomp-3x4-h2h | 2 | {sum(scores) / 2:.4f}{spread}" in summary
+    assert "| AVI, greedy | AVI, greedy | chomp-3x4-h2h | 2 | 0.0000 (all 2) |" in summary  # equal: no interval
     assert f"`{match_path(out, plan.matches[0]).relative_to(out)}`" in summary
 
     # A trial that trained on after its matches were played (an experiment stopped between
@@ -166,7 +166,7 @@ def test_each_side_plays_its_arms_evaluation_policy_unless_the_match_names_one(t
     assert evaluate_main(command[4:command.index("--opponent-policy")] + ["--json"]) == 0  # auto: the policy head
     assert json.loads(capsys.readouterr().out)[key] == 0.0
     summary = write_experiment_report(out, figures=False).read_text()
-    assert f"| AZ (policy-head) | AZ greedy (greedy) | chomp-3x4-h2h | 1 | {mixed['metrics'][key]:.4f} |" in summary
+    assert f"| AZ, policy-head | AZ greedy, greedy | chomp-3x4-h2h | 1 | {mixed['metrics'][key]:.4f} |" in summary
 
     # A match whose plan now names other policies is played again; the others are kept.
     before = {p: p.stat().st_mtime_ns for p in paths}

@@ -28,6 +28,12 @@ SUMMARY_KINDS = ("value_mae", "policy_regret", "optimal_move_rate", "error_rate"
 # still tell the searches apart while every game is lost to the oracle (a weak network
 # against a perfect opponent leaves the error rate at the share of openings not lost).
 INFERENCE_KINDS = ("error_rate", "move_error_rate", "move_match_rate", "policy_regret", "optimal_move_rate")
+# The scale each bounded kind lies on. A figure draws a 95% band over seeds within it:
+# over two or three seeds a Student-t band can pass the scale's ends, which says no more
+# than the ends do.
+KIND_RANGES = {"error_rate": (0.0, 1.0), "blunder_rate": (0.0, 1.0), "value_sign_error": (0.0, 1.0),
+               "optimal_move_rate": (0.0, 1.0), "move_error_rate": (0.0, 1.0), "move_match_rate": (0.0, 1.0),
+               "score": (-1.0, 1.0)}
 
 
 class MetricKey(NamedTuple):

@@ -5,7 +5,7 @@ run's ``config.json``, else the directory name): runs of one label are seeds. Fo
 evaluation metric (records' ``eval/...`` keys) it draws one PNG with the metric
 against updates and one against the compute proxy (``compute``), a line per label:
 the mean over seeds, with a 95% Student-t band where there are several (as Figures 1
-and 7 of the AVI paper). Seeds are put on a common x grid by linear interpolation
+and 7 of the AVI paper), drawn within a bounded metric's scale (``band_edges``). Seeds are put on a common x grid by linear interpolation
 within the range every seed covers (log-spaced for compute, drawn on a log axis, so
 the untrained point at compute 0 is left out there). A single run's curve marks each of its
 evaluations, and a match score is drawn on its whole scale, [-1, 1]. ``summary.md`` lists, per label and metric, the
@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from evaluation.metric_keys import REPORT_KINDS, parse_metric_key
+from evaluation.metric_keys import KIND_RANGES, REPORT_KINDS, parse_metric_key
 from evaluation.metrics import mean_ci
 from evaluation.run_config import read_trained_with
 from evaluation.run_metrics import read_metrics
@@ -132,6 +132,14 @@ def band(curves: list[tuple[np.ndarray, np.ndarray]], points: int = 100, log: bo
     return grid, np.array([m for m, _ in stats]), np.array([h for _, h in stats])
 
 
+def band_edges(metric: str, mean: np.ndarray, half: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The lower and upper edge of ``metric``'s band ``mean`` ± ``half``, within the scale
+    of a bounded kind (metric_keys.KIND_RANGES); others as they are."""
+    key = parse_metric_key(metric)
+    low, high = KIND_RANGES.get(key.kind, (-np.inf, np.inf)) if key is not None else (-np.inf, np.inf)
+    return np.clip(mean - half, low, high), np.clip(mean + half, low, high)
+
+
 def metric_slug(metric: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", metric.removeprefix("eval/"))
 
@@ -167,7 +175,7 @@ def write_report(run_dirs, out_dir, *, last: int = LAST_EVALUATIONS) -> Path:
                 # of a few long iterations has only a handful.
                 line, = ax.plot(x, mean, marker="o" if len(seeds) == 1 else None,
                                 label=f"{label} ({len(seeds)} seed{'s' * (len(seeds) > 1)})")
-                ax.fill_between(x, mean - half, mean + half, color=line.get_color(), alpha=0.2)
+                ax.fill_between(x, *band_edges(metric, mean, half), color=line.get_color(), alpha=0.2)
                 drawn = True
             if drawn:
                 ax.set_xlabel(x_label)

@@ -46,8 +46,8 @@ import algorithms
 from evaluation import policy_registry
 from evaluation.metric_keys import FIGURE_ONE_KINDS, INFERENCE_KINDS, REPORT_KINDS, parse_metric_key
 from evaluation.metrics import mean_ci
-from evaluation.report import (LAST_EVALUATIONS, add_last_argument, band, fmt_ci, fmt_number, last_evaluations,
-                               metric_series, metric_slug, print_report, spread, write_report)
+from evaluation.report import (LAST_EVALUATIONS, add_last_argument, band, band_edges, fmt_ci, fmt_number,
+                               last_evaluations, metric_series, metric_slug, print_report, spread, write_report)
 from evaluation.run_metrics import read_metrics
 from launch.config import TrainConfig
 from launch.experiments.ladder import draw_ladder, ladder_boards, ladder_lines
@@ -215,7 +215,7 @@ def _curves(ax, exp: Experiment, group: str, metrics: list, x_key: str, x_label:
             ax.plot(x, mean, style, color=colours[arm], marker="o" if x.size < 3 else None,
                     label=f"{exp.labels[arm]}{' ' + _suite_of(metric) if len(metrics) > 1 else ''} ({len(trials)})")
             if len(trials) > 1:  # one seed: no band
-                ax.fill_between(x, mean - half, mean + half, color=colours[arm], alpha=0.2)
+                ax.fill_between(x, *band_edges(metric, mean, half), color=colours[arm], alpha=0.2)
             if len({xs[-1] for xs, _ in series if xs.size}) > 1:
                 # Seeds that end apart (a trial stopped at its goal, stop_when): the band
                 # covers the range all share, each seed's own curve the rest.
@@ -599,7 +599,8 @@ def write_experiment_report(exp_dir, out_dir=None, *, figures: bool = True, last
                 "at the same boards and seeds (its arms named with their spec, or filling the arms this "
                 "size left out).", ""] if exp.beside else []),
              *([f"Figures: {', '.join(f'`{p.name}`' for p in figures)} (one row per group; curves are means "
-                "over seeds with a 95% Student-t band where there are several).", ""] if figures else [])]
+                "over seeds with a 95% Student-t band where there are several, drawn within a bounded "
+                "metric's scale).", ""] if figures else [])]
     if exp.missing:
         lines += [f"Not run yet (no metrics.jsonl): {', '.join(exp.missing)}.", ""]
     if exp.unfinished:

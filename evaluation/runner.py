@@ -294,16 +294,16 @@ class SuiteRunner:
 
 
 def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None,
-                        evaluation: EvaluationConfig = EvaluationConfig(), gamma: float | None = None, opponent_checkpoint=None,
-                        opponent_policy: str = policy_registry.AUTO, prior_checkpoint=None,
+                        evaluation: EvaluationConfig = EvaluationConfig(), gamma: float | None = None,
+                        opponent_checkpoint=None, opponent_policy: str = policy_registry.AUTO, prior_checkpoint=None,
                         games_out: list | None = None, **kwargs) -> dict:
     """Flat metrics of the checkpoint at ``path`` on ``game``'s suites (see :class:`SuiteRunner`).
     ``gamma``: default the run's own (its config), else 1. ``games_out``, when given,
     receives the record of every game of the play suites. ``opponent_policy``: the policy
     the ``opponent_checkpoint`` plays the head-to-head suites with (auto: its policy
-    head's argmax, or greedy without one), with the evaluation's settings. ``prior_checkpoint``: MCTS
-    takes its prior from that checkpoint's policy head and its leaf values from this one
-    (cross-inference)."""
+    head's argmax, or greedy without one), with the evaluation's settings.
+    ``prior_checkpoint``: MCTS takes its prior from that checkpoint's policy head and its
+    leaf values from this one (cross-inference)."""
     g, net_config, weights, config = read_checkpoint(path, game, algo)
     gamma = config.gamma if gamma is None else gamma
 

@@ -180,8 +180,10 @@ def test_each_side_plays_its_arms_evaluation_policy_unless_the_match_names_one(t
 @pytest.mark.parametrize("match,error", [
     ('opponent = "avi"\nopponent_policy = "policy-head"',
      r"head_to_head\[0\], opponent_policy of arm 'avi': policy-head needs a policy head"),
-    ('opponent = "avi"\nopponent_policy = "sideways"', r"head_to_head\[0\], key 'opponent_policy': 'sideways' is not a policy"),
-    ('opponent = "az"\npolicy = "policy-head"', r"head_to_head\[0\], policy of arm 'avi': policy-head needs a policy head"),
+    ('opponent = "avi"\nopponent_policy = "sideways"',
+     r"head_to_head\[0\], key 'opponent_policy': 'sideways' is not a policy"),
+    ('opponent = "az"\npolicy = "policy-head"',
+     r"head_to_head\[0\], policy of arm 'avi': policy-head needs a policy head"),
 ])
 def test_a_policy_a_side_cannot_play_is_refused_when_the_plan_is_made(tmp_path, match, error):
     text = 'name = "h2h-bad"' + CHOMP_ARMS + f"""

@@ -1,5 +1,7 @@
 # A virtual environment in .venv, created once and reused; every target sets it up,
-# with the exact versions of constraints.txt (those CI tested) inside pyproject's ranges.
+# with the exact versions of constraints.txt (those CI tested) inside pyproject's ranges,
+# then compiles the numba kernels into their cache (launch/kernels.py): a first run, and
+# the tests, load them instead of compiling them in each process.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -14,6 +16,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[test,bitbully]'
+	$(PY) -m launch.kernels
 	touch $(STAMP)
 
 setup: $(STAMP)

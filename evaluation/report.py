@@ -6,9 +6,10 @@ evaluation metric (records' ``eval/...`` keys) it draws one PNG with the metric
 against updates and one against the compute proxy (``compute``), a line per label:
 the mean over seeds, with a 95% Student-t band where there are several (as Figures 1
 and 7 of the AVI paper), drawn within a bounded metric's scale (``band_edges``). Seeds
-are put on a common x grid by linear interpolation within the range every seed covers (log-spaced for compute, drawn on a log axis, so
-the untrained point at compute 0 is left out there). A single run's curve marks each of its
-evaluations, and a match score is drawn on its whole scale, [-1, 1]. ``summary.md`` lists, per label and metric, the
+are put on a common x grid by linear interpolation within the range every seed covers
+(log-spaced for compute, drawn on a log axis, so the untrained point at compute 0 is
+left out there). A single run's curve marks each of its evaluations, and a match score
+is drawn on its whole scale, [-1, 1]. ``summary.md`` lists, per label and metric, the
 final value's mean and 95% half-width over seeds (the value alone for one seed), and
 each run's checkpoint sensitivity (which the AZAL paper asks for): the mean, min, max and
 standard deviation of every suite-level metric over the run's last K evaluations

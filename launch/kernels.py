@@ -23,6 +23,7 @@ import games
 from evaluation.oracles import make_oracle
 from games.base import random_play, take
 from search.cache import CachedEvaluator
+from search.evaluators import UniformEvaluator
 from search.gumbel import GumbelMCTS
 from search.mcts import MCTS, MCTSConfig
 from search.reuse import TreeReuse
@@ -31,15 +32,7 @@ GAMES_PER_BATCH = 4
 ORACLE_PLIES_LEFT = 3  # positions this many plies before a random game's end
 
 
-def _uniform_evaluator(game):
-    """Uniform logits and zero values: the search's kernels, without a network."""
-    def evaluate(states):
-        n = len(states[0])
-        return np.zeros((n, game.num_actions), np.float32), np.zeros(n, np.float32)
-    return evaluate
-
-
-def _late_positions(game, plies: list) -> list:
+def _late_positions(plies: list) -> list:
     """Per random game, its live state ``ORACLE_PLIES_LEFT`` plies before the end (or its
     first, for a shorter game), as a batch of one."""
     moving = np.array([p.moving for p in plies])  # [plies, B]
@@ -63,14 +56,14 @@ def compile_game(name: str, rng: np.random.Generator) -> None:
     if games.descriptor(game).oracle is None:
         return
     oracle = make_oracle(game)
-    for position in _late_positions(game, plies)[:2]:
+    for position in _late_positions(plies)[:2]:
         oracle.analyze(position)
 
 
 def compile_searches(rng: np.random.Generator) -> None:
     """PUCT and Gumbel MCTS, each twice through one ``TreeReuse`` and the evaluation cache."""
     game = games.make("tictactoe")
-    evaluate = CachedEvaluator(game, _uniform_evaluator(game))
+    evaluate = CachedEvaluator(game, UniformEvaluator(game))  # the search's kernels, without a network
     state = game.init(2)
     for search in (MCTS(game, MCTSConfig(simulations=16)), GumbelMCTS(game, MCTSConfig(simulations=16))):
         reuse = TreeReuse()

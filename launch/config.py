@@ -66,6 +66,10 @@ class TrainConfig:
     max_policy_lag: int = 4  # async only: weight versions an actor may run behind
     checkpoint_every: int = 1  # iterations between checkpoints (and replay snapshots)
     keep_checkpoints: int = 3  # the newest checkpoints (and snapshot pairs) kept; older ones are removed
+    # Updates: the first checkpoint at or past each multiple is kept as well (its weights, not
+    # its replay snapshot), to score the run afterwards at equal compute or over many
+    # checkpoints; 0 keeps only the newest.
+    keep_checkpoints_every: int = 0
 
     @property
     def game_network(self) -> GameNetwork:
@@ -465,6 +469,9 @@ def validate(config: TrainConfig) -> None:
     for name in ("checkpoint_every", "keep_checkpoints", "max_policy_lag"):
         if getattr(config, name) < 1:
             raise ConfigError(f"{name} must be >= 1, got {getattr(config, name)}")
+    if config.keep_checkpoints_every < 0:
+        raise ConfigError(f"keep_checkpoints_every must be >= 0 (0 keeps only the newest), "
+                          f"got {config.keep_checkpoints_every}")
     if not config.samples_per_insert > 0:
         raise ConfigError(f"samples_per_insert must be > 0, got {config.samples_per_insert}")
     if not 0.0 <= config.gamma <= 1.0:

@@ -71,8 +71,8 @@ class Saved:
 class RunStore:
     """The run directory's pairs: :meth:`commit` one, :meth:`newest` to resume from it."""
 
-    def __init__(self, run_dir, replay, keep: int):
-        self.run_dir, self.replay, self.keep = run_location(run_dir), replay, keep
+    def __init__(self, run_dir, replay, keep: int, keep_every: int = 0):
+        self.run_dir, self.replay, self.keep, self.keep_every = run_location(run_dir), replay, keep, keep_every
 
     def commit(self, updates: int, checkpoint_of: Callable[[], RunCheckpoint]):
         """Snapshot the replay into the pair of ``updates``, write ``checkpoint_of()``
@@ -88,7 +88,7 @@ class RunStore:
         path = save_run_checkpoint(checkpoint_path(checkpoints, checkpoint.counters["updates"]), checkpoint)
         manifest = commit_pair(self.run_dir, updates, path, snapshots)
         self._make_live(Pair(manifest, updates, path, replay_dir))
-        prune(checkpoints, keep=self.keep)
+        prune(checkpoints, keep=self.keep, every=self.keep_every)  # the pairs' snapshots: the newest alone
         prune_pairs(self.run_dir, keep=self.keep)
         return path
 

@@ -123,7 +123,8 @@ class Run:
         learner = LearnerActor.options(name=f"{self.name}-learner", **self.placement["learner"]).remote(
             game_network=config.game_network, config=config.learner, algo=self.algorithm, replay=self.replay,
             seed=config.seed, checkpoint_dir=str(storage.join(self.run_dir, "checkpoints")), log_dir=self.log_dir)
-        self.store = RunStore(self.run_dir, self.replay, keep=config.keep_checkpoints)
+        self.store = RunStore(self.run_dir, self.replay, keep=config.keep_checkpoints,
+                              keep_every=config.keep_checkpoints_every)
         self.faults = FaultLedger([r.incarnation for r in self.replay.recoveries()])
         self.inference, self.actors = self._start_self_play()
         self.link = LearnerLink(learner, self.counters, self.faults)

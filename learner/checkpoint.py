@@ -193,13 +193,28 @@ def latest_checkpoint(directory):
     return None
 
 
-def prune(directory, keep: int = 3) -> list:
-    """Delete all but the ``keep`` newest checkpoints (and their checksums); returns
-    the deleted checkpoint paths."""
+def prune(directory, keep: int = 3, every: int = 0) -> list:
+    """Delete all but the ``keep`` newest checkpoints (and their checksums); with ``every``
+    > 0, the oldest checkpoint at or past each multiple of ``every`` updates stays too, so
+    that a run's weights at 0, ``every``, 2 ``every``, ... updates can be scored afterwards
+    (what a kept one is depends on the names alone: a later prune keeps the same ones).
+    Returns the deleted checkpoint paths, newest first."""
     if keep < 1:
         raise ValueError(f"prune: keep must be >= 1, got {keep}")
-    removed = list_checkpoints(directory)[keep:]
+    if every < 0:
+        raise ValueError(f"prune: every must be >= 0, got {every}")
+    found = list_checkpoints(directory)
+    marks = {}
+    if every:
+        for path in reversed(found):  # oldest first: the first of each multiple is the one kept
+            marks.setdefault(_updates_of(path) // every, path)
+    kept = set(found[:keep]) | set(marks.values())
+    removed = [path for path in found if path not in kept]
     for path in removed:
         storage.delete(_checksum_path(path))
         storage.delete(path)
     return removed
+
+
+def _updates_of(path) -> int:
+    return int(CHECKPOINT_NAME.fullmatch(storage.basename(path)).group(1))

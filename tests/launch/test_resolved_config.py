@@ -54,6 +54,8 @@ def test_the_node_preset_sizes_a_gpu_node_from_its_resources():
 def test_an_impossible_count_is_refused():
     with pytest.raises(ConfigError, match="batches_per_request must be >= 1"):
         resolve("connect4", overrides=["learner.batches_per_request=0"])
+    with pytest.raises(ConfigError, match="keep_checkpoints_every must be >= 0"):
+        resolve("connect4", overrides=["keep_checkpoints_every=-256"])
 
 
 def test_the_search_is_chosen_by_name_with_gumbel_parameters_nested():

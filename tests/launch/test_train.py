@@ -46,8 +46,8 @@ def train_killing(config, run_dir, budget, actor_name) -> None:
 
 
 def test_rows_flow_weights_reach_actors_and_resume_is_exact(ray_session, tmp_path):
-    config = tiny_config()
-    per_iteration = config.updates_per_iteration
+    per_iteration = tiny_config().updates_per_iteration
+    config = tiny_config("keep_checkpoints=2", f"keep_checkpoints_every={2 * per_iteration}")
     run_dir, last = train(config, run_dir=tmp_path / "run", updates=3 * per_iteration, wandb_mode="disabled")
     records = read_metrics(run_dir)
     assert records[0]["iteration"] == 0 and records[0]["updates"] == 0 and "eval/value_mae" in records[0]
@@ -84,6 +84,11 @@ def test_rows_flow_weights_reach_actors_and_resume_is_exact(ray_session, tmp_pat
         assert mine["loss"] == ref["loss"] and mine["target_mean"] == ref["target_mean"]
         assert mine["eval/value_mae"] == ref["eval/value_mae"]
     assert resumed["eval/value_mae"] == straight["eval/value_mae"]
+    # The newest 2 checkpoints (iterations 4 and 5), and the first at or past each multiple
+    # of 2 iterations' updates (iterations 1, 2 and 4): iteration 3's is gone.
+    for run in (run_dir, tmp_path / "straight"):
+        kept = sorted(int(p.name[5:14]) for p in (run / "checkpoints").glob("ckpt-*.pt"))
+        assert kept == [i * per_iteration for i in (1, 2, 4, 5)], kept
 
 
 def test_killed_actor_restarts_and_the_run_completes(ray_session, tmp_path):

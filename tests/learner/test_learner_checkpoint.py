@@ -114,6 +114,23 @@ def test_prune_keeps_the_newest(tmp_path):
         prune(tmp_path, keep=0)
 
 
+def test_prune_also_keeps_the_first_checkpoint_of_each_multiple(tmp_path):
+    """A run checkpointing every 96 updates, pruned after each save as the run does: the
+    newest 2, and the oldest at or past 0, 256, 512, ... (0, 288, 576, 768) stay."""
+    kept_at = {}
+    for step in range(0, 1057, 96):
+        save_checkpoint(checkpoint_path(tmp_path, step), payload(step))
+        prune(tmp_path, keep=2, every=256)
+        kept_at[step] = sorted(int(name[5:14]) for name in os.listdir(tmp_path) if name.endswith(".pt"))
+    assert kept_at[1056] == [0, 288, 576, 768, 960, 1056]
+    assert kept_at[672] == [0, 288, 576, 672]  # 576 stays kept once 672 follows it
+    assert all(p.endswith(".pt.sha256") or os.path.exists(tmp_path / (p + ".sha256"))
+               for p in os.listdir(tmp_path))  # every kept checkpoint keeps its checksum
+    assert load_checkpoint(checkpoint_path(tmp_path, 288))["step"] == 288
+    with pytest.raises(ValueError, match="every must be >= 0"):
+        prune(tmp_path, keep=2, every=-1)
+
+
 def run_checkpoint(step):
     return RunCheckpoint(counters={"updates": step}, learner=LearnerState(payload(step), {"state": 3}),
                          actors=[{"calls": 2}], config='{"algo": "avi"}', faults={"actor_restarts": 1})

@@ -16,7 +16,7 @@ from launch.experiments.tune_run import EXPERIMENT_FILE, prepare
 NAMED = ("smoke", "avi-vs-az-connect4", "avi-vs-az-hex", "fgames", "azal-chomp", "azal-connect4",
          "gumbel-vs-puct-connect4", "gumbel-vs-puct-hex", "ladder-connect4", "ladder-hex",
          "hybrid-vs-avi-vs-az-connect4", "hybrid-vs-avi-vs-az-hex", "sampled-avi-othello", "sampled-avi-hex",
-         "sampled-avi-go", "archive-starts-connect4", "archive-starts-chomp", "archive-starts-hex")
+         "sampled-avi-go", "sampled-avi-connect4", "archive-starts-connect4", "archive-starts-chomp", "archive-starts-hex")
 # A cluster of the kind the full specs are for: four 16-CPU workers and one GPU node.
 CLUSTER = [{"CPU": 16.0}] * 4 + [{"CPU": 16.0, "GPU": 1.0}]
 THIS_MACHINE = [{"CPU": 2.0}]
@@ -330,12 +330,13 @@ def test_the_hybrids_ladder_size_is_the_ladders_avi_with_a_policy_head(game, boa
                        evaluation=replace(trial.config.evaluation, policy=avi.config.evaluation.policy)) == avi.config
 
 
-@pytest.mark.parametrize("name", ["sampled-avi-othello", "sampled-avi-go", "sampled-avi-hex"])
-def test_sampled_avi_arms_sample_four_moves_beside_exhaustive_avi(name):
+@pytest.mark.parametrize("name, k", [("sampled-avi-othello", 4), ("sampled-avi-go", 4), ("sampled-avi-hex", 4),
+                                     ("sampled-avi-connect4", 2)])
+def test_sampled_avi_arms_sample_k_moves_beside_exhaustive_avi(name, k):
     arms = {t.arm: t.config.actors for t in plan(load_spec(name), "small").trials}
     assert arms["avi"].sample_actions == 0
-    assert (arms["avi_k4"].sample_actions, arms["avi_k4"].sample_by) == (4, "uniform")
-    assert (arms["hybrid_k4"].sample_actions, arms["hybrid_k4"].sample_by) == (4, "prior")
+    assert (arms[f"avi_k{k}"].sample_actions, arms[f"avi_k{k}"].sample_by) == (k, "uniform")
+    assert (arms[f"hybrid_k{k}"].sample_actions, arms[f"hybrid_k{k}"].sample_by) == (k, "prior")
 
 
 @pytest.mark.parametrize("name, engine", [("sampled-avi-othello", "othello-grhino"), ("sampled-avi-go", "go-gnugo")])
@@ -377,6 +378,33 @@ def test_the_sampled_avi_ladder_size_is_the_hex_ladders_avi_sampling_four_moves(
             assert trial.config.algo == "hybrid" and actors.sample_by == "prior" and trial.config.network.policy_head
             # It plays greedily on its values, as AVI's "auto" does.
             assert trial.config.evaluation.policy == algorithms.descriptor("avi").report_policy == "greedy"
+
+
+def test_the_connect4_sampled_avi_ladder_size_is_the_ladders_avi_with_and_without_the_sample():
+    """Every seed a triple on 4x4: exhaustive AVI is the Connect Four ladder's AVI trial of the
+    same seed, run again; uniform sampling differs from it by the sample alone, the prior's
+    by the hybrid's algorithm and policy head too."""
+    sampled = plan(load_spec("sampled-avi-connect4"), "ladder")
+    ladder = {t.seed: t for t in plan(load_spec("ladder-connect4"), "small").trials
+              if t.arm == "avi" and t.instance == "4x4"}
+    assert sorted((t.arm, t.seed) for t in sampled.trials) == sorted(
+        (arm, seed) for arm in ("avi", "avi_k2", "hybrid_k2") for seed in ladder)
+    assert {t.instance for t in sampled.trials} == {"4x4"}
+    assert [t.seed for t in sampled.in_run_order()][:3] == [0, 0, 0]
+    for trial in sampled.trials:
+        avi = ladder[trial.seed]
+        assert (trial.updates, trial.rows, trial.stop_when) == (avi.updates, avi.rows, avi.stop_when)
+        if trial.arm == "avi":
+            assert trial.config == avi.config
+        elif trial.arm == "avi_k2":
+            assert trial.config == replace(avi.config, actors=replace(avi.config.actors, sample_actions=2))
+        else:
+            actors = trial.config.actors
+            assert (actors.sample_actions, actors.sample_by) == (2, "prior") and trial.config.network.policy_head
+            assert trial.config.evaluation.policy == algorithms.descriptor("avi").report_policy == "greedy"
+            assert replace(trial.config, algo="avi", network=avi.config.network,
+                           actors=replace(actors, sample_actions=0, sample_by=avi.config.actors.sample_by),
+                           evaluation=replace(trial.config.evaluation, policy=avi.config.evaluation.policy)) == avi.config
 
 
 @pytest.mark.parametrize("name,bases", [("archive-starts-connect4", ("az32", "azal", "avi")),

@@ -21,7 +21,8 @@ reach a play error rate, against the board's cells (launch/experiments/ladder.py
 the mean over each trial's last K evaluations with their spread: ``--last K``, default
 5), the paired differences over the seeds both trials have (each arm against the arm its
 spec's ``compare_to`` or ``--compare ARM=BASE`` names, else the reference arm: the final
-values, their signs and the means over the last K evaluations), any head-to-head scores
+values, their signs, the means over the last K evaluations and the values at the most
+updates both trials evaluated), any head-to-head scores
 and inference points, the commands that made the experiment, and for every table the
 files its values come from.
 
@@ -421,11 +422,25 @@ def _sensitivity_lines(exp: Experiment, group: str, present: list, shown: list, 
             "update count.", ""]
 
 
+def _at_matched_updates(mine: list[dict], theirs: list[dict], metric: str) -> tuple[float, int] | None:
+    """``metric``'s difference at the most updates both runs evaluated it at, and that count;
+    None when they share no evaluation."""
+    x_mine, y_mine = metric_series(mine, metric, "updates")
+    x_theirs, y_theirs = metric_series(theirs, metric, "updates")
+    common = np.intersect1d(x_mine, x_theirs)
+    if common.size == 0:
+        return None
+    at = common[-1]
+    return float(y_mine[x_mine == at][0] - y_theirs[x_theirs == at][0]), int(at)
+
+
 def _paired_lines(exp: Experiment, group: str, present: list, shown: list, last: int) -> list[str]:
     """Per arm and metric, seed by seed against the arm's base (``Experiment.base``): the
     difference of the final values (mean ± 95% CI), in how many pairs the arm is higher,
-    equal and lower, and the difference of the means over each trial's last ``last``
-    evaluations (mean ± 95% CI), which a single checkpoint's luck moves less."""
+    equal and lower, the difference of the means over each trial's last ``last``
+    evaluations (mean ± 95% CI), which a single checkpoint's luck moves less, and the
+    difference at the most updates both trials evaluated: where a goal stopped one trial
+    of a pair early, its final values are of fewer updates than the other's."""
     rows = []
     for arm in present:
         base = exp.base(arm)
@@ -441,8 +456,12 @@ def _paired_lines(exp: Experiment, group: str, present: list, shown: list, last:
             signs = [sum(d > 0 for d in diffs), sum(d == 0 for d in diffs), sum(d < 0 for d in diffs)]
             late = [float(np.mean(last_evaluations(mine, metric, last)) - np.mean(last_evaluations(theirs, metric, last)))
                     for mine, theirs in pairs]
+            matched = [m for mine, theirs in pairs if (m := _at_matched_updates(mine, theirs, metric)) is not None]
+            at = sorted({u for _, u in matched})
+            at_matched = (f"{fmt_ci([d for d, _ in matched])} at {at[0]:,}"
+                          + (f" to {at[-1]:,}" if len(at) > 1 else "")) if matched else "–"
             rows.append(f"| {exp.labels[arm]} − {exp.labels[base]} | {metric.removeprefix('eval/')} | {len(diffs)} | "
-                        f"{fmt_ci(diffs)} | {', '.join(map(str, signs))} | {fmt_ci(late)} |")
+                        f"{fmt_ci(diffs)} | {', '.join(map(str, signs))} | {fmt_ci(late)} | {at_matched} |")
     return rows
 
 
@@ -482,8 +501,12 @@ def _group_summary(exp: Experiment, group: str, last: int = LAST_EVALUATIONS) ->
                   f"`--compare`, else the reference arm {label[exp.reference]}), seed by seed; a seed enters "
                   "where both trials have the metric.", "",
                   "| arms | metric | pairs | final difference (mean ± 95% CI; alone for one pair) | higher, equal, lower "
-                  f"| difference of the means over the last {last} evaluations |",
-                  "| --- | --- | --- | --- | --- | --- |", *paired, ""]
+                  f"| difference of the means over the last {last} evaluations "
+                  "| difference at matched updates (the most both trials evaluated) |",
+                  "| --- | --- | --- | --- | --- | --- | --- |", *paired, "",
+                  "A goal (`stop_when`) may end one trial of a pair before the other: its final values and last "
+                  "evaluations are then of fewer updates, and the last column compares the two at the same "
+                  "updates.", ""]
     pairs: dict = {}  # (arm, its policy, opponent, its policy, suite) -> [(score, file)]
     for match, path, result in exp.matches:
         if match["group"] == group and result is not None:

@@ -161,9 +161,39 @@ def test_an_arm_with_compare_to_is_paired_with_that_arm_seed_by_seed(tmp_path, n
     final_half = T_0975[1] * 0.0353553 / 2 ** 0.5
     late_half = T_0975[1] * 0.0176777 / 2 ** 0.5
     assert (f"| AZ more − AZ S=32 | hex-uniform/value_mae | 2 | -0.0750 ± {final_half:.4f} | 0, 0, 2 | "
-            f"-0.0375 ± {late_half:.4f} |") in table
+            f"-0.0375 ± {late_half:.4f} | -0.0750 ± {final_half:.4f} at 20 |") in table
     assert "AZ more − AVI" not in table  # its base is AZ, not the reference arm
     assert "| AZ S=32 − AVI | hex-uniform/value_mae | 2 | 0.3500" in table  # AZ has no compare_to: AVI's
+
+
+def test_a_pair_one_trial_of_which_stopped_early_is_also_compared_at_matched_updates(tmp_path):
+    """A goal ended "az_goal" at 10 updates, its base AZ at 20: the final difference is of
+    10 updates against 20; the matched one of both at 10."""
+    out = _experiment(tmp_path)
+    manifest = json.loads((out / "experiment.json").read_text())
+    az = next(t for t in manifest["trials"] if t["run_dir"] == "demo-hex-az-s0")
+    for seed, at_ten in ((0, 0.45), (1, 0.50)):  # AZ's at 10 updates: 0.6 in both seeds
+        run_dir = f"demo-hex-az_goal-s{seed}"
+        manifest["trials"].append({**az, "name": f"hex-az_goal-s{seed}", "arm": "az_goal", "seed": seed,
+                                   "run_dir": run_dir})
+        (out / run_dir).mkdir()
+        records = [{"updates": u, "rows": 32 * u, "compute": 4000.0 * u, "eval/hex-uniform/value_mae": v}
+                   for u, v in ((0, 1.0), (10, at_ten))]
+        (out / run_dir / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+        (out / run_dir / DONE_FILE).write_text(json.dumps({"final": records[-1]}))
+    manifest["arms"]["az_goal"] = {"label": "AZ goal", "compare_to": "az"}
+    (out / "experiment.json").write_text(json.dumps(manifest))
+    table = write_experiment_report(out, figures=False, last=2).read_text().split("## hex-one")[0].split(
+        "### Paired differences (same seeds, same files)")[1].split("###")[0]
+    row = next(line for line in table.splitlines() if line.startswith("| AZ goal − AZ S=32 | hex-uniform/value_mae |"))
+    # Finals 0.45 and 0.50 against AZ's 0.5 and 0.7 (at 20): -0.05, -0.2; at 10 updates
+    # against AZ's 0.6 in both: -0.15, -0.1. The same mean (AZ's mean is 0.6 at both), but
+    # the pairs differ by 0.15 at the end and by 0.05 at matched updates.
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    final_half, matched_half = (T_0975[1] * sd / 2 ** 0.5 for sd in (0.1060660, 0.0353553))
+    assert cells[3] == f"-0.1250 ± {final_half:.4f}", row
+    assert cells[6] == f"-0.1250 ± {matched_half:.4f} at 10", row
+    assert "the last column compares the two at the same updates" in table
 
 
 @pytest.mark.parametrize("given, message", [

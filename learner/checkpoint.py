@@ -172,10 +172,15 @@ def load_run_checkpoint(path, map_location="cpu") -> RunCheckpoint:
     return RunCheckpoint.from_payload(load_checkpoint(path, map_location), path)
 
 
+def _numbered_checkpoints(directory) -> list[tuple[int, object]]:
+    """(updates, path) of each checkpoint file of ``directory``, newest (most updates) first."""
+    found = [(int(m.group(1)), name) for name in storage.listdir(directory) if (m := CHECKPOINT_NAME.fullmatch(name))]
+    return [(updates, storage.join(directory, name)) for updates, name in sorted(found, reverse=True)]
+
+
 def list_checkpoints(directory) -> list:
     """Checkpoint files of ``directory`` (a path or a URI), newest (most updates) first."""
-    found = [(int(m.group(1)), name) for name in storage.listdir(directory) if (m := CHECKPOINT_NAME.fullmatch(name))]
-    return [storage.join(directory, name) for _, name in sorted(found, reverse=True)]
+    return [path for _, path in _numbered_checkpoints(directory)]
 
 
 def latest_checkpoint(directory):
@@ -203,18 +208,14 @@ def prune(directory, keep: int = 3, every: int = 0) -> list:
         raise ValueError(f"prune: keep must be >= 1, got {keep}")
     if every < 0:
         raise ValueError(f"prune: every must be >= 0, got {every}")
-    found = list_checkpoints(directory)
+    found = _numbered_checkpoints(directory)
     marks = {}
     if every:
-        for path in reversed(found):  # oldest first: the first of each multiple is the one kept
-            marks.setdefault(_updates_of(path) // every, path)
-    kept = set(found[:keep]) | set(marks.values())
-    removed = [path for path in found if path not in kept]
+        for updates, path in reversed(found):  # oldest first: the first of each multiple is the one kept
+            marks.setdefault(updates // every, path)
+    kept = {path for _, path in found[:keep]} | set(marks.values())
+    removed = [path for _, path in found if path not in kept]
     for path in removed:
         storage.delete(_checksum_path(path))
         storage.delete(path)
     return removed
-
-
-def _updates_of(path) -> int:
-    return int(CHECKPOINT_NAME.fullmatch(storage.basename(path)).group(1))

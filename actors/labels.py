@@ -25,15 +25,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-import games
 from games import Game
 from games.connect4 import HEIGHT, WIDTH
 from oracle_service.store import connect4_keys, open_store
 
 SMOOTHING = 1e-3  # the AZAL paper's epsilon in q(a|s)
-# The built-in games whose descriptor names a labeller (a game registered later is asked
-# through games.descriptor(name).labeller).
-LABELLED_GAMES = tuple(name for name in games.BUILTIN if games.descriptor(name).labeller is not None)
 
 
 class LabelStats(NamedTuple):

@@ -11,8 +11,6 @@ import sys
 
 from board.session import BadMove, Session, Table
 
-SYMBOL = {"optimal": "ok", "inaccuracy": "?!", "error": "?", "blunder": "??"}
-
 
 def _parse_action(game, word: str, legal_names: dict):
     if word.startswith("#"):

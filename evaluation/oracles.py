@@ -149,7 +149,7 @@ class Connect4Oracle(Oracle):
         # Another board than 7x6: its own solver here, searched to the end (the books, the
         # store's keys and the service's engines are 7x6's); small boards solve in milliseconds.
         self.board = {"width": game.width, "height": game.height}
-        self.order = _centre_first(game.num_actions)  # on 7x6: games.connect4.CENTRE_FIRST
+        self.order = _centre_first(game.num_actions)
         self.board_solver, self._board_solves = None, 0
         if (game.num_actions, game.max_length) != (7, 42):
             from oracle_service.connect4_solver import Connect4Solver
@@ -225,7 +225,9 @@ class Connect4Oracle(Oracle):
 
 
 def _centre_first(width: int) -> np.ndarray:
-    """int64[width]: the columns from the centre out (the left one first at equal distance)."""
+    """int64[width]: the columns from the centre out, the oracle's preference among equal
+    moves (the left one first at equal distance: on an even width the mirror of the
+    solver's search order, ``games.connect4.centre_first``)."""
     return np.array(sorted(range(width), key=lambda c: (abs(2 * c - (width - 1)), c)), np.int64)
 
 

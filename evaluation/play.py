@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 import games
-from evaluation.metrics import Trace, mean_ci, trace_metrics
+from evaluation.metrics import Trace, trace_metrics
 from games import Game, take
 
 
@@ -184,12 +184,3 @@ def head_to_head(game: Game, a, b, openings) -> dict:
     o = result.outcome
     return {"score": float(o.mean()), "wins": int((o > 0).sum()), "draws": int((o == 0).sum()),
             "losses": int((o < 0).sum()), "games": int(o.size)}
-
-
-def head_to_head_seeds(game: Game, pairs, openings) -> dict:
-    """Head-to-head over several seeds: ``pairs`` is a list of (a, b) policies, one pair
-    per seed (e.g. the paired final checkpoints of two methods). Returns the mean score
-    and the half-width of its 95% Student-t interval across seeds, and the per-seed scores."""
-    scores = [head_to_head(game, a, b, openings)["score"] for a, b in pairs]
-    mean, half = mean_ci(scores)
-    return {"score": mean, "score_ci95": half, "seeds": len(scores), "per_seed": scores}

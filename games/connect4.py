@@ -77,14 +77,11 @@ def sizes() -> list[tuple[int, int]]:
 
 
 def centre_first(width: int) -> np.ndarray:
-    """Columns from the centre out (Pons' ``columnOrder``: on an even width the left of
-    the two centre columns first): more lines pass through the centre, so searches try
-    these first and oracles prefer them among equal moves."""
+    """Columns from the centre out, as Pons' ``columnOrder`` (on an even width the right
+    one of the two centre columns, ``width // 2``, first): more lines pass through the
+    centre, so the solver's searches try these first."""
     half = width // 2
     return np.array([half + (1 - 2 * (i % 2)) * ((i + 1) // 2) for i in range(width)], dtype=np.int64)
-
-
-CENTRE_FIRST = centre_first(WIDTH)  # [3, 2, 4, 1, 5, 0, 6]
 
 
 class ConnectFourState(NamedTuple):

@@ -55,14 +55,11 @@ from oracle_service.jit import NO_REFCOUNT, refcount_free
 
 
 def score_bounds(width: int = WIDTH, height: int = HEIGHT) -> tuple[int, int]:
-    """(MIN_SCORE, MAX_SCORE) of a board: losing to the opponent's 4th stone, winning
-    with one's own 4th stone."""
+    """The lowest and the highest score of a board (-18 and 18 on the standard one):
+    losing to the opponent's 4th stone, winning with one's own 4th stone."""
     cells = width * height
     return -(cells // 2) + 3, (cells + 1) // 2 - 3
 
-
-CELLS = WIDTH * HEIGHT  # the standard board's
-MIN_SCORE, MAX_SCORE = score_bounds()  # -18, 18 on the standard board
 
 # The board's geometry, one uint64 array per size (:func:`geometry`), read by every
 # kernel: its fixed slots, then the column masks centre first, then left to right.

@@ -11,7 +11,7 @@ import games
 from evaluation.labels import LabelledStates
 from evaluation.metrics import Trace, mean_ci, regrets, state_metrics, t_cdf, t_quantile, trace_metrics
 from evaluation.oracles import Analysis, ChompOracle, FGameOracle, Oracle
-from evaluation.play import head_to_head, head_to_head_seeds, play_vs_oracle, self_play_traces
+from evaluation.play import head_to_head, play_vs_oracle, self_play_traces
 from games.base import Game
 
 
@@ -133,13 +133,6 @@ def test_head_to_head_exchanges_roles():
     g5 = games.make("fgame", depth=6, branching=3, beta=0.0, seed=2)
     o5 = FGameOracle(g5)
     assert head_to_head(g5, o5.choose, o5.choose, _chomp_openings(g5))["score"] == 0.0
-    # Seeds: the oracle (score 0 as above) and "always action 0" against the oracle.
-    first = lambda s: np.zeros(len(s.path), np.int64)
-    one = head_to_head(g5, first, o5.choose, _chomp_openings(g5))["score"]
-    m = head_to_head_seeds(g5, [(o5.choose, o5.choose), (first, o5.choose)], _chomp_openings(g5))
-    assert m["per_seed"] == [0.0, one] and m["score"] == pytest.approx(one / 2)
-    # Two samples: half-width t(0.975, 1) * |difference| / 2.
-    assert m["score_ci95"] == pytest.approx(12.7062047 * abs(one) / 2, rel=1e-6)
 
 
 class DrawState(NamedTuple):

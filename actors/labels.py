@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+import games
 from games import Game
 from games.connect4 import HEIGHT, WIDTH
 from oracle_service.store import connect4_keys, open_store

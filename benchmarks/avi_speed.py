@@ -45,7 +45,6 @@ import tempfile
 import time
 from dataclasses import replace
 
-import numpy as np
 import ray
 import torch
 

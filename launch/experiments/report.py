@@ -533,7 +533,7 @@ def _group_summary(exp: Experiment, group: str, last: int = LAST_EVALUATIONS) ->
         what = policy_registry.searches()[curve["policy"]]
         lines += [f"### Inference: {entry} ({curve['metric'].removeprefix('eval/')} against {curve['policy']} "
                   f"{what}; mean ± 95% CI over seeds)", "",
-                  f"| values (seeds) | " + " | ".join(f"{what} {b}" for b in budgets) + " |",
+                  "| values (seeds) | " + " | ".join(f"{what} {b}" for b in budgets) + " |",
                   "| --- |" + " --- |" * len(budgets)]
         files = []
         for arm, by_budget in curve["arms"].items():

@@ -11,10 +11,8 @@ import pytest
 import games
 from evaluation.play import play
 from evaluation.policies import gumbel_policy, mcts_policy
-from games import take
 from search import MCTS, MCTSConfig, UniformEvaluator
 from search.gumbel import GumbelConfig, GumbelMCTS
-from search.mcts import root_edge_visits
 from search.reuse import TreeReuse, state_keys
 
 from tests.search.test_mcts import hashed_evaluator

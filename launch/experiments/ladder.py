@@ -144,15 +144,25 @@ def draw_ladder(exp, boards: dict, out_dir: Path, plt) -> Path:
     """``figure_ladder.png``: a row per goal, a column per x of compute (updates, the
     compute proxy), the board's cells across; per arm the mean and 95% interval over the
     seeds that reached the goal (each of them a small dot), and each censored seed as an
-    open triangle at its budget."""
+    open triangle at its budget. One legend below the panels, an arm a colour, so that
+    it hides no point however many arms (an experiment joined ``--beside`` another) there are."""
     order = sorted(boards, key=lambda g: boards[g].cells)
-    fig, axes = plt.subplots(len(GOALS), 2, figsize=(9.0, 3.4 * len(GOALS)), squeeze=False)
+    colours = {arm: f"C{i}" for i, arm in enumerate(exp.arms)}  # as the report's other figures
+    drawn = [arm for arm in exp.arms if any(a == arm for _, a in exp.runs)]  # a size may leave arms out
+    legend = [plt.Line2D([], [], color=colours[arm], marker="o", label=exp.labels[arm]) for arm in drawn]
+    legend += [plt.Line2D([], [], color="grey", marker="o", label="mean and 95% CI over the seeds that reached the "
+                          "goal (small dots: each of them)"),
+               plt.Line2D([], [], color="grey", marker="^", markerfacecolor="none", linestyle="none",
+                          label="a seed that did not reach it, at its budget")]
+    legend_inches = 0.2 * -(-len(legend) // 2) + 0.3  # two columns
+    height = 3.4 * len(GOALS) + legend_inches
+    fig, axes = plt.subplots(len(GOALS), 2, figsize=(9.0, height), squeeze=False)
     for row, goal in enumerate(GOALS):
         for col, (key, label) in enumerate((("updates", "gradient updates"),
                                             ("compute", "compute (N_forward + 3 N_backward)"))):
             ax = axes[row][col]
-            for i, arm in enumerate(exp.arms):
-                colour, shift = f"C{i}", 0.25 * (i - (len(exp.arms) - 1) / 2)  # arms side by side
+            for i, arm in enumerate(drawn):
+                colour, shift = colours[arm], 0.25 * (i - (len(drawn) - 1) / 2)  # arms side by side
                 xs, means, halves, seed_x, seed_y, open_x, open_y = [], [], [], [], [], [], []
                 for group in order:
                     found = crossings(exp, boards, group, arm, goal)
@@ -166,21 +176,19 @@ def draw_ladder(exp, boards: dict, out_dir: Path, plt) -> Path:
                         if not c.reached and getattr(c, key) is not None:
                             open_x.append(boards[group].cells + shift), open_y.append(getattr(c, key))
                 if xs:
-                    ax.errorbar(xs, means, yerr=halves, fmt="-o", color=colour, capsize=3,
-                                label=f"{exp.labels[arm]}: reached (mean, 95% CI)")
+                    ax.errorbar(xs, means, yerr=halves, fmt="-o", color=colour, capsize=3)
                     ax.scatter(seed_x, seed_y, s=8, color=colour, alpha=0.5)
                 if open_x:
-                    ax.scatter(open_x, open_y, marker="^", s=40, facecolors="none", edgecolors=colour,
-                               label=f"{exp.labels[arm]}: not reached, at its budget")
+                    ax.scatter(open_x, open_y, marker="^", s=40, facecolors="none", edgecolors=colour)
             ax.set_yscale("log")
             ax.set_xticks([boards[g].cells for g in order], [f"{boards[g].cells}\n{g}" for g in order], fontsize=7)
             ax.set_xlabel("board cells", fontsize=8)
             ax.set_ylabel(label, fontsize=8)
             ax.set_title(f"play error rate <= {goal:g}: first reached", fontsize=9)
             ax.grid(alpha=0.3)
-            if ax.lines or ax.collections:
-                ax.legend(fontsize=6)
-    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.12, top=0.94, wspace=0.3, hspace=0.5)
+    fig.legend(handles=legend, loc="lower center", ncol=2, fontsize=7, frameon=False)
+    fig.subplots_adjust(left=0.1, right=0.97, bottom=(legend_inches + 0.45) / height, top=1 - 0.35 / height,
+                        wspace=0.3, hspace=0.5)
     path = out_dir / "figure_ladder.png"
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -63,7 +63,12 @@ INFERENCE_KEYS = {"name": str, "policy": str, "budgets": list, "arms": list, "pr
 ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict, "compare_to": str}
 INSTANCE_KEYS = {"name": str, "group": str, "params": dict}
 SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "evaluation": dict, "set": dict, "instances": list, "arms": dict, "updates_per_second": dict,
-             "overhead_seconds": _NUMBER, "after_seconds": _NUMBER, "only": list, "stop_when": dict, "order": str}
+             "overhead_seconds": _NUMBER, "after_seconds": _NUMBER, "only": list, "stop_when": dict, "hold": int,
+             "order": str}
+# A goal (``stop_when``) is met when it holds at this many evaluations in a row, not at its
+# first: one evaluation at error rate 0 can be luck, and a trial that stopped there would
+# never show the games it loses afterwards. A size may ask for more, never fewer.
+MIN_HOLD = 3
 # How the trials of a size run, one after another: in the spec's order (every seed of an
 # instance's arms before the next instance), or every instance and arm at one seed before
 # the next seed (a ladder stopped by its clock then spans its boards, its seeds come later).
@@ -125,12 +130,13 @@ class Trial:
     updates: int
     rows: int  # rows it collects to reach ``updates`` (sync schedule; nominal for async)
     bundles: tuple  # placement group bundles of its roles (trial_bundles)
-    stop_when: dict = None  # record key -> value: the trial ends early once every key is at most its value
+    stop_when: dict = None  # record key -> value: the goal, every key at most its value
+    hold: int = MIN_HOLD  # the trial ends early once the goal holds at this many evaluations in a row
 
     def to_dict(self) -> dict:
         return {"name": self.name, "arm": self.arm, "instance": self.instance, "group": self.group,
                 "seed": self.seed, "updates": self.updates, "rows": self.rows, "bundles": list(self.bundles),
-                "config": json_config(self.config), "stop_when": dict(self.stop_when or {})}
+                "config": json_config(self.config), "stop_when": dict(self.stop_when or {}), "hold": self.hold}
 
 
 def reached(stop_when: dict, record: dict) -> bool:
@@ -143,6 +149,27 @@ def reached(stop_when: dict, record: dict) -> bool:
         return bool(keys) and all(isinstance(record[k], (int, float)) and record[k] <= value for k in keys)
 
     return bool(stop_when) and all(at_most(k, v) for k, v in stop_when.items())
+
+
+def evaluates(stop_when: dict, record: dict) -> bool:
+    """Whether ``record`` is an evaluation of the goal's keys (each pattern matches a key
+    of it): only such records advance or break a goal's run of evaluations."""
+    return bool(stop_when) and all(any(fnmatch.fnmatchcase(k, pattern) for k in record) for pattern in stop_when)
+
+
+class GoalWatch:
+    """A trial's goal as its records arrive: met once ``stop_when`` holds at ``hold``
+    evaluations of its keys in a row (records that do not evaluate them leave the run as
+    it is). ``observe`` each record in order, those of the run before a resume first."""
+
+    def __init__(self, stop_when: dict, hold: int = MIN_HOLD):
+        self.stop_when, self.hold, self.streak = dict(stop_when or {}), hold, 0
+
+    def observe(self, record: dict) -> bool:
+        """Take one record; whether the goal is now met."""
+        if evaluates(self.stop_when, record):
+            self.streak = self.streak + 1 if reached(self.stop_when, record) else 0
+        return bool(self.stop_when) and self.streak >= self.hold
 
 
 @dataclass(frozen=True)
@@ -356,6 +383,11 @@ def _check_size(at: str, size: str, table, arms: dict, names: list) -> None:
             raise SpecError(f"{at}, key 'only': {arm_name!r} is not an arm; arms: {', '.join(arms)}")
     if table.get("order", "spec") not in RUN_ORDERS:
         raise SpecError(f"{at}, key 'order': {table['order']!r}; one of {', '.join(map(repr, RUN_ORDERS))}")
+    if "hold" in table and (isinstance(table["hold"], bool) or table["hold"] < MIN_HOLD):
+        raise SpecError(f"{at}, key 'hold': {table['hold']!r}; a goal must hold at {MIN_HOLD} or more evaluations "
+                        f"in a row to count as met")
+    if "hold" in table and not table.get("stop_when"):
+        raise SpecError(f"{at}, key 'hold' is given without a goal (stop_when) to hold")
     for key, value in table.get("stop_when", {}).items():
         if not key.startswith("eval/") or isinstance(value, bool) or not isinstance(value, _NUMBER):
             raise SpecError(f"{at}, key 'stop_when': {key!r} = {value!r}; give evaluation records' keys "
@@ -527,7 +559,7 @@ def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = 
                 name = "-".join(p for p in (instance.name, arm.name, f"s{seed}") if p)
                 trials.append(Trial(name, arm.name, instance.name, instance.group, seed, config, arm_budget, rows,
                                     trial_bundles(config, embedded=embedded, offered=offered, gpus=gpus),
-                                    dict(table.get("stop_when", {}))))
+                                    dict(table.get("stop_when", {})), int(table.get("hold", MIN_HOLD))))
                 estimates[name] = arm_budget / rates[arm.name] + overhead if arm.name in rates else None
     names = [t.name for t in trials]
     if len(set(names)) != len(names):

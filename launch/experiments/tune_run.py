@@ -31,9 +31,10 @@ import sys
 import time
 from pathlib import Path
 
+from evaluation.run_metrics import read_metrics
 from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE
 from launch.config import TrainConfig
-from launch.experiments.spec import SpecError, Plan, check_datasets, check_placement, load_spec, reached
+from launch.experiments.spec import MIN_HOLD, GoalWatch, SpecError, Plan, check_datasets, check_placement, load_spec
 from launch.experiments.spec import plan as make_plan
 
 SPEC_COPY = "spec.toml"
@@ -70,10 +71,13 @@ def _trainable(params: dict) -> None:
     if (run_dir / "config.json").exists() and not resume:
         shutil.rmtree(run_dir)  # started but never checkpointed: nothing to continue from
     start = time.time()
+    goal = GoalWatch(trial.get("stop_when") or {}, trial.get("hold", MIN_HOLD))
+    for record in read_metrics(run_dir) if resume else []:  # the evaluations before the resume count
+        goal.observe(record)
 
     def report(record: dict) -> bool:
         tune.report(numbers(record))
-        return reached(trial.get("stop_when") or {}, record)  # the budget, or the spec's goal, ends the run
+        return goal.observe(record)  # the budget, or the spec's goal held, ends the run
 
     _, last = train(config, run_dir=None if resume else run_dir, resume=run_dir if resume else None,
                     updates=trial["updates"], address=trial["address"], wandb_mode=trial["wandb_mode"],

@@ -269,6 +269,26 @@ def test_a_size_may_end_its_trials_at_a_goal(tmp_path):
     assert not reached(board, {"eval/connect4-5x4-uniform/value_mae": 0.0})  # no play record yet
 
 
+def test_a_goal_is_met_only_once_it_holds_at_evaluations_in_a_row(tmp_path):
+    from launch.experiments.spec import MIN_HOLD, GoalWatch
+
+    assert plan(_smoke_with(tmp_path, '{ "eval/tictactoe-states/value_mae" = 0.05 }'), "test").trials[0].hold == 3
+    play = "eval/connect4-4x4-play/error_rate"
+    watch = GoalWatch({"eval/*-play/error_rate": 0.0}, hold=MIN_HOLD)
+    # 0, a loss, then 0 three times with records between them that evaluate no play suite.
+    seen = [watch.observe(r) for r in ({play: 0.0}, {play: 0.01}, {play: 0.0}, {"updates": 64},
+                                       {"eval/connect4-4x4-uniform/value_mae": 0.2}, {play: 0.0}, {play: 0.0})]
+    assert seen == [False, False, False, False, False, False, True]
+    assert not GoalWatch({}, hold=3).observe({play: 0.0})  # no goal: the budget ends the trial
+
+
+@pytest.mark.parametrize("hold, message", [("2", "must hold at 3 or more evaluations"),
+                                           ("true", "key .hold. must be an integer")])
+def test_a_goal_held_at_fewer_than_three_evaluations_is_refused(tmp_path, hold, message):
+    with pytest.raises(SpecError, match=message):
+        _smoke_with(tmp_path, '{ "eval/tictactoe-states/value_mae" = 0.05 }\nhold = ' + hold)
+
+
 def test_a_goal_that_names_no_evaluation_is_refused(tmp_path):
     with pytest.raises(SpecError, match="key 'stop_when': 'updates'"):
         _smoke_with(tmp_path, '{ updates = 100 }')

@@ -1,4 +1,4 @@
-"""Archive starts (Go-Exploit, Trudel and Tesauro 2023): self-play games that begin at a
+"""Archive starts (Go-Exploit, Trudeau and Bowling 2023): self-play games that begin at a
 state visited earlier, not always at the initial position, so that the middle and end
 of the game are played (and learned) as often as the opening.
 

@@ -56,7 +56,7 @@ class SelfPlayConfig:
     # How AVI's k moves are drawn: "uniform", or "prior" (by the policy head's prior,
     # Gumbel-top-k; needs network.policy_head=true and no inference server).
     sample_by: str = "uniform"
-    # Archive starts (Go-Exploit, Trudel and Tesauro 2023; actors/archive.py), any
+    # Archive starts (Go-Exploit, Trudeau and Bowling 2023; actors/archive.py), any
     # algorithm: the probability that a finished game restarts at a state the actor played
     # earlier, drawn uniformly from a reservoir sample of archive_size of them (0: always
     # the initial position). With AZAL each state's moves are kept beside it (its oracle

@@ -4,8 +4,10 @@
 name a subcommand: ``demo`` (random play on an engine, with its speed), ``evaluate``
 (a checkpoint's exact metrics: ``evaluation/cli.py``), ``report`` (plots and a
 summary table of run directories: ``evaluation/report.py``), ``play`` (the board in the
-browser: ``board/``), ``gtp`` (a checkpoint as a GTP engine: ``launch/gtp_serve.py``) and
-``experiment`` (a spec's trials on Ray Tune: ``launch/experiment.py``).
+browser: ``board/``), ``gtp`` (a checkpoint as a GTP engine: ``launch/gtp_serve.py``),
+``experiment`` (a spec's trials on Ray Tune: ``launch/experiment.py``) and ``tune`` (an
+arm's exploration parameter tuned on Ray Tune: ``launch/experiments/tuning.py``) and
+``results`` (the results pages drawn from the committed trial data: ``launch/results/pages.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+
+import ray
 
 import algorithms
 import games
@@ -26,8 +30,9 @@ from launch.run_dir import resumed_config
 from launch.summary import end_of_run
 from launch.run_budget import check_budget
 from launch.train import train
+from lifecycle.json_stdout import stdout_to_stderr
 
-SUBCOMMANDS = ("demo", "evaluate", "report", "play", "gtp", "experiment")
+SUBCOMMANDS = ("demo", "evaluate", "report", "play", "gtp", "experiment", "tune", "results")
 
 
 def parse_game_params(pairs: list[str]) -> dict:
@@ -95,6 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "experiment":  # a spec's trials on Ray Tune (launch/experiment.py); imports Tune
         from launch.experiment import experiment_main
         return experiment_main(argv[1:])
+    if argv and argv[0] == "tune":  # an arm's exploration parameter on Ray Tune (launch/experiments/tuning.py)
+        from launch.experiments.tuning import tune_main
+        return tune_main(argv[1:])
+    if argv and argv[0] == "results":  # the results pages from results/ (launch/results/pages.py)
+        from launch.results.pages import main as results_main
+        return results_main(argv[1:])
     if argv and argv[0] == "gtp":  # a checkpoint as a GTP engine (launch/gtp_serve.py)
         from launch.gtp_serve import gtp_main
         return gtp_main(argv[1:])
@@ -118,9 +129,14 @@ def run_training(parser: argparse.ArgumentParser, args) -> int:
                 parser.error("--algo and --game are required (or --resume DIR)")
             config = resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed)
         check_budget(args.updates, args.minutes, args.train_minutes)
-        run_dir, last = train(config, run_dir=args.run_dir, resume=args.resume, updates=args.updates,
-                              minutes=args.minutes, train_minutes=args.train_minutes, address=args.address,
-                              wandb_mode=args.wandb)
+        # --json: stdout holds the final record only (lifecycle/json_stdout.py).
+        with stdout_to_stderr(args.json):
+            ray_before = ray.is_initialized()
+            run_dir, last = train(config, run_dir=args.run_dir, resume=args.resume, updates=args.updates,
+                                  minutes=args.minutes, train_minutes=args.train_minutes, address=args.address,
+                                  wandb_mode=args.wandb)
+            if args.json and not ray_before:
+                ray.shutdown()
     except (ConfigError, storage.StorageError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

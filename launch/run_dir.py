@@ -17,6 +17,9 @@ import storage
 from launch.config import ConfigError, TrainConfig
 
 SUBDIRECTORIES = ("checkpoints", "replay", "plots")
+# One JSON line per start and resume of the run: the commit and the machine it ran on, so
+# that a result drawn from the run names where it came from (launch/results/record.py).
+PROVENANCE_FILE = "provenance.jsonl"
 
 
 def read_run_config(run_dir) -> TrainConfig:
@@ -82,8 +85,33 @@ def new_run_dir(config: TrainConfig, run_dir=None):
 
 def prepare_run_dir(config: TrainConfig, run_dir, resume):
     """The config to run and its directory: ``resume``'s own config (of the same algorithm
-    and game as ``config``), or ``config`` in a new directory."""
+    and game as ``config``), or ``config`` in a new directory; either way the start is
+    added to the run's provenance."""
     if resume is not None:
-        return (resumed_config(resume, algo=config.algo, game=config.game, game_params=config.game_params),
-                run_location(resume))
-    return config, new_run_dir(config, run_dir)
+        config, run_dir = (resumed_config(resume, algo=config.algo, game=config.game, game_params=config.game_params),
+                           run_location(resume))
+    else:
+        config, run_dir = config, new_run_dir(config, run_dir)
+    record_start(run_dir, resumed=resume is not None)
+    return config, run_dir
+
+
+def record_start(run_dir, *, resumed: bool) -> None:
+    """Append this start of the run to its provenance file (a whole rewrite: an object
+    store has no appending, and the file is a line per start)."""
+    from evaluation.datasets import code_version
+    from learner.machine import describe_machine
+
+    path = storage.join(run_dir, PROVENANCE_FILE)
+    before = storage.read_text(path) if storage.exists(path) else ""
+    line = json.dumps({"time": time.time(), "resumed": resumed, "commit": code_version(),
+                       "machine": describe_machine()}, sort_keys=True)
+    storage.write_atomic(path, (before + line + "\n").encode())
+
+
+def read_provenance(run_dir) -> list[dict]:
+    """The run's starts, oldest first ([] for a run without a provenance file)."""
+    path = storage.join(run_location(run_dir), PROVENANCE_FILE)
+    if not storage.exists(path):
+        return []
+    return [json.loads(line) for line in storage.read_text(path).splitlines() if line.strip()]

@@ -92,3 +92,25 @@ def threads_here(value: int | str) -> int:
 # Precision and threads on the CPU.) libgomp reads it when it loads: it is set for the
 # process, before torch is imported.
 THREADED_RUNTIME_ENV = {"env_vars": {"GOMP_SPINCOUNT": "10000"}}
+
+
+def describe_machine(cpuinfo: str = CPUINFO) -> str:
+    """The machine in one line, as a result names it: the CPU model, the cores this
+    process may use, its bf16 and AMX support, and the GPU torch sees (if any)."""
+    model = "unknown CPU"
+    try:
+        with open(cpuinfo) as f:
+            model = next((line.partition(":")[2].strip() for line in f if line.startswith("model name")), model)
+    except OSError:
+        pass
+    flags = cpu_flags(cpuinfo) or frozenset()
+    isa = ", ".join(f for f in ("avx512_bf16", "amx_bf16", "avx2") if f in flags) or "no avx2"
+    gpu = "no GPU"
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            gpu = f"{torch.cuda.device_count()} x {torch.cuda.get_device_name(0)}"
+    except ImportError:
+        pass
+    return f"{model}, {usable_cores()} cores, {isa}, {gpu}"

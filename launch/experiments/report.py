@@ -689,8 +689,11 @@ def report_main(argv: list[str] | None = None) -> int:
         return print_report(lambda: write_report(args.run_dirs, args.out or args.run_dirs[0] / "plots", last=args.last))
 
     def write() -> Path:
+        from launch.results.record import write_experiment_data
+
         path = write_experiment_report(args.run_dirs[0], args.out, last=args.last, beside=args.beside,
                                        compare=dict(pairs))
+        write_experiment_data(args.run_dirs[0])  # its trial data beside the report (launch/results/record.py)
         if args.wandb:
             log_figures_to_wandb(args.run_dirs[0], path.parent, args.wandb)
         return path

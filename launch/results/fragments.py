@@ -1,0 +1,259 @@
+"""The generated parts of the results pages, each drawn from one study's committed data.
+
+A page asks for a fragment with a marker, and ``python -m launch results`` writes what
+the data gives between it and the closing marker (launch/results/pages.py):
+
+    <!-- results: time-to-goal study=ladder-hex-held metric=eval/*-play/error_rate goal=0 -->
+    ...
+    <!-- /results -->
+
+Each kind below takes the marker's ``key=value`` arguments and returns markdown. Numbers
+appear here only as the data gives them: the statistics are launch/results/stats.py's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from launch.results import stats
+from launch.results.data import GOAL_METRIC, PAPER_UPDATES, RESULTS_DIR, Study, load_study, study_names
+
+
+@dataclass
+class Context:
+    page: Path  # the page being generated (figures are linked relative to it)
+    root: Path = RESULTS_DIR  # the studies' data
+    pages_of: dict = None  # study -> the first page that presents it (index, headline)
+    draw: bool = True  # draw figures (False: --check compares their recorded digests)
+
+
+class FragmentError(ValueError):
+    pass
+
+
+def _num(value, digits: int = 0) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, float) and math.isinf(value):
+        return "∞"
+    return f"{value:,.{digits}f}"
+
+
+def _x_unit(x: str) -> str:
+    return {"updates": "updates", "compute": "compute (N_forward + 3 N_backward)"}[x]
+
+
+def _median(km: stats.KaplanMeier, digits=0) -> str:
+    if km.reached == 0:
+        return "not reached"
+    return f"{_num(km.median, digits)} [{_num(km.low, digits)}, {_num(km.high, digits)}]"
+
+
+def time_to_goal(study: Study, args: dict, ctx: Context) -> str:
+    """Per board and arm: how many seeds reached the goal first and held it, the Kaplan-Meier
+    median time to each with its 95% interval, and every seed's times (a censored seed as
+    "> its last evaluation")."""
+    metric, goal, x = args.get("metric", GOAL_METRIC), float(args.get("goal", 0)), args.get("x", "updates")
+    hold = max([stats.MIN_HOLD, *map(int, study.finished["hold"])])
+    lines = [f"| board | arm | seeds | first at ≤ {goal:g}: seeds | KM median {x} [95% CI] | held {hold} in a row: "
+             f"seeds | KM median {x} [95% CI] | each seed: first / held |", "|---|---|---:|---:|---:|---:|---:|---|"]
+    for board in study.boards():
+        for arm in study.arms(board):
+            rows = study.goal_times(board, arm, metric, goal, x)
+            if not rows:
+                continue
+            ends = [r.end for _, r in rows]
+            first = stats.kaplan_meier([r.first for _, r in rows], ends)
+            held = stats.kaplan_meier([r.held for _, r in rows], ends)
+            seeds = "; ".join(f"s{seed}: {_num(r.first) if r.first is not None else '> ' + _num(r.end)} / "
+                              f"{_num(r.held) if r.held is not None else '> ' + _num(r.end)}" for seed, r in rows)
+            lines.append(f"| {board} | {study.label(arm)} | {len(rows)} | {first.reached} of {first.n} | "
+                         f"{_median(first)} | {held.reached} of {held.n} | {_median(held)} | {seeds} |")
+    lines += ["", f"The metric is `{metric}`; a seed's time is the {_x_unit(x)} at its first evaluation at "
+              f"≤ {goal:g}, and for the held goal at the first of {hold} evaluations in a row at it. A seed that "
+              f"never got there is censored at its last evaluation (\"> N\"): the Kaplan-Meier median (lifelines) "
+              f"counts it as not there yet, and ∞ marks an interval's end the seeds cannot bound."]
+    return "\n".join(lines)
+
+
+def _metric_cells(study: Study, board: str, arms: list[str], metric: str, at: int):
+    return {arm: [v for v in (study.value_at(t, metric, at) for t in study.cell(board, arm)["trial"]) if v is not None]
+            for arm in arms}
+
+
+def final(study: Study, args: dict, ctx: Context) -> str:
+    """Per board and arm, each metric at the most updates every trial of the board
+    evaluated: the mean over seeds with its stratified bootstrap 95% interval (rliable)."""
+    metrics = [m.strip() for m in args["metrics"].split(",")]
+    head = " | ".join(f"`{m.split('/')[-1]}` ({m.split('/')[-2] if m.count('/') > 1 else 'built-in'})"
+                      for m in metrics)
+    lines = [f"| board | arm | seeds | at updates | {head} |", "|---|---|---:|---:|" + "---:|" * len(metrics)]
+    for board in study.boards():
+        arms = study.arms(board)
+        at = study.matched_updates(board, metrics[0], arms)
+        if at is None:
+            continue
+        for arm in arms:
+            cells = []
+            for metric in metrics:
+                values = _metric_cells(study, board, [arm], metric, at)[arm]
+                iv = stats.mean_interval(values)
+                cells.append(f"{_num(iv.mean, 3)} [{_num(iv.low, 3)}, {_num(iv.high, 3)}]" if values else "–")
+            lines.append(f"| {board} | {study.label(arm)} | {len(study.cell(board, arm))} | {_num(at)} | "
+                         + " | ".join(cells) + " |")
+    lines += ["", "Each value is the mean over seeds with a stratified bootstrap 95% interval (rliable, "
+              f"{stats.BOOTSTRAP_REPS} resamples), taken at the most updates every trial of the board evaluated, "
+              "so that a trial that stopped at its goal enters at the same point as the others."]
+    return "\n".join(lines)
+
+
+def improvement(study: Study, args: dict, ctx: Context) -> str:
+    """Per board: the probability that arm ``a`` is better than arm ``b`` on ``metric``
+    (rliable), at the most updates every trial of both evaluated."""
+    a, b, metric = args["a"], args["b"], args["metric"]
+    lower = args.get("lower", "true") == "true"
+    lines = [f"| board | seeds | at updates | P({study.label(a)} better than {study.label(b)}) [95% CI] |",
+             "|---|---:|---:|---:|"]
+    for board in study.boards():
+        if a not in study.arms(board) or b not in study.arms(board):
+            continue
+        at = study.matched_updates(board, metric, [a, b])
+        if at is None:
+            continue
+        cells = _metric_cells(study, board, [a, b], metric, at)
+        if min(len(cells[a]), len(cells[b])) < 2:
+            continue
+        p = stats.probability_of_improvement(cells[a], cells[b], lower_is_better=lower)
+        lines.append(f"| {board} | {len(cells[a])} and {len(cells[b])} | {_num(at)} | "
+                     f"{_num(p.mean, 2)} [{_num(p.low, 2)}, {_num(p.high, 2)}] |")
+    lines += ["", f"`{metric}` at the most updates every trial of both arms evaluated ({'lower' if lower else 'higher'} "
+              "is better); ties count half; the interval is rliable's stratified bootstrap. 0.5 is no difference."]
+    return "\n".join(lines)
+
+
+def _dates(study: Study) -> str:
+    t = study.trials
+    return f"{min(t['started'])[:10]} to {max(t['ended'])[:10]}"
+
+
+def provenance(study: Study, args: dict, ctx: Context) -> str:
+    """Where and when the study's trials ran, and the commands that ran them."""
+    t = study.trials
+    lines = ["| board | arm | trials (finished) | seeds | updates reached (budget) | commit | machine | ran |",
+             "|---|---|---:|---|---|---|---|---|"]
+    for (board, arm), g in t.groupby(["board", "arm"], sort=False):
+        g = g.sort_values("seed")
+        reached = ", ".join(_num(u) for u in g["final_updates"])
+        lines.append(f"| {board} | {g['arm_label'].iloc[0]} | {len(g)} ({int(g['finished'].sum())}) | "
+                     f"{', '.join(map(str, g['seed']))} | {reached} ({_num(int(g['budget_updates'].max()))}) | "
+                     f"{', '.join(sorted(set(g['commit'])))} | {'; '.join(sorted(set(g['machine'])))} | "
+                     f"{min(g['started'])[:16]} to {max(g['ended'])[:16]} UTC |")
+    commands = [c["argv"] for c in study.info.get("commands", [])]
+    lines += ["", "Commands (`results/" + study.name + "/study.json`):", "", "```", *(commands or ["(none recorded)"]),
+              f"python -m launch results add EXP_DIR --study {study.name}", "```"]
+    return "\n".join(lines)
+
+
+def budget(study: Study, args: dict, ctx: Context) -> str:
+    """The study's budget a trial, as a fraction of the AVI paper's for the game."""
+    game = str(study.trials["game"].iloc[0])
+    paper = PAPER_UPDATES.get(game)
+    most = int(study.trials["budget_updates"].max())
+    if paper is None:
+        return f"A trial's budget: at most {_num(most)} updates; the AVI paper gives no budget for {game}."
+    return (f"A trial's budget: at most {_num(most)} updates, {100 * most / paper:.2g}% of the AVI paper's "
+            f"{_num(paper)} for {game} at its full board (section 4; the paper trains no smaller board).")
+
+
+def _digest(study: Study, kind: str, args: dict) -> str:
+    """What a figure is drawn from: its data's bytes and the arguments, hashed; a figure
+    whose recorded digest differs is out of date."""
+    h = hashlib.sha256(json.dumps({"kind": kind, "args": args}, sort_keys=True).encode())
+    for name in ("trials", "evaluations"):
+        h.update((study.path / f"{name}.parquet").read_bytes())
+    return h.hexdigest()[:16]
+
+
+def figure(study: Study, args: dict, ctx: Context) -> str:
+    """A figure drawn from the data into docs/results/figures/, linked with its caption:
+    what it shows, the command, commits, machine and dates of its data."""
+    from launch.results import figures
+
+    kind = args["kind"]
+    name = f"{study.name}-{kind}.png"
+    path = ctx.page.parent / "figures" / name
+    digest = _digest(study, kind, args)
+    if ctx.draw:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        caption = figures.draw(kind, study, args, path, digest)
+    else:
+        recorded = figures.recorded_digest(path)
+        if recorded != digest:
+            raise FragmentError(f"{path}: drawn from other data than results/{study.name} holds "
+                                f"(digest {recorded} against {digest}); run python -m launch results")
+        caption = figures.caption(kind, study, args)
+    machines = "; ".join(sorted(set(study.trials["machine"])))
+    commits = ", ".join(sorted(set(c for cs in study.trials["commit"] for c in cs.split(", "))))
+    return (f"![{caption}](figures/{name})\n\n*{caption}* Data: `results/{study.name}/` ({len(study.trials)} trials, "
+            f"{_dates(study)}), commits {commits}, {machines}; drawn by `python -m launch results`.")
+
+
+def index(_: None, args: dict, ctx: Context) -> str:
+    """One row per study with data: what it ran, how many trials, when, and its page."""
+    lines = ["| study | spec (size) | boards | arms | trials finished | ran | page |", "|---|---|---|---|---:|---|---|"]
+    for name in study_names(ctx.root):
+        s = load_study(name, ctx.root)
+        page = (ctx.pages_of or {}).get(name)
+        link = f"[{page.stem}]({_relative(page, ctx.page)})" if page else "–"
+        lines.append(f"| `{name}` | `{s.info.get('spec')}` ({s.info.get('size')}) | {', '.join(s.boards())} | "
+                     f"{', '.join(s.label(a) for a in s.arms())} | {len(s.finished)} of {len(s.trials)} | "
+                     f"{_dates(s)} | {link} |")
+    return "\n".join(lines)
+
+
+def headline(_: None, args: dict, ctx: Context) -> str:
+    """README's rows: per study, each board and arm's held goal (seeds and KM median)."""
+    lines = ["| study (seeds) | held error rate 0 against the solver: seeds, KM median updates [95% CI] | page |",
+             "|---|---|---|"]
+    for name in study_names(ctx.root):
+        s = load_study(name, ctx.root)
+        cells = []
+        for board in s.boards():
+            for arm in s.arms(board):
+                rows = s.goal_times(board, arm, GOAL_METRIC, 0.0)
+                if not rows:
+                    continue
+                km = stats.kaplan_meier([r.held for _, r in rows], [r.end for _, r in rows])
+                cells.append(f"{board} {s.label(arm)}: {km.reached} of {km.n}, {_median(km)}")
+        page = (ctx.pages_of or {}).get(name)
+        link = f"[{page.stem}]({_relative(page, ctx.page)})" if page else "–"
+        seeds = sorted(set(s.finished["seed"]))
+        lines.append(f"| `{name}` ({len(seeds)} seeds, {_dates(s)}) | {'; '.join(cells) or '–'} | {link} |")
+    return "\n".join(lines)
+
+
+def schema(_: None, args: dict, ctx: Context) -> str:
+    """The tables of results/<study>/, column by column (launch/results/schema.py)."""
+    from launch.results.schema import TABLES
+
+    out = []
+    for table, columns in TABLES.items():
+        out += [f"### `{table}.parquet`", "", "| column | type | holds |", "|---|---|---|"]
+        out += [f"| `{c.name}` | {c.type}{' (may be empty)' if c.nullable else ''} | {c.doc} |" for c in columns]
+        out.append("")
+    return "\n".join(out)
+
+
+def _relative(target: Path, page: Path) -> str:
+    import os
+
+    return os.path.relpath(target, page.parent).replace(os.sep, "/")
+
+
+KINDS = {"time-to-goal": time_to_goal, "final": final, "improvement": improvement, "provenance": provenance,
+         "budget": budget, "figure": figure, "index": index, "headline": headline, "schema": schema}
+WITHOUT_STUDY = {"index", "headline", "schema"}  # kinds drawn from every study, or from none

@@ -6,9 +6,10 @@ error rate against the perfect opponent, from every opening of the board's play 
 reaches 0 or its budget ends. Its report adds what Jones (2021) drew for AlphaZero on
 Hex, with an exact metric in place of Elo: for each arm and goal (an error rate <= 0.05,
 and 0), the updates and the compute proxy of each trial's first evaluation at the goal,
-against the board's cells, the mean and a 95% Student-t interval over the seeds that
-reached it. A seed that never did is censored: it is drawn at its budget as an open
-marker, and the table counts it ("k of n").
+against the board's cells, the Kaplan-Meier median over every seed with its 95% interval
+(launch/results/stats.py). A seed that never got there is censored at its last record,
+counted as "not there yet", never left out: drawn at its budget as an open marker, and
+counted in the table ("k of n").
 
 The experiment is recognised by its trials, not by its name (:func:`ladder_boards`):
 every finished trial runs on an instance whose parameters give a board (a game whose
@@ -21,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluation.metrics import mean_ci
+from launch.results.stats import kaplan_meier
 
 GOALS = (0.05, 0.0)  # play error rates: nearly solved, and solved against every opening
 
@@ -102,24 +103,28 @@ def crossings(exp, boards: dict, group: str, arm: str, goal: float) -> list[Cros
     return [first_crossing(t, recs, boards[group].metric, goal) for t, recs in exp.trials(group, arm)]
 
 
-def _fmt(values: list, fmt: str) -> str:
-    """Mean ± 95% Student-t half-width; the value alone for one, "(all n)" when all equal."""
-    if not values:
-        return "–"
-    m, h = mean_ci(values)
-    if len(values) == 1:
-        return format(m, fmt)
-    if len(set(values)) == 1:
-        return f"{format(m, fmt)} (all {len(values)})"
-    return f"{format(m, fmt)} ± {format(h, fmt)}"
+def _km(found: list[Crossing], key: str):
+    """The Kaplan-Meier estimate of the trials' ``key`` (updates or compute) to the goal;
+    None where a trial did not log ``key``."""
+    if any(getattr(c, key) is None for c in found):
+        return None
+    return kaplan_meier([getattr(c, key) if c.reached else None for c in found], [getattr(c, key) for c in found])
+
+
+def _fmt(km, fmt: str) -> str:
+    """The KM median [95% interval] (∞: not bounded by the seeds); "not reached" for none."""
+    if km is None or km.reached == 0:
+        return "–" if km is None else "not reached"
+    f = (lambda v: "∞" if v == float("inf") else format(v, fmt))
+    return f"{f(km.median)} [{f(km.low)}, {f(km.high)}]"
 
 
 def ladder_lines(exp, boards: dict) -> list[str]:
-    """The summary's ladder table: per board, arm and goal, the seeds that reached it and
-    the mean updates and compute they took, the others' budgets, and the files."""
+    """The summary's ladder table: per board, arm and goal, the seeds that reached it, the
+    Kaplan-Meier median updates and compute over every seed, the others' budgets, and the files."""
     lines = ["## Ladder: compute to reach the play error rate, against the board's cells", "",
-             "| board | cells | arm | error rate | reached (seeds) | updates (mean ± 95% CI over the seeds that "
-             "reached it) | compute | not reached: updates at its end | from |",
+             "| board | cells | arm | error rate | reached (seeds) | updates (Kaplan-Meier median [95% CI] "
+             "over every seed) | compute | not reached: updates at its end | from |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for group in sorted(boards, key=lambda g: boards[g].cells):
         for arm in (a for a in exp.arms if exp.trials(group, a)):
@@ -129,29 +134,29 @@ def ladder_lines(exp, boards: dict) -> list[str]:
                 censored = ", ".join(f"{c.updates:,.0f} (seed {c.seed})" for c in found if not c.reached) or "–"
                 lines.append(
                     f"| {group} | {boards[group].cells} | {exp.labels[arm]} | <= {goal:g} | {len(hit)} of {len(found)} "
-                    f"| {_fmt([c.updates for c in hit], ',.0f')} "
-                    f"| {_fmt([c.compute for c in hit if c.compute is not None], '.3g')} | {censored} "
+                    f"| {_fmt(_km(found, 'updates'), ',.0f')} | {_fmt(_km(found, 'compute'), '.3g')} | {censored} "
                     f"| {', '.join(f'`{c.run_dir}/metrics.jsonl`' for c in found)} |")
     metrics = sorted({b.metric.removeprefix("eval/") for b in boards.values()})
     return lines + ["", f"Each trial's first evaluation with the play error rate ({', '.join(metrics)}) at or "
-                        "below the goal: its `updates` and `compute` (the proxy N_forward + 3 N_backward). A "
-                        "trial that never got there within its budget is censored: counted in 'reached', its "
-                        "last record's updates listed, and left out of the mean (which is therefore that of "
-                        "the seeds that reached the goal).", ""]
+                        "below the goal: its `updates` and `compute` (the proxy N_forward + 3 N_backward), as "
+                        "the Kaplan-Meier median over every seed with its 95% interval (lifelines; ∞: an end "
+                        "the seeds cannot bound). A trial that never got there within its budget is censored at "
+                        "its last record (listed), counted as not there yet: a mean over only the seeds that "
+                        "reached the goal would be biased down.", ""]
 
 
 def draw_ladder(exp, boards: dict, out_dir: Path, plt) -> Path:
     """``figure_ladder.png``: a row per goal, a column per x of compute (updates, the
-    compute proxy), the board's cells across; per arm the mean and 95% interval over the
-    seeds that reached the goal (each of them a small dot), and each censored seed as an
-    open triangle at its budget. One legend below the panels, an arm a colour, so that
+    compute proxy), the board's cells across; per arm the Kaplan-Meier median and its 95%
+    interval over every seed (drawn where at least half reached the goal; each seed that
+    did a small dot), and each censored seed as an open triangle at its budget. One legend below the panels, an arm a colour, so that
     it hides no point however many arms (an experiment joined ``--beside`` another) there are."""
     order = sorted(boards, key=lambda g: boards[g].cells)
     colours = {arm: f"C{i}" for i, arm in enumerate(exp.arms)}  # as the report's other figures
     drawn = [arm for arm in exp.arms if any(a == arm for _, a in exp.runs)]  # a size may leave arms out
     legend = [plt.Line2D([], [], color=colours[arm], marker="o", label=exp.labels[arm]) for arm in drawn]
-    legend += [plt.Line2D([], [], color="grey", marker="o", label="mean and 95% CI over the seeds that reached the "
-                          "goal (small dots: each of them)"),
+    legend += [plt.Line2D([], [], color="grey", marker="o", label="Kaplan-Meier median and 95% CI over every seed "
+                          "(small dots: the seeds that reached the goal)"),
                plt.Line2D([], [], color="grey", marker="^", markerfacecolor="none", linestyle="none",
                           label="a seed that did not reach it, at its budget")]
     legend_inches = 0.2 * -(-len(legend) // 2) + 0.3  # two columns
@@ -167,16 +172,19 @@ def draw_ladder(exp, boards: dict, out_dir: Path, plt) -> Path:
                 for group in order:
                     found = crossings(exp, boards, group, arm, goal)
                     values = [getattr(c, key) for c in found if c.reached and getattr(c, key) is not None]
-                    if values:
-                        m, h = mean_ci(values)
-                        xs.append(boards[group].cells + shift), means.append(m), halves.append(h)
-                        seed_x += [boards[group].cells + shift] * len(values)
-                        seed_y += values
+                    km = _km(found, key)
+                    if km is not None and km.median != float("inf"):
+                        high = km.high if km.high != float("inf") else max(getattr(c, key) for c in found)
+                        xs.append(boards[group].cells + shift), means.append(km.median)
+                        halves.append((km.median - km.low, high - km.median))
+                    seed_x += [boards[group].cells + shift] * len(values)
+                    seed_y += values
                     for c in found:
                         if not c.reached and getattr(c, key) is not None:
                             open_x.append(boards[group].cells + shift), open_y.append(getattr(c, key))
                 if xs:
-                    ax.errorbar(xs, means, yerr=halves, fmt="-o", color=colour, capsize=3)
+                    ax.errorbar(xs, means, yerr=list(zip(*halves)), fmt="-o", color=colour, capsize=3)
+                if seed_x:
                     ax.scatter(seed_x, seed_y, s=8, color=colour, alpha=0.5)
                 if open_x:
                     ax.scatter(open_x, open_y, marker="^", s=40, facecolors="none", edgecolors=colour)

@@ -88,7 +88,9 @@ def experiment_tables(exp_dir, study: str, *, stated: dict | None = None) -> dic
             continue  # not started
         commit, machine = _provenance(run_dir, stated or {})
         times = [r["time"] for r in records if "time" in r]
-        config = json.loads((run_dir / "config.json").read_text())
+        # The run's own config.json holds its resolved config; the plan's is the one asked for.
+        written = run_dir / "config.json"
+        config = json.loads(written.read_text()) if written.is_file() else trial["config"]
         trials.append({
             "study": study, "trial": trial["name"], "arm": trial["arm"], "arm_label": labels[trial["arm"]],
             "algo": config["algo"], "game": config["game"], "board": trial["group"], "seed": int(trial["seed"]),

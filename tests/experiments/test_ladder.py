@@ -2,9 +2,9 @@
 play error rate, against the board's cells.
 
 First on an experiment directory written here (two Connect Four boards, two arms, two
-seeds), whose first crossings are chosen by hand and whose intervals come from Student-t
-tables; then the ``ladder-connect4`` spec at its test size on the session's Ray, with a goal
-its trials reach at their first evaluation (``stop_when``), and its report.
+seeds), whose first crossings are chosen by hand and whose Kaplan-Meier medians follow from
+them; then the ``ladder-connect4`` spec at its test size on the session's Ray, with a goal
+its trials hold at every evaluation (``stop_when``, ``hold``), and its report.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import json
 from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE
 from launch.experiments.report import draw_experiment_figures, read_experiment, write_experiment_report
 
-T_0975_1 = 12.7062  # Student-t quantile, 1 degree of freedom, from tables
 
 # (board, arm, seed) -> the play error rate at updates 0, 64, 128, ...: each trial stops at
 # its first 0 (stop_when), or at its budget, the last value. The first crossings by hand:
@@ -71,27 +70,30 @@ def _row(summary: str, board: str, arm: str, goal: str) -> list[str]:
     return [cell.strip(" |") for cell in rows[0]]
 
 
-def test_the_ladder_table_gives_first_crossings_with_intervals_and_censored_seeds(tmp_path):
+def test_the_ladder_table_gives_kaplan_meier_medians_over_every_seed(tmp_path):
     summary = write_experiment_report(_ladder(tmp_path), figures=False).read_text()
     assert "## Ladder: compute to reach the play error rate" in summary
     # Columns: board, cells, arm, goal, reached, updates, compute, not reached, files.
     avi = _row(summary, "4x4", "AVI", "0.05")
     assert avi[1] == "16" and avi[4] == "2 of 2"
-    # Updates 128 and 64: mean 96, half-width t(0.975, 1) * sd / sqrt(2) = t * 32.
-    assert avi[5] == f"96 ± {T_0975_1 * 32:,.0f}"
-    # Compute 1000 per update: 128,000 and 64,000.
-    assert avi[6] == f"{96000:.3g} ± {T_0975_1 * 32000:.3g}" and avi[7] == "–"
+    # Updates 128 and 64: the share of seeds at the goal is 1/2 from 64, so the median is 64
+    # (a mean over the two would say 96); compute 1000 per update.
+    assert avi[5].startswith("64 [") and avi[6].startswith(f"{64000:.3g} [") and avi[7] == "–"
     assert "`ladder-4x4-avi-s0/metrics.jsonl`" in avi[8]
-    assert _row(summary, "4x4", "AVI", "0")[5] == f"160 ± {T_0975_1 * 32:,.0f}"  # 192 and 128
+    assert _row(summary, "4x4", "AVI", "0")[5].startswith("128 [")  # 192 and 128
     az = _row(summary, "4x4", "AZ S=32", "0.05")  # 192 and 64
-    assert az[4] == "2 of 2" and az[5] == f"128 ± {T_0975_1 * 64:,.0f}"
-    # Error rate 0: seed 1 at 128 (compute 4000 x 128), seed 0 never, censored at its budget.
+    assert az[4] == "2 of 2" and az[5].startswith("64 [")
+    # Error rate 0: seed 1 at 128 (compute 4000 x 128), seed 0 never, censored at its budget:
+    # half the seeds are there from 128, the median; the mean over the reached seed alone
+    # would also say 128 but claim both.
     az = _row(summary, "4x4", "AZ S=32", "0")
-    assert az[4:8] == ["1 of 2", "128", f"{512000:.3g}", "320 (seed 0)"]
+    assert az[4] == "1 of 2" and az[5].startswith("128 [") and az[6].startswith(f"{512000:.3g} [")
+    assert az[7] == "320 (seed 0)"
     avi = _row(summary, "5x4", "AVI", "0")
-    assert avi[1] == "20" and avi[4:6] == ["2 of 2", "128 (all 2)"]
+    assert avi[1] == "20" and avi[4] == "2 of 2" and avi[5].startswith("128 [")
     az = _row(summary, "5x4", "AZ S=32", "0.05")
-    assert az[4:8] == ["0 of 2", "–", "–", "128 (seed 0), 128 (seed 1)"]
+    assert az[4:8] == ["0 of 2", "not reached", "not reached", "128 (seed 0), 128 (seed 1)"]
+    assert "mean ±" not in summary.split("## Ladder")[1].split("##")[0]
     # Boards by cells: 4x4 (16) before 5x4 (20).
     assert summary.index("| connect4 4x4 |") < summary.index("| connect4 5x4 |")
 
@@ -205,9 +207,10 @@ def test_an_experiment_of_one_arm_is_reported_beside_the_trials_it_left_to_anoth
     assert f"python -m launch report {hybrid} --beside {ladder}" in summary
     assert "python -m launch experiment X --out Y" in summary  # the other experiment's commands too
     avi = _row(summary, "4x4", "AVI (ladder-test)", "0")
-    assert avi[4] == "2 of 2" and avi[5] == f"160 ± {T_0975_1 * 32:,.0f}"  # 192 and 128, as in the ladder alone
+    assert avi[4] == "2 of 2" and avi[5].startswith("128 [")  # 192 and 128, as in the ladder alone
     assert avi[-1] == "`../ladder/ladder-4x4-avi-s0/metrics.jsonl`, `../ladder/ladder-4x4-avi-s1/metrics.jsonl`"
-    assert _row(summary, "4x4", "Hybrid", "0")[4:6] == ["2 of 2", "64 (all 2)"]
+    hybrid_row = _row(summary, "4x4", "Hybrid", "0")
+    assert hybrid_row[4] == "2 of 2" and hybrid_row[5].startswith("64 [")
     assert _row(summary, "4x4", "AZ S=32 (ladder-test)", "0")[4] == "1 of 2"
     for arm in ("AVI (ladder-test)", "AZ S=32 (ladder-test)", "Hybrid"):
         assert _row(summary, "5x4", arm, "0.05")[4].endswith("of 1")  # seed 1 of the ladder's 5x4 left out

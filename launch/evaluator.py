@@ -14,10 +14,19 @@ schedule leaves the actors idle while it runs.
 Its Connect Four and Hex oracle queries (play and trace suites) go to the run's oracle
 service (``oracle``, an ``OracleClient``), which the run starts for them.
 
+A run whose algorithm searches (its descriptor's ``searches``: AlphaZero, AZAL) also
+plays every suite with that search at its training budget, PUCT (``mcts``) or Gumbel
+as ``actors.search`` says at ``actors.mcts.simulations``, without root noise, beside the
+evaluation's own policy (its policy head): ``evaluation.also_search=auto``
+(:func:`training_search`). Each suite by each policy is one of the evaluator's
+:func:`evaluated_runs`, ``connect4-play`` and ``connect4-play@mcts64``: its metrics have
+keys of their own (``evaluation.metric_keys.policy_suite``), and a wall clock plans,
+times and leaves out each on its own (``launch/eval_plan.py``).
+
 Which suites (``EvaluationConfig.suites``): ``auto`` runs the default suites of the games
 with an oracle dataset (Connect Four, Chomp, F-Games), and on Hex its labelled states
 (``hex-uniform``, seconds, once the file exists) but not its play against the solver
-(256 games, minutes of solving for a new network, docs/results/hex-30min.md: ``hex-play`` is
+(256 games, minutes of solving for a new network: ``hex-play`` is
 run when named, or by ``launch evaluate``); on Hex 3x3 to 6x6 (sets built on first use) its
 states and its play, seconds each; Othello and Go have only match suites, slow
 on CPUs, so ``auto`` runs none there. ``default`` runs the game's defaults whatever the game, ``none`` none,
@@ -31,9 +40,11 @@ from typing import NamedTuple
 import ray
 import torch
 
+import algorithms
 import games
 from evaluation.config import EvaluationConfig, named_suites
-from evaluation.runner import SuiteRunner
+from evaluation.metric_keys import policy_tag
+from evaluation.runner import SuiteRunner, evaluation_policies, suite_runs
 from evaluation.suites import auto_suite_names, suites_for
 from learner.game_network import GameNetwork
 from lifecycle import TASK_EVENTS, watched
@@ -41,6 +52,27 @@ from lifecycle import TASK_EVENTS, watched
 # Suites of whole games from every opening, on the evaluation.play_every cadence: on Connect
 # Four they take minutes (1,136 games against the oracle), the states suites seconds.
 PLAY_KINDS = ("play", "traces", "engine")  # engine: games against GNU Go or gtp-rhino over GTP
+# The evaluation policy (evaluation/policy_registry.py) of each self-play search (actors.search):
+# the same search without its root noise, the most visited move or the Sequential Halving winner.
+SEARCH_POLICIES = {"puct": "mcts", "gumbel": "gumbel"}
+
+
+def training_search(config) -> str | None:
+    """The tag of the search a run (a ``TrainConfig``) trains with at its training budget
+    (``mcts64``, ``gumbel16``), or None where its algorithm's self-play searches no tree."""
+    if not algorithms.descriptor(config.algo).searches:
+        return None
+    return policy_tag(SEARCH_POLICIES[config.actors.search], config.actors.mcts.simulations)
+
+
+def evaluated_runs(config) -> list[str]:
+    """The names of what the evaluator of a run (a ``TrainConfig``) scores, each suite by
+    each policy, as :meth:`EvaluatorWorker.runs` gives them: the suites' own names (its
+    ``evaluation.policy``), then the second policy's (``connect4-play@mcts64``)."""
+    game = config.game_network.make_game()
+    own, also = evaluation_policies(config.evaluation, policy_head=config.network.policy_head, gamma=config.gamma,
+                                    training_search=training_search(config))
+    return [run.name for run in suite_runs(evaluated_suites(game, config.evaluation.suites), own, also)]
 
 
 def chosen_suites(game: games.Game | str, eval_suites: str) -> list[str] | None | bool:
@@ -78,7 +110,7 @@ def evaluator_needs_oracle(game: games.Game | str, eval_suites: str) -> bool:
 
 class Evaluated(NamedTuple):
     """An evaluation's answer: the flat ``eval/...`` metrics, and the game suites given up
-    on for time (suite -> seconds they ran)."""
+    on for time (run name -> seconds they ran)."""
 
     metrics: dict
     abandoned: dict
@@ -86,10 +118,11 @@ class Evaluated(NamedTuple):
 
 class EvaluatorWorker:
     def __init__(self, *, game_network: GameNetwork, config: EvaluationConfig, gamma: float,
-                 oracle_store: str | None, oracle=None):
+                 oracle_store: str | None, oracle=None, training_search: str | None = None):
         """``game_network``: the game and the network it evaluates (the run's,
         ``TrainConfig.game_network``); ``config``: the run's evaluation settings, whole (its
-        suites resolved by :func:`chosen_suites`; a run with none starts no evaluator)."""
+        suites resolved by :func:`chosen_suites`; a run with none starts no evaluator);
+        ``training_search``: the run's :func:`training_search`, what ``also_search=auto`` plays."""
         torch.set_num_threads(1)
         made = game_network.make_game()
         suites = chosen_suites(made, config.suites)
@@ -97,14 +130,15 @@ class EvaluatorWorker:
             raise ValueError(f"evaluation.suites={config.suites!r} runs no suite of {made!r}: start no evaluator")
         self.evaluator = SuiteRunner(made, game_network.network, suites=suites,
                                      evaluation=config, gamma=gamma, oracle_store=oracle_store or "default",
-                                     oracle_client=oracle)
+                                     oracle_client=oracle, training_search=training_search)
 
     def evaluate(self, weights: list, *, play: bool = True, others: bool = True,
                  limits: dict[str, float] | None = None, deadline: float | None = None) -> Evaluated:
         """Metrics of ``weights[0]`` (a ``WeightVersion``, in a list so Ray passes the
-        reference) on the game suites (``play``) and the other suites (``others``). With
-        ``limits`` (a run on a wall clock: ``launch/eval_plan.py``), only the game suites it
-        names are played, each abandoned after its seconds or at ``deadline``."""
+        reference) on the game suites (``play``) and the other suites (``others``), each by
+        every policy. With ``limits`` (a run on a wall clock: ``launch/eval_plan.py``), only
+        the game suites' runs it names are played, each abandoned after its seconds or at
+        ``deadline``."""
         kinds = {s.kind for s in self.evaluator.suites if (s.kind in PLAY_KINDS and play)
                  or (s.kind not in PLAY_KINDS and others)}
         if not kinds:
@@ -115,11 +149,12 @@ class EvaluatorWorker:
         return Evaluated(metrics, dict(self.evaluator.abandoned))
 
     def suites(self) -> list[str]:
-        return [s.name for s in self.evaluator.suites]
+        """The names of what it scores, each suite by each policy (:func:`evaluated_runs`)."""
+        return [run.name for run in self.evaluator.runs]
 
     def play_suites(self) -> list[str]:
-        """The names of its suites on the ``play_every`` cadence."""
-        return [s.name for s in self.evaluator.suites if s.kind in PLAY_KINDS]
+        """The names of its game suites' runs, on the ``play_every`` cadence and planned by a wall clock."""
+        return [run.name for run in self.evaluator.runs if run.suite.kind in PLAY_KINDS]
 
 
 EvaluatorActor = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1, enable_task_events=TASK_EVENTS)(

@@ -113,10 +113,10 @@ def _readme_launch_commands() -> list[list[str]]:
 def test_the_readme_training_commands_are_valid_runs():
     """The README's training commands parse and give a valid configuration (their `--set`
     keys included), and its other commands are subcommands that exist."""
-    from launch.cli import train_parser
+    from launch.cli import SUBCOMMANDS, train_parser
     from launch.config import resolve, validate
 
-    subcommands = {"evaluate", "report", "play", "experiment", "gtp", "demo"}
+    subcommands = set(SUBCOMMANDS)
     commands = _readme_launch_commands()
     trained = 0
     for words in commands:

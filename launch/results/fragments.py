@@ -217,7 +217,7 @@ def index(_: None, args: dict, ctx: Context) -> str:
 
 def headline(_: None, args: dict, ctx: Context) -> str:
     """README's rows: per study, each board and arm's held goal (seeds and KM median)."""
-    lines = ["| study (seeds) | held error rate 0 against the solver: seeds, KM median updates [95% CI] | page |",
+    lines = ["| study | held error rate 0 against the solver: seeds, KM median updates [95% CI] | page |",
              "|---|---|---|"]
     for name in study_names(ctx.root):
         s = load_study(name, ctx.root)
@@ -228,11 +228,11 @@ def headline(_: None, args: dict, ctx: Context) -> str:
                 if not rows:
                     continue
                 km = stats.kaplan_meier([r.held for _, r in rows], [r.end for _, r in rows])
-                cells.append(f"{board} {s.label(arm)}: {km.reached} of {km.n}, {_median(km)}")
+                cells.append(f"{board} {s.label(arm)}: {km.reached} of {km.n} seeds, {_median(km)}")
         page = (ctx.pages_of or {}).get(name)
         link = f"[{page.stem}]({_relative(page, ctx.page)})" if page else "–"
-        seeds = sorted(set(s.finished["seed"]))
-        lines.append(f"| `{name}` ({len(seeds)} seeds, {_dates(s)}) | {'; '.join(cells) or '–'} | {link} |")
+        lines.append(f"| `{name}` ({len(s.finished)} of {len(s.trials)} trials finished, {_dates(s)}) | "
+                     f"{'; '.join(cells) or '–'} | {link} |")
     return "\n".join(lines)
 
 

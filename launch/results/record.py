@@ -124,11 +124,18 @@ def experiment_tables(exp_dir, study: str, *, stated: dict | None = None) -> dic
 
 def study_info(exp_dir, study: str) -> dict:
     """``study.json`` of an experiment directory: what a page says of where the data came from."""
-    manifest = json.loads((Path(exp_dir) / EXPERIMENT_FILE).read_text())
+    exp_dir = Path(exp_dir)
+    manifest = json.loads((exp_dir / EXPERIMENT_FILE).read_text())
+
+    def portable(argv: str) -> str:
+        """The command as a reader would run it: the experiment directory under runs/, not
+        the path of the machine that ran it."""
+        return argv.replace(str(exp_dir.resolve()), f"runs/{exp_dir.name}").replace(str(exp_dir), f"runs/{exp_dir.name}")
+
     return {"study": study, "spec": manifest.get("spec"), "size": manifest.get("size"),
             "description": manifest.get("description", ""), "game": manifest.get("game"),
             "reference_arm": manifest.get("reference_arm"), "arms": list(manifest["arms"]),
-            "commands": [{"time": c.get("time", ""), "argv": c["argv"]} for c in manifest.get("commands", [])]}
+            "commands": [{"time": c.get("time", ""), "argv": portable(c["argv"])} for c in manifest.get("commands", [])]}
 
 
 def write_tables(tables: dict, info: dict, out_dir) -> Path:

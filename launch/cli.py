@@ -5,7 +5,7 @@ name a subcommand: ``demo`` (random play on an engine, with its speed), ``evalua
 (a checkpoint's exact metrics: ``evaluation/cli.py``), ``report`` (plots and a
 summary table of run directories: ``evaluation/report.py``), ``play`` (the board in the
 browser: ``board/``), ``gtp`` (a checkpoint as a GTP engine: ``launch/gtp_serve.py``),
-``experiment`` (a spec's trials on Ray Tune: ``launch/experiment.py``) and ``tune`` (an
+``experiment`` (a spec's trials on Ray Tune: ``launch/experiment.py``), ``tune`` (an
 arm's exploration parameter tuned on Ray Tune: ``launch/experiments/tuning.py``) and
 ``results`` (the results pages drawn from the committed trial data: ``launch/results/pages.py``).
 """

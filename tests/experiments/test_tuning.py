@@ -1,0 +1,157 @@
+"""Tuning an arm's exploration parameter (launch/experiments/tuning.py): each algorithm's
+space names a field its config has and reads, the trials' configs are the experiment
+planner's at seeds the comparison does not use (a colliding seed is refused), and a
+tiny real tuning run on Hex 3x3 on the session's Ray writes tune.json and tune.md with
+a chosen value."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import tomllib
+from dataclasses import replace
+
+import pytest
+
+import algorithms
+from launch.config import TrainConfig, resolve, resolved
+from launch.experiments.spec import SpecError
+from launch.experiments.tuning import (SEED_BASE, SPACES, TUNE_FILE, TUNE_REPORT, _scheduler_class, arm_set,
+                                       field_value, prepare_tuning, run_tuning, space_for, tune_main, with_value)
+
+
+def test_every_built_in_algorithm_has_a_space():
+    assert set(SPACES) == set(algorithms.BUILTIN)
+    assert SPACES["avi"].key == "actors.epsilon" and SPACES["alphazero"].key == "actors.mcts.c_puct"
+
+
+@pytest.mark.parametrize("algo", sorted(SPACES))
+def test_each_space_names_a_real_config_field_and_the_value_lands_in_the_resolved_config(algo):
+    space = SPACES[algo]
+    config = resolve("connect4", None, algo=algo, seed=SEED_BASE)  # a game every algorithm trains on (AZAL: a labeller)
+    default = field_value(config, space.key)
+    for value in space.grid(5):
+        assert space.low <= value <= space.high
+        tuned = with_value(config, space.key, value)
+        assert field_value(tuned, space.key) == value
+        # What the run writes to config.json (every auto made concrete) and what a Tune
+        # trial rebuilds from its JSON both keep it.
+        assert field_value(resolved(tuned, cpus=2, gpus=0), space.key) == value
+        assert field_value(TrainConfig.from_dict(json.loads(tuned.to_json())), space.key) == value
+    assert field_value(config, space.key) == default  # the config itself is untouched
+    assert any(v != default for v in space.grid(5))
+
+
+def test_the_grid_spans_the_range_on_its_scale_at_multiples_of_its_step():
+    space = SPACES["avi"]
+    values = space.grid(5)
+    assert values[0] == space.low and values[-1] == space.high
+    assert values == sorted(values)
+    ratios = [b / a for a, b in zip(values, values[1:])]
+    assert max(ratios) / min(ratios) < 1.1  # log scale: even ratios
+    assert all(abs(v / space.step - round(v / space.step)) < 1e-9 for v in values)
+    assert space_for("avi", scale="linear").grid(3) == [0.02, 0.26, 0.5]
+
+
+def test_trial_configs_are_the_planners_at_the_tuning_seeds():
+    plan = prepare_tuning("ladder-hex", "az32", size="test", samples=3)
+    assert plan.seeds == (SEED_BASE, SEED_BASE + 1, SEED_BASE + 2) and plan.comparison_seeds == (0,)
+    assert plan.instance == "3x3" and plan.metric == "eval/hex-3x3-play/error_rate"
+    template = plan.template
+    assert template.arm == "az32" and template.instance == "3x3"
+    for seed, config in zip(plan.seeds, plan.configs):
+        assert config.seed == seed
+        assert replace(config, seed=template.seed) == template.config  # the experiment's trial, but for the seed
+        assert config.actors.mcts.simulations == 32  # the arm's own set is kept
+    assert plan.values == (0.5, 1.58, 5.0)
+    assert plan.scheduler["time_attr"] == "updates" and plan.scheduler["mode"] == "min"
+    assert plan.scheduler["max_t"] == 128 and plan.scheduler["grace_period"] == 128  # 3 evaluations, capped
+
+
+def test_a_seed_of_the_comparison_is_refused(capsys):
+    with pytest.raises(SpecError, match=r"tuning seeds 1, 2 are seeds of the comparison \(it runs seeds 0, 1, 2\)"):
+        prepare_tuning("ladder-hex", "avi", size="small", seed_base=1, samples=4)
+    prepare_tuning("ladder-hex", "avi", size="small", seed_base=3, samples=4)  # 3..6: clear of 0..2
+    assert tune_main(["ladder-hex", "--arm", "avi", "--out", "unused", "--seed-base", "0", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "tuning seeds 0, 1, 2" in err and "--seed-base" in err
+
+
+def test_a_parameter_the_arms_config_does_not_read_or_a_bad_arm_is_refused():
+    with pytest.raises(SpecError, match=r"c_base=19652\), which does not read c_puct"):
+        prepare_tuning("fgames", "az32")  # F-Games' AlphaZero: the c_init / c_base schedule
+    assert prepare_tuning("fgames", "az32", key="actors.mcts.c_init", low=0.5, high=5.0).space.key == \
+        "actors.mcts.c_init"
+    with pytest.raises(SpecError, match=r"--arm 'nope' is not an arm; arms: avi, az32"):
+        prepare_tuning("ladder-hex", "nope")
+    with pytest.raises(SpecError, match=r"'actors.nope' is not a field of the config"):
+        prepare_tuning("smoke", "avi", key="actors.nope", low=0.1, high=1.0)
+    with pytest.raises(SpecError, match=r"epsilon must lie in \[0, 1\]"):
+        prepare_tuning("smoke", "avi", high=2.0)
+    with pytest.raises(SpecError, match=r"--instance '9x9' is not an instance size 'test' runs arm 'avi' on"):
+        prepare_tuning("ladder-hex", "avi", size="test", instance="9x9")
+
+
+def test_the_scheduler_remembers_the_trials_it_stopped():
+    """Tune ends a trial ASHA stopped as it ends one that finished: tune.json's
+    stopped_by_asha comes from the scheduler's own decisions."""
+    from types import SimpleNamespace
+
+    scheduler = _scheduler_class()(time_attr="updates", metric="m", mode="min", max_t=128, grace_period=64,
+                                   reduction_factor=2, stop_last_trials=False)
+    good, poor = SimpleNamespace(trial_id="good"), SimpleNamespace(trial_id="poor")
+    for trial in (good, poor):
+        scheduler.on_trial_add(None, trial)
+    assert scheduler.on_trial_result(None, poor, {"updates": 64}) == "CONTINUE"  # no metric: no decision
+    assert scheduler.on_trial_result(None, good, {"updates": 64, "m": 0.1}) == "CONTINUE"
+    assert scheduler.on_trial_result(None, poor, {"updates": 64, "m": 0.5}) == "STOP"
+    assert scheduler.stopped_at == {"poor": 64}
+
+
+def test_the_chosen_value_reads_back_as_the_arms_set_table():
+    text = arm_set({"actors.mcts.simulations": 32}, "actors.mcts.c_puct", 1.58)
+    assert tomllib.loads(text) == {"set": {"actors": {"mcts": {"simulations": 32, "c_puct": 1.58}}}}
+
+
+def test_a_tiny_tuning_run_on_hex_3x3_writes_its_trials_and_a_chosen_value(ray_session, tmp_path):
+    """Two AVI trials (epsilon 0.02 and 0.5) on Hex 3x3 at the ladder's test size (two
+    iterations of 64 updates, each evaluated with play), ASHA's rungs at 64 and 128 updates."""
+    ray = ray_session
+    total_cpus = ray.cluster_resources()["CPU"]
+    out = tmp_path / "tune"
+    argv = ["python", "-m", "launch", "tune", "ladder-hex", "--arm", "avi", "--size", "test", "--samples", "2",
+            "--grace", "1", "--out", str(out)]
+    record = run_tuning("ladder-hex", "avi", out, size="test", samples=2, grace=1,
+                        wandb_mode="disabled", argv=argv)
+    assert json.loads((out / TUNE_FILE).read_text()) == record
+    metric = "eval/hex-3x3-play/error_rate"
+    assert record["scheduler"] == {"name": "ASHAScheduler", "time_attr": "updates", "metric": metric, "mode": "min",
+                                   "max_t": 128, "grace_period": 64, "reduction_factor": 2, "stop_last_trials": False}
+    assert record["space"]["key"] == "actors.epsilon" and record["search"]["values"] == [0.02, 0.5]
+    assert record["seeds"] == {"tuning": [SEED_BASE, SEED_BASE + 1], "comparison": [0]}
+    trials = record["trials"]
+    assert len(trials) == 2 and {(t["value"], t["seed"]) for t in trials} == {(0.02, SEED_BASE), (0.5, SEED_BASE + 1)}
+    for t in trials:
+        assert t["error"] is None and t["end"] in ("budget", "goal", "stopped by ASHA"), t
+        assert isinstance(t["stopped_by_asha"], bool) and (t["end"] == "stopped by ASHA") == t["stopped_by_asha"]
+        assert 0.0 <= t["metric"] <= 1.0 and 64 <= t["updates"] <= 128
+        assert t["curve"] and t["curve"][-1] == [t["updates"], t["metric"]]
+        config = json.loads((out / t["run_dir"] / "config.json").read_text())
+        assert config["actors"]["epsilon"] == t["value"] and config["seed"] == t["seed"]
+    assert trials[0]["metric"] <= trials[1]["metric"] or trials[1]["stopped_by_asha"]  # sorted, best first
+    chosen = record["chosen"]
+    assert chosen["value"] in (0.02, 0.5) and chosen["set"] == f"actors.epsilon={chosen['value']}"
+    assert chosen["arm_set"] == f"set = {{ actors = {{ epsilon = {chosen['value']} }} }}"
+    report = (out / TUNE_REPORT).read_text()
+    assert f"| rank | actors.epsilon | seed | {metric} | updates | ended |" in report
+    assert f"--set actors.epsilon={chosen['value']}" in report and " ".join(argv) in report
+    # The trials' placement groups are gone with them.
+    deadline = time.time() + 60
+    while ray.available_resources().get("CPU", 0) != total_cpus and time.time() < deadline:
+        time.sleep(1)
+    assert ray.available_resources().get("CPU", 0) == total_cpus
+    # A second run into the same directory is refused rather than mixed with the first.
+    with pytest.raises(SpecError, match="already holds a tuning run"):
+        run_tuning("ladder-hex", "avi", out, size="test", samples=2)
+    assert not math.isnan(chosen["metric"])

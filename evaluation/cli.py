@@ -26,6 +26,7 @@ from evaluation.config import from_arguments as evaluation_from_arguments
 from evaluation.datasets import DatasetError
 from evaluation.runner import evaluate_checkpoint
 from learner.checkpoint import CorruptCheckpointError
+from lifecycle.json_stdout import stdout_to_stderr
 from lifecycle.ray_start import start_ray
 from oracle_service.connect4_engines import DEFAULT_ENGINE, ENGINES
 from oracle_service.service import OracleClient
@@ -88,31 +89,35 @@ def evaluate_main(argv: list[str] | None = None) -> int:
     store = None if args.oracle_store == "none" else args.oracle_store
     if args.engine_workers < 1:
         parser.error(f"--engine-workers must be >= 1, got {args.engine_workers}")
-    client, started_ray = start_oracle_service(args.oracle_replicas, store, args.oracle_engine) if args.oracle_replicas else (None, False)
-    if args.engine_workers > 1:  # RAY_ADDRESS's cluster, else an embedded Ray
-        started_ray = start_ray(log_to_driver=False) or started_ray
-    played = [] if args.games_out is not None else None
-    try:
-        evaluation = evaluation_from_arguments(args)
-        metrics = evaluate_checkpoint(
-            args.checkpoint, args.game, args.suite, algo=args.algo, evaluation=evaluation,
-            opponent_checkpoint=args.opponent, opponent_policy=args.opponent_policy,
-            prior_checkpoint=args.prior, oracle_store=store, oracle_client=client,
-            oracle_engine=args.oracle_engine, engine_level=args.engine_level, engine_tables=args.engine_tables,
-            engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir, engine_workers=args.engine_workers,
-            games_out=played)
-        if played is not None:
-            args.games_out.write_text("".join(json.dumps(r) + "\n" for r in played))
-        if client is not None:
-            metrics.update(client.stats_summary())
-    except (CorruptCheckpointError, DatasetError, CheckpointMismatchError, ValueError, FileNotFoundError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    finally:
-        if client is not None:
-            client.close()
-        if started_ray:
-            ray.shutdown()
+    # --json: stdout holds the one JSON object only (lifecycle/json_stdout.py); the Ray
+    # started here is shut down inside.
+    with stdout_to_stderr(args.json):
+        client, started_ray = (start_oracle_service(args.oracle_replicas, store, args.oracle_engine)
+                               if args.oracle_replicas else (None, False))
+        if args.engine_workers > 1:  # RAY_ADDRESS's cluster, else an embedded Ray
+            started_ray = start_ray(log_to_driver=False) or started_ray
+        played = [] if args.games_out is not None else None
+        try:
+            evaluation = evaluation_from_arguments(args)
+            metrics = evaluate_checkpoint(
+                args.checkpoint, args.game, args.suite, algo=args.algo, evaluation=evaluation,
+                opponent_checkpoint=args.opponent, opponent_policy=args.opponent_policy,
+                prior_checkpoint=args.prior, oracle_store=store, oracle_client=client,
+                oracle_engine=args.oracle_engine, engine_level=args.engine_level, engine_tables=args.engine_tables,
+                engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir, engine_workers=args.engine_workers,
+                games_out=played)
+            if played is not None:
+                args.games_out.write_text("".join(json.dumps(r) + "\n" for r in played))
+            if client is not None:
+                metrics.update(client.stats_summary())
+        except (CorruptCheckpointError, DatasetError, CheckpointMismatchError, ValueError, FileNotFoundError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        finally:
+            if client is not None:
+                client.close()
+            if started_ray:
+                ray.shutdown()
     if args.json:
         print(json.dumps(metrics, sort_keys=True))
     else:

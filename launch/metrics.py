@@ -2,7 +2,8 @@
 
 W&B runs offline unless credentials are present (``WANDB_API_KEY``) or online mode is
 asked for; its files stay in the run directory, and a resumed run continues the same
-W&B run (its id is kept in ``wandb_id.txt``).
+W&B run (its id is kept in ``wandb_id.txt``). Where the run is filed in W&B, its x-axes
+and its table of evaluations: ``launch/wandb_run.py``.
 
 A run directory on an object store (``storage``) cannot be appended to: the records are
 written to a local copy (W&B's files beside it) and the whole ``metrics.jsonl`` is
@@ -20,8 +21,8 @@ import time
 from pathlib import Path
 
 import storage
-
 from evaluation.run_metrics import read_metrics  # noqa: F401  (the reader of what MetricsLogger writes)
+from launch import wandb_run
 
 
 def default_wandb_mode() -> str:
@@ -32,7 +33,9 @@ UPLOAD_SECONDS = 10.0  # the longest a record waits to reach a run directory on 
 
 
 class MetricsLogger:
-    def __init__(self, run_dir, config: dict, *, wandb_mode: str | None = None, name: str = ""):
+    def __init__(self, run_dir, config: dict, *, wandb_mode: str | None = None,
+                 wandb_as: wandb_run.WandbRun | None = None):
+        """``wandb_as``: where W&B files the run (default: a plain run, named after ``run_dir``)."""
         self.location = storage.join(run_dir, "metrics.jsonl")
         self.remote = storage.is_remote(run_dir)
         local_dir = _local_copy(run_dir) if self.remote else Path(run_dir)
@@ -42,9 +45,10 @@ class MetricsLogger:
         self.file = open(self.path, "a", buffering=1)
         self.uploaded = 0.0
         self.wandb = None
-        mode = wandb_mode or default_wandb_mode()
-        if mode != "disabled":
-            self.wandb = _start_wandb(run_dir, local_dir, config, mode, name)
+        self.wandb_mode = wandb_mode or default_wandb_mode()
+        self.wandb_as = wandb_as or wandb_run.plain_run(config, storage.basename(run_dir))
+        if self.wandb_mode != "disabled":
+            self.wandb = _start_wandb(run_dir, local_dir, config, self.wandb_mode, self.wandb_as)
 
     def log(self, record: dict) -> None:
         record = {"time": time.time(), **record}
@@ -67,6 +71,8 @@ class MetricsLogger:
             except storage.StorageError as e:  # the run may be ending because of it: keep its records
                 print(f"metrics: the last records stay in {self.path} only: {e}", file=sys.stderr, flush=True)
         if self.wandb is not None:
+            if self.wandb_as.evaluation_table and self.wandb_mode == "online":
+                wandb_run.log_evaluation_table(self.wandb, read_metrics(self.path.parent))
             self.wandb.finish()
             self.wandb = None
 
@@ -79,13 +85,8 @@ def _local_copy(run_dir: str) -> Path:
     return directory
 
 
-def _start_wandb(run_dir, local_dir: Path, config: dict, mode: str, name: str):
-    import wandb
-
+def _start_wandb(run_dir, local_dir: Path, config: dict, mode: str, wandb_as: wandb_run.WandbRun):
     id_file = storage.join(run_dir, "wandb_id.txt")
     run_id = storage.read_text(id_file).strip() if storage.exists(id_file) else secrets.token_hex(4)
     storage.write_atomic(id_file, run_id.encode())
-    os.environ.setdefault("WANDB_SILENT", "true")
-    return wandb.init(project=os.environ.get("WANDB_PROJECT", "selfplay"), id=run_id, resume="allow",
-                      dir=str(local_dir), mode=mode, config=config, name=name or storage.basename(run_dir),
-                      settings=wandb.Settings(console="off"))
+    return wandb_run.start(wandb_as, run_id=run_id, mode=mode, directory=str(local_dir), config=config)

@@ -73,7 +73,7 @@ class Run:
     """One training run, started on Ray; ``run()`` trains until the budget is spent."""
 
     def __init__(self, config: TrainConfig, run_dir: Path, *, wandb_mode: str | None = None, resume: bool = False,
-                 fixed_cluster: bool = True):
+                 fixed_cluster: bool = True, wandb_as=None):
         # The run's life, in order: its config resolved for the cluster and recorded (here),
         # its roles started (_start_roles), on --resume every role back at the saved moment
         # (_restore); then run(): the iterations, a checkpoint pair every checkpoint_every of
@@ -84,7 +84,7 @@ class Run:
         self.game = config.game_network.make_game()
         self.algorithm = algorithms.descriptor(config.algo)
         self.counters = RunCounters()
-        self.logger = MetricsLogger(self.run_dir, asdict(config), wandb_mode=wandb_mode)
+        self.logger = MetricsLogger(self.run_dir, asdict(config), wandb_mode=wandb_mode, wandb_as=wandb_as)
         # Actor names carry the run's name: runs sharing a cluster do not collide, and
         # operators (and the fault-tolerance tests) can find an actor by name.
         self.name = storage.basename(self.run_dir) if storage.is_remote(self.run_dir) else self.run_dir.resolve().name
@@ -373,14 +373,16 @@ def no_update_reason(config: TrainConfig, rows: int) -> str:
 
 
 def train(config: TrainConfig, *, run_dir=None, resume=None, updates=None, minutes=None, train_minutes=None,
-          address=None, wandb_mode=None, stop=None) -> tuple[Path, dict]:
+          address=None, wandb_mode=None, stop=None, wandb_as=None) -> tuple[Path, dict]:
     """Run (or resume) a training run; returns the run directory and its last metrics. The
-    budget as :meth:`Run.run` takes it; the wall clock of ``minutes`` starts once Ray is up."""
+    budget as :meth:`Run.run` takes it; the wall clock of ``minutes`` starts once Ray is up.
+    ``wandb_as``: where W&B files the run (``launch.wandb_run.WandbRun``; default a plain run's)."""
     check_budget(updates, minutes, train_minutes)  # before a run directory or Ray exists
     config, run_dir = prepare_run_dir(config, run_dir, resume)
     start_ray(address)
     started = time.time()
-    run = Run(config, run_dir, wandb_mode=wandb_mode, resume=resume is not None, fixed_cluster=address is None)
+    run = Run(config, run_dir, wandb_mode=wandb_mode, resume=resume is not None, fixed_cluster=address is None,
+              wandb_as=wandb_as)
     try:
         last = run.run(updates=updates, minutes=minutes, train_minutes=train_minutes, started=started, stop=stop)
     finally:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import shlex
 import shutil
 import sys
@@ -56,6 +55,7 @@ def _trainable(params: dict) -> None:
     from ray import tune
 
     from launch.train import train
+    from launch.wandb_run import trial_run
     from learner.checkpoint import latest_checkpoint
 
     trial = params["trial"]
@@ -64,8 +64,6 @@ def _trainable(params: dict) -> None:
     if done.exists():  # finished before the experiment was interrupted
         tune.report(json.loads(done.read_text())["final"])
         return
-    # W&B groups the trials of one experiment (wandb reads the group from this variable).
-    os.environ["WANDB_RUN_GROUP"] = trial["group"]
     config = TrainConfig.from_dict(trial["config"])
     resume = (run_dir / "config.json").exists() and latest_checkpoint(run_dir / "checkpoints") is not None
     if (run_dir / "config.json").exists() and not resume:
@@ -81,7 +79,8 @@ def _trainable(params: dict) -> None:
 
     _, last = train(config, run_dir=None if resume else run_dir, resume=run_dir if resume else None,
                     updates=trial["updates"], address=trial["address"], wandb_mode=trial["wandb_mode"],
-                    stop=report)
+                    stop=report, wandb_as=trial_run(trial["group"], trial["arm"], trial["instance"], trial["seed"],
+                                                    trial["config"]))
     summary = {"trial": trial["name"], "finished": time.time(), "wall_seconds": time.time() - start,
                "resumed": resume, "final": numbers(last)}
     done.write_text(json.dumps(summary, indent=1, sort_keys=True))

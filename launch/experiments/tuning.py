@@ -189,9 +189,9 @@ def unused_reason(config: TrainConfig, key: str) -> str | None:
     if key == "actors.mcts.c_puct" and mcts.c_base > 0:
         return (f"the arm's search uses AlphaZero's c_init / c_base schedule (c_base={mcts.c_base:g}), which does "
                 f"not read c_puct; tune actors.mcts.c_init with --param, --low and --high")
-    if key.startswith("actors.mcts.c_") and config.actors.search == "gumbel":
-        return ("the arm searches with Gumbel AlphaZero, whose root and interior rules read no PUCT constant; "
-                "tune one of actors.gumbel's parameters with --param, --low and --high")
+    if key.startswith("actors.mcts.c_") and not config.actors.reads_puct_constants:
+        return (f"the arm searches with {config.actors.search}, whose root and interior rules read no PUCT "
+                f"constant; tune one of actors.gumbel's parameters with --param, --low and --high")
     return None
 
 
@@ -441,14 +441,7 @@ def run_tuning(spec_name: str, arm: str, out, *, size: str | None = None, instan
         f"trials ({plan.search}), seeds {plan.seeds[0]}..{plan.seeds[-1]}, {plan.template.updates} updates each, "
         f"{concurrent} at a time, ASHA on {plan.metric}, in {out}")
 
-    entries = []
-    for i, (seed, config) in enumerate(zip(plan.seeds, plan.configs)):
-        entries.append({"name": f"{plan.arm}-tune-{i:02d}-s{seed}", "index": i, "seed": seed,
-                        "config": json.loads(config.to_json()), "key": plan.space.key, "metric": plan.metric,
-                        "run_dir": str(out / plan.run_dir_name(i)), "updates": plan.template.updates,
-                        "stop_when": dict(plan.template.stop_when or {}), "bundles": list(plan.template.bundles),
-                        "group": f"{plan.spec_name}-tune-{plan.arm}", "address": address, "wandb_mode": wandb_mode,
-                        **({"value": plan.values[i]} if plan.values else {})})
+    entries = _trial_entries(plan, out, address, wandb_mode)
     # One grid axis whose entries are the trials (a seed each, and in a grid search its
     # value); a random search adds the value's axis, which Tune samples once per trial.
     space = {"trial": tune.grid_search(entries)}
@@ -468,27 +461,7 @@ def run_tuning(spec_name: str, arm: str, out, *, size: str | None = None, instan
     results = tuner.fit()
     wall = time.time() - started
 
-    trials = []
-    for result in results:
-        entry = result.config["trial"]
-        metrics = result.metrics or {}
-        done = Path(entry["run_dir"], DONE_FILE)
-        finished = json.loads(done.read_text()) if done.exists() else None
-        value = _clean(result.config.get("value", entry.get("value")))
-        trial_id = metrics.get("trial_id")
-        curve = []
-        if result.metrics_dataframe is not None and plan.metric in result.metrics_dataframe:
-            frame = result.metrics_dataframe[["updates", plan.metric]].dropna()
-            curve = [[int(u), float(m)] for u, m in frame.itertuples(index=False)]
-        trials.append({
-            "name": entry["name"], "run_dir": Path(entry["run_dir"]).name, "value": _plain(value),
-            "seed": entry["seed"], "metric": _plain(metrics.get(plan.metric)), "updates": _plain(metrics.get("updates")),
-            "stopped_by_asha": trial_id in scheduler.stopped_at,
-            "end": ("error" if result.error is not None else "stopped by ASHA" if trial_id in scheduler.stopped_at
-                    else "goal" if finished and finished["end"] == "stopped" else
-                    "budget" if finished else "not finished"),
-            "error": f"{type(result.error).__name__}: {result.error}" if result.error is not None else None,
-            "curve": curve})
+    trials = _finished_trials(results, plan, scheduler)
     trials.sort(key=_rank)
     kept = [t for t in trials if t["end"] in ("budget", "goal") and t["metric"] is not None]
     chosen = kept[0] if kept else None
@@ -512,6 +485,46 @@ def run_tuning(spec_name: str, arm: str, out, *, size: str | None = None, instan
     (out / TUNE_REPORT).write_text(tune_markdown(record))
     return record
 
+
+
+def _trial_entries(plan, out: Path, address, wandb_mode) -> list[dict]:
+    """What each tuning trial's Tune trial receives: its seed, config, run directory and,
+    in a grid search, its value."""
+    entries = []
+    for i, (seed, config) in enumerate(zip(plan.seeds, plan.configs)):
+        entries.append({"name": f"{plan.arm}-tune-{i:02d}-s{seed}", "index": i, "seed": seed,
+                        "config": json.loads(config.to_json()), "key": plan.space.key, "metric": plan.metric,
+                        "run_dir": str(out / plan.run_dir_name(i)), "updates": plan.template.updates,
+                        "stop_when": dict(plan.template.stop_when or {}), "bundles": list(plan.template.bundles),
+                        "group": f"{plan.spec_name}-tune-{plan.arm}", "address": address, "wandb_mode": wandb_mode,
+                        **({"value": plan.values[i]} if plan.values else {})})
+    return entries
+
+
+def _finished_trials(results, plan, scheduler) -> list[dict]:
+    """tune.json's entry of each trial: its value, seed, last metric, how it ended, its curve."""
+    trials = []
+    for result in results:
+        entry = result.config["trial"]
+        metrics = result.metrics or {}
+        done = Path(entry["run_dir"], DONE_FILE)
+        finished = json.loads(done.read_text()) if done.exists() else None
+        value = _clean(result.config.get("value", entry.get("value")))
+        trial_id = metrics.get("trial_id")
+        curve = []
+        if result.metrics_dataframe is not None and plan.metric in result.metrics_dataframe:
+            frame = result.metrics_dataframe[["updates", plan.metric]].dropna()
+            curve = [[int(u), float(m)] for u, m in frame.itertuples(index=False)]
+        trials.append({
+            "name": entry["name"], "run_dir": Path(entry["run_dir"]).name, "value": _plain(value),
+            "seed": entry["seed"], "metric": _plain(metrics.get(plan.metric)), "updates": _plain(metrics.get("updates")),
+            "stopped_by_asha": trial_id in scheduler.stopped_at,
+            "end": ("error" if result.error is not None else "stopped by ASHA" if trial_id in scheduler.stopped_at
+                    else "goal" if finished and finished["end"] == "stopped" else
+                    "budget" if finished else "not finished"),
+            "error": f"{type(result.error).__name__}: {result.error}" if result.error is not None else None,
+            "curve": curve})
+    return trials
 
 def _plain(value):
     """A number of Tune's results as JSON writes it (numpy's scalars become Python's)."""

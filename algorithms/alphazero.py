@@ -17,6 +17,7 @@ DESCRIPTOR = AlgorithmDescriptor(
     collector="actors.collectors:alphazero",
     policy_columns=("policy",),  # replay.rows.POLICY: the search's distribution
     rows_from_finished_games=True,
+    searches=True,  # PUCT or Gumbel MCTS at actors.mcts.simulations
     gumbel=True,
     loss="learner.losses:ALPHAZERO",
     policy_head=True,

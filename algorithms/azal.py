@@ -17,6 +17,7 @@ DESCRIPTOR = AlgorithmDescriptor(
     policy_columns=("policy", "aux_policy"),  # replay.rows.POLICY and AUX_POLICY
     labels_while_collecting=True,
     rows_from_finished_games=True,
+    searches=True,  # PUCT or Gumbel MCTS at actors.mcts.simulations
     gumbel=True,
     loss="learner.losses:AZAL",
     policy_head=True,

@@ -42,6 +42,9 @@ class AlgorithmDescriptor:
     rows_from_finished_games: bool = False  # a row is stored only once its game has ended
     eval_cache: str = "off"  # actors.eval_cache=auto: cache, batch or off (search/cache.py)
     inference_server: bool = False  # an inference server (values only) can evaluate for its actors
+    # Its self-play searches a tree (actors.search, at actors.mcts.simulations): its runs score
+    # that search beside report_policy (evaluation.also_search=auto).
+    searches: bool = False
     gumbel: bool = False  # actors.search=gumbel applies (its self-play searches with MCTS)
     # --- training (learner.learner.Learner)
     loss: Ref = "learner.losses:AVI"  # a learner.losses.Loss: the loss and the metrics it reports
@@ -62,6 +65,9 @@ class AlgorithmDescriptor:
         if self.eval_cache not in EVAL_CACHES:
             raise ValueError(f"algorithm {self.name!r}: eval_cache must be one of {', '.join(EVAL_CACHES)}, "
                              f"got {self.eval_cache!r}")
+        if self.gumbel and not self.searches:
+            raise ValueError(f"algorithm {self.name!r}: actors.search=gumbel is a self-play search; "
+                             f"set searches=True")
         if self.policy_columns and not self.policy_head:
             raise ValueError(f"algorithm {self.name!r}: rows with action distributions "
                              f"({', '.join(self.policy_columns)}) train a policy head: set policy_head=True")

@@ -4,8 +4,10 @@ of a checkpoint's evaluation, and the Ray start-up it needs.
 :func:`evaluate_main` parses the arguments, starts the oracle service
 (:func:`start_oracle_service`, also the Hex dataset builder's) or an embedded Ray for the
 engine suites' workers when asked, runs ``evaluation.runner.evaluate_checkpoint`` and
-prints the flat metrics (``--json``: one JSON object); a corrupt or mismatched
-checkpoint, a missing dataset or a bad option is one ``error:`` line and exit status 2.
+prints the flat metrics (``--json``: one JSON object), with the policy each side played
+and its budget by name (``agent``, ``opponent``: ``{"policy": "mcts", "simulations":
+32}``); a corrupt or mismatched checkpoint, a missing dataset or a bad option is one
+``error:`` line and exit status 2.
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ def evaluate_main(argv: list[str] | None = None) -> int:
         if args.engine_workers > 1:  # RAY_ADDRESS's cluster, else an embedded Ray
             started_ray = start_ray(log_to_driver=False) or started_ray
         played = [] if args.games_out is not None else None
+        sides: dict = {}
         try:
             evaluation = evaluation_from_arguments(args)
             metrics = evaluate_checkpoint(
@@ -105,7 +108,8 @@ def evaluate_main(argv: list[str] | None = None) -> int:
                 prior_checkpoint=args.prior, oracle_store=store, oracle_client=client,
                 oracle_engine=args.oracle_engine, engine_level=args.engine_level, engine_tables=args.engine_tables,
                 engine_timeout=args.engine_timeout, sgf_dir=args.sgf_dir, engine_workers=args.engine_workers,
-                games_out=played)
+                games_out=played, sides_out=sides)
+            metrics = {**sides, **metrics}  # what played, by name, first: the policy and its budget
             if played is not None:
                 args.games_out.write_text("".join(json.dumps(r) + "\n" for r in played))
             if client is not None:
@@ -118,10 +122,16 @@ def evaluate_main(argv: list[str] | None = None) -> int:
                 client.close()
             if started_ray:
                 ray.shutdown()
-    if args.json:
-        print(json.dumps(metrics, sort_keys=True))
-    else:
-        width = max(map(len, metrics), default=0)
-        for k, v in metrics.items():
-            print(f"{k:<{width}}  {v:.4g}" if isinstance(v, float) else f"{k:<{width}}  {v}")
+    show(metrics, as_json=args.json)
     return 0
+
+
+def show(record: dict, *, as_json: bool) -> None:
+    """Print an evaluation's record: one JSON object, or a line per key (what played, as JSON)."""
+    if as_json:
+        print(json.dumps(record, sort_keys=True))
+        return
+    width = max(map(len, record), default=0)
+    for k, v in record.items():
+        shown = f"{v:.4g}" if isinstance(v, float) else json.dumps(v) if isinstance(v, dict) else v
+        print(f"{k:<{width}}  {shown}")

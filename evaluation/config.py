@@ -16,6 +16,7 @@ import tokenize
 from dataclasses import dataclass, fields
 
 from evaluation import policy_registry
+from evaluation.metric_keys import parse_policy_tag, policy_tag
 from learner.inference import INFERENCE_DTYPES, check_dtype
 
 # Which suites: ``auto`` runs the defaults of the games whose oracle data answers in
@@ -36,6 +37,16 @@ class EvaluationConfig:
     inference_dtype: str = "fp32"  # the network's inference path: auto, fp32, bf16 or int8 (learner/inference.py)
     reuse: bool = False  # mcts, gumbel: each search starts from the subtree kept from the game's previous one
     # (off by default: with reuse a move depends on the game's history, and a suite's results on its batching)
+
+    # A second policy whose decisions every suite also scores, under eval/<suite>@<tag>/
+    # (evaluation/metric_keys.py), beside `policy`'s under the suite's own keys; the value
+    # head's metrics are the network's, kept once. auto: a training run's own search at
+    # its training budget (actors.search at actors.mcts.simulations: mcts64) where its
+    # algorithm searches (its descriptor's `searches`), none elsewhere and in `launch
+    # evaluate`; or a policy's tag, its name and budget (mcts128, gumbel32, minimax3,
+    # greedy), a bare search taking `simulations` or `depth`.
+    also_search: str = "auto"  # a second policy every suite scores (keys eval/SUITE@mcts32/...): auto (a searching algorithm's training search at its budget), none, or a policy and budget (mcts32)
+
     every: int = 1  # training: iterations between evaluations (built-in exact labels and the suites)
     play_every: int = 1  # training: evaluations between the game suites (play, traces, engines: minutes each)
     # training on a wall clock (--minutes): the share of it all evaluations may take; the
@@ -53,8 +64,49 @@ class EvaluationConfig:
         if self.max_openings < 0:
             raise ValueError(f"max_openings must be >= 0 (0: all), got {self.max_openings}")
         check_dtype(self.inference_dtype, type(self).__name__)
+        _check_also_search(self.also_search)
         if not named_suites(self.suites) and self.suites.strip() not in SUITE_CHOICES:
             raise ValueError(f"suites must be auto, default, none or a list of suite names, got {self.suites!r}")
+
+
+    def also_policy(self, training_search: str | None = None) -> str | None:
+        """The tag of the policy every suite is also scored with (``mcts32``: the name its
+        suites' keys carry, ``evaluation.metric_keys.policy_suite``), or None for none.
+        ``training_search``: the tag of the search the network trains with at its training
+        budget, what auto stands for (None: it trains with none, or is not a run's)."""
+        value = self.also_search.strip()
+        if value == ALSO_NONE:
+            return None
+        if value == ALSO_AUTO:
+            return training_search
+        policy, budget = parse_policy_tag(value)
+        setting = policy_registry.entry(policy).budget
+        if budget is None and setting is not None:  # a bare search plays at this config's own budget
+            budget = getattr(self, setting)
+        return policy_tag(policy, budget)
+
+
+# also_search's words besides a policy's tag.
+ALSO_AUTO, ALSO_NONE = "auto", "none"
+
+
+def _check_also_search(value: str) -> None:
+    """ValueError naming the field unless ``value`` is auto, none or a registered policy's tag
+    (with a budget only where the policy has one)."""
+    value = value.strip()
+    if value in (ALSO_AUTO, ALSO_NONE):
+        return
+    usage = (f"also_search must be {ALSO_AUTO}, {ALSO_NONE} or a policy of evaluation/policy_registry.py "
+             f"({', '.join(policy_registry.names())}) with its budget, e.g. mcts32")
+    try:
+        policy, budget = parse_policy_tag(value)
+        setting = policy_registry.entry(policy).budget
+    except ValueError:
+        raise ValueError(f"{usage}; got {value!r}") from None
+    if budget is not None and setting is None:
+        raise ValueError(f"{usage}; {policy} has no budget, got {value!r}")
+    if budget is not None and budget < 1:
+        raise ValueError(f"{usage}; its {setting} must be >= 1, got {value!r}")
 
 
 def named_suites(suites: str) -> list[str]:

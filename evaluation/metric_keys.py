@@ -5,13 +5,25 @@ A suite's metric is ``eval/<suite>/<kind>`` (``eval/connect4-uniform/policy_regr
 or per subset of its states ``eval/<suite>/<subset>/<kind>``, where the subset may hold
 slashes of its own (``eval/connect4-uniform/easy-opening/policy_regret``). The run's
 built-in exact metrics are ``eval/<kind>``, without a suite.
+
+A suite played with a second policy beside the run's own (``evaluation.also_search``:
+AlphaZero's search at its training budget beside its policy head) is its own suite by
+name, ``<suite>@<policy><budget>``: ``eval/connect4-play@mcts32/error_rate`` is the
+error rate of PUCT MCTS at 32 simulations on ``connect4-play``. The budget is the
+setting the policy's entry names (``evaluation.policy_registry``: simulations, depth),
+absent for a policy without one (``connect4-uniform@greedy``). The suite part of such a
+key holds no slash, so :func:`parse_metric_key` splits it as any other, and the keys of
+the run's own policy stay ``eval/<suite>/<kind>``; :func:`policy_suite` builds the name
+and :func:`split_policy_suite` takes it apart.
 """
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 PREFIX = "eval/"
+POLICY_MARK = "@"  # between a suite's name and the policy it was played with
 
 # The kinds each view of a run shows, declared here once for the reports and the
 # end-of-run summary.
@@ -58,3 +70,46 @@ def parse_metric_key(key: str) -> MetricKey | None:
     if len(parts) == 1:
         return MetricKey(None, None, parts[0])
     return MetricKey(parts[0], "/".join(parts[1:-1]) or None, parts[-1])
+
+
+class PolicySuite(NamedTuple):
+    suite: str  # the suite's own name (connect4-play)
+    policy: str | None  # the policy it was played with; None: the run's own (no mark)
+    budget: int | None  # that policy's budget (simulations, depth); None: it has none
+
+
+# A policy's tag: its name, then its budget's digits (mcts32, minimax3, policy-head).
+# Registered names hold letters and hyphens only (evaluation.policy_registry), so the split is unique.
+_TAG = re.compile(r"(?P<policy>[A-Za-z_-]+)(?P<budget>[0-9]+)?")
+
+
+def policy_tag(policy: str, budget: int | None = None) -> str:
+    """``mcts32``: the policy's name and its budget, as a suite's name and
+    ``evaluation.also_search`` spell them."""
+    if not _TAG.fullmatch(policy) or (budget is not None and budget < 1):
+        raise ValueError(f"a policy tag needs a name of letters and hyphens and a budget >= 1, "
+                         f"got {policy!r} and {budget!r}")
+    return policy if budget is None else f"{policy}{int(budget)}"
+
+
+def parse_policy_tag(tag: str) -> tuple[str, int | None]:
+    """(policy, budget) of a tag (``mcts32`` -> ("mcts", 32), ``greedy`` -> ("greedy", None))."""
+    found = _TAG.fullmatch(tag)
+    if found is None:
+        raise ValueError(f"a policy tag is a policy's name and its budget (mcts32, minimax3, greedy), got {tag!r}")
+    return found["policy"], None if found["budget"] is None else int(found["budget"])
+
+
+def policy_suite(suite: str, policy: str, budget: int | None = None) -> str:
+    """The name of ``suite`` played with ``policy`` at ``budget``: ``connect4-play@mcts32``."""
+    return f"{suite}{POLICY_MARK}{policy_tag(policy, budget)}"
+
+
+def split_policy_suite(name: str) -> PolicySuite:
+    """The parts of a suite's name: ``connect4-play@mcts32`` -> (connect4-play, mcts, 32);
+    a name without the mark is the run's own policy's (``connect4-play`` -> (connect4-play,
+    None, None))."""
+    suite, mark, tag = name.partition(POLICY_MARK)
+    if not mark:
+        return PolicySuite(name, None, None)
+    return PolicySuite(suite, *parse_policy_tag(tag))

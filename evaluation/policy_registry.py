@@ -20,6 +20,7 @@ module needs no torch, so that a configuration check can list the names.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -81,8 +82,11 @@ class PolicyEntry:
     evaluations: Callable[[int, PolicySpec], float] | None = None
 
     def __post_init__(self):
-        if not self.name or self.name == AUTO:
-            raise ValueError(f"a policy's name must be a non-empty name other than {AUTO!r}, got {self.name!r}")
+        # Letters and hyphens: a suite played with it is named <suite>@<name><budget>
+        # (evaluation.metric_keys), its budget the digits at the end.
+        if not re.fullmatch(r"[A-Za-z_-]+", self.name) or self.name == AUTO:
+            raise ValueError(f"a policy's name must be letters, hyphens or underscores, other than {AUTO!r}, "
+                             f"got {self.name!r}")
         unknown = [n for n in self.needs if n not in NEEDS]
         if unknown:
             raise ValueError(f"policy {self.name!r}: unknown needs {unknown}; known: {', '.join(NEEDS)}")
@@ -229,6 +233,20 @@ class NetworkPolicy(NamedTuple):
         game = games.make(self.game_name, **self.game_params)
         model = NetworkModel(game, self.net_config, self.weights, inference_dtype=self.inference_dtype)
         return self.spec.build(game, model)
+
+
+def budget(spec: PolicySpec) -> int | None:
+    """The value of the setting ``spec``'s policy is budgeted by (its simulations, its
+    depth); None for a policy without one (greedy, policy-head)."""
+    setting = entry(spec.policy).budget
+    return None if setting is None else int(getattr(spec, setting))
+
+
+def played(spec: PolicySpec) -> dict:
+    """The policy and its budget by name, as records say what played:
+    ``{"policy": "mcts", "simulations": 32}``, ``{"policy": "policy-head"}``."""
+    setting = entry(spec.policy).budget
+    return {"policy": spec.policy, **({setting: budget(spec)} if setting is not None else {})}
 
 
 def searches() -> dict[str, str]:

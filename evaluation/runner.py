@@ -4,7 +4,10 @@ weights inside training, or from a checkpoint file.
 Metrics come back flat, ``eval/<suite>/<metric>`` (``eval/connect4-uniform/value_mae``,
 ``eval/connect4-uniform/easy-opening/policy_regret``), each suite with the network
 evaluations its policy spent (``inference_evals``, the compute proxy at inference)
-and its wall time.
+and its wall time. A second policy (``EvaluationConfig.also_search``: a training run's
+own search) plays every suite again, its decisions' metrics under the suite's name with
+the policy's, ``eval/<suite>@mcts32/<metric>`` (``evaluation.metric_keys.policy_suite``);
+the value head's are the network's, and stay under the suite's own keys only.
 
 :class:`SuiteRunner` holds the game, the network and the loaded suites, and evaluates
 numpy weights (``Learner.get_weights``); :func:`evaluate_checkpoint` builds one from a
@@ -15,6 +18,7 @@ numpy weights (``Learner.get_weights``); :func:`evaluate_checkpoint` builds one 
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,7 +30,7 @@ from evaluation.config import EvaluationConfig
 from evaluation.datasets import DatasetError, load_dataset
 from evaluation.engine_suites import engine_match
 from evaluation.exact import exact_labels
-from evaluation.metric_keys import suite_metric
+from evaluation.metric_keys import parse_policy_tag, policy_suite, suite_metric
 from evaluation.metrics import state_metrics
 from evaluation.network import NetworkModel
 from evaluation.oracles import PastDeadline, make_oracle
@@ -65,6 +69,45 @@ def _random_player(game: Game, seed: int):
     return lambda states: games.random_legal_actions(game.legal(states), rng)
 
 
+class SuiteRun(NamedTuple):
+    """One suite played by one policy: the name its keys carry (the suite's own for the
+    runner's policy, ``<suite>@<policy><budget>`` for the second one), the suite and the
+    policy. Each is evaluated, skipped and timed on its own (``SuiteRunner.evaluate``)."""
+
+    name: str
+    suite: Suite
+    spec: policy_registry.PolicySpec
+    own: bool  # the runner's own policy: its states suites also score the value head
+
+
+def evaluation_policies(evaluation: EvaluationConfig, *, policy_head: bool, gamma: float = 1.0, seed: int = 0,
+                        training_search: str | None = None):
+    """(the policy ``evaluation`` plays, the second one or None) for a network with or
+    without a policy head, as ``PolicySpec`` s. The second is ``also_search``'s
+    (``EvaluationConfig.also_policy`` of ``training_search``) with the first's other
+    settings, None where it is the first already (whose suites' own keys then are its)."""
+    own = policy_registry.PolicySpec(policy_registry.resolve(evaluation.policy, policy_head), gamma,
+                                     evaluation.simulations, evaluation.depth, seed, evaluation.reuse)
+    tag = evaluation.also_policy(training_search)
+    if tag is None:
+        return own, None
+    policy, budget = parse_policy_tag(tag)
+    setting = policy_registry.entry(policy).budget
+    also = own._replace(policy=policy, **({setting: budget} if setting is not None else {}))
+    return own, None if also == own else also
+
+
+def suite_runs(suites: list[Suite], own: policy_registry.PolicySpec,
+               also: policy_registry.PolicySpec | None = None) -> list[SuiteRun]:
+    """Every suite by ``own``, then by ``also``: a wall clock that cannot fit them all
+    leaves the second policy's out first (launch/eval_plan.py)."""
+    runs = [SuiteRun(s.name, s, own, True) for s in suites]
+    if also is not None:
+        runs += [SuiteRun(policy_suite(s.name, also.policy, policy_registry.budget(also)), s, also, False)
+                 for s in suites]
+    return runs
+
+
 class SuiteRunner:
     """Evaluates weights of ``net_config`` for ``game`` on ``suites`` (names; None: the
     defaults), playing as ``evaluation`` says (an ``EvaluationConfig``: its policy, the
@@ -81,13 +124,17 @@ class SuiteRunner:
     number), for ``launch evaluate --games-out`` and the board's replays. ``prior``: a second
     network (an ``evaluation.network.NetworkModel`` with a policy head) whose prior MCTS
     searches with while this network gives the leaf values, the AVI paper's
-    cross-inference; both networks' evaluations are counted."""
+    cross-inference; both networks' evaluations are counted. ``training_search``: the tag
+    of the search the network trains with at its training budget (``mcts32``), what
+    ``evaluation.also_search=auto`` plays beside the policy (None: auto plays nothing
+    more); :attr:`runs` lists every suite with each policy that plays it."""
 
     def __init__(self, game: Game | str, net_config, *, suites=None, evaluation: EvaluationConfig = EvaluationConfig(),
                  gamma: float = 1.0, oracle_store="default", cache_dir=None, seed: int = 0,
                  opponent=None, oracle_client=None, oracle_engine: str = DEFAULT_ENGINE,
                  engine_level: int | None = None, engine_tables: int | None = None, engine_timeout: float = 60.0,
-                 sgf_dir=None, engine_workers: int = 1, record_games: bool = False, prior=None):
+                 sgf_dir=None, engine_workers: int = 1, record_games: bool = False, prior=None,
+                 training_search: str | None = None):
         if engine_workers < 1:
             raise ValueError(f"engine_workers must be >= 1, got {engine_workers}")
         self.engine_options = {"level": engine_level, "tables": engine_tables, "timeout": engine_timeout,
@@ -95,14 +142,17 @@ class SuiteRunner:
         self.game = games.make(game) if isinstance(game, str) else game
         if isinstance(net_config, dict):
             net_config = NetworkConfig(**net_config)
-        policy = policy_registry.resolve(evaluation.policy, net_config.policy_head)
-        try:  # what the policy needs of the network, before any suite loads (the oracle is
-            # made when a policy asks for it: make_oracle names a game without one)
-            policy_registry.check(policy, has_policy_head=net_config.policy_head, oracle=True)
-        except policy_registry.PolicyUnavailable as e:
-            raise CheckpointMismatchError(str(e)) from e
-        self.policy, self.gamma, self.seed = policy, gamma, seed
+        own, self.also = evaluation_policies(evaluation, policy_head=net_config.policy_head, gamma=gamma, seed=seed,
+                                             training_search=training_search)
+        self.policy, self.gamma, self.seed = own.policy, gamma, seed
         self.simulations, self.depth, self.reuse = evaluation.simulations, evaluation.depth, evaluation.reuse
+        for spec in (own, self.also):
+            try:  # what the policies need of the network, before any suite loads (the oracle is
+                # made when a policy asks for it: make_oracle names a game without one)
+                if spec is not None:
+                    policy_registry.check(spec.policy, has_policy_head=net_config.policy_head, oracle=True)
+            except policy_registry.PolicyUnavailable as e:
+                raise CheckpointMismatchError(str(e)) from e
         self.model = NetworkModel(self.game, net_config, inference_dtype=evaluation.inference_dtype)
         self.prior = prior
         if prior is not None:  # the policy's own checks (MCTS only, a prior with a policy head), before any suite loads
@@ -119,6 +169,7 @@ class SuiteRunner:
         if any(s.kind == "h2h" for s in chosen) and opponent is None:
             raise ValueError("a head-to-head suite needs an opponent (opponent= / --opponent CHECKPOINT)")
         self.suites = chosen
+        self.runs = suite_runs(chosen, own, self.also)
         self._cache_dir = cache_dir
         self._oracle = None
         self._oracle_store = oracle_store
@@ -195,17 +246,26 @@ class SuiteRunner:
         return policy_registry.PolicySpec(self.policy, self.gamma, self.simulations, self.depth, self.seed,
                                           self.reuse)
 
-    def choose(self):
-        # The oracle is made (its data loaded) only for a policy that plays with it.
-        oracle = self.oracle if "oracle" in policy_registry.entry(self.policy).needs else None
-        return self.policy_spec.build(self.game, self.model, self.prior, oracle)
+    def played(self) -> dict:
+        """The runner's policy and its budget by name (``policy_registry.played``)."""
+        return policy_registry.played(self.policy_spec)
 
-    def _remote_choose(self) -> policy_registry.NetworkPolicy:
-        """What builds this policy in a Ray task: the network's config and current weights."""
+    def choose(self, spec: policy_registry.PolicySpec | None = None):
+        """The policy ``spec`` (default the runner's own) on this network."""
+        spec = self.policy_spec if spec is None else spec
+        # The oracle is made (its data loaded) only for a policy that plays with it, and the
+        # prior given to the policies that search with one.
+        entry = policy_registry.entry(spec.policy)
+        oracle = self.oracle if "oracle" in entry.needs else None
+        prior = self.prior if spec == self.policy_spec or entry.takes_prior else None
+        return spec.build(self.game, self.model, prior, oracle)
+
+    def _remote_choose(self, spec: policy_registry.PolicySpec) -> policy_registry.NetworkPolicy:
+        """What builds the policy ``spec`` in a Ray task: the network's config and current weights."""
         if self.prior is not None:
             raise ValueError("cross-inference plays engine suites in this process only (engine_workers=1)")
         return policy_registry.NetworkPolicy(self.game.name, dict(self.game.params), self.model.net_config,
-                                             self._weights, self.policy_spec, self.model.fast.requested)
+                                             self._weights, spec, self.model.fast.requested)
 
     # ---- evaluation ---------------------------------------------------------------
 
@@ -216,9 +276,11 @@ class SuiteRunner:
     def evaluate(self, weights: dict[str, np.ndarray] | None = None, *, kinds=None, skip=(),
                  limits: dict[str, float] | None = None, deadline: float | None = None) -> dict:
         """Flat ``eval/<suite>/<metric>`` metrics of ``weights`` (None: the weights set last)
-        on the loaded suites of ``kinds`` (None: all of them) but those named in ``skip``.
+        on the loaded suites of ``kinds`` (None: all of them) but those named in ``skip``,
+        with the second policy's under ``eval/<suite>@<tag>/<metric>``. ``skip``, ``limits``
+        and :attr:`abandoned` name :attr:`runs` (a suite by one policy).
 
-        A suite named in ``limits`` is abandoned once it has run that many seconds, or at
+        A run named in ``limits`` is abandoned once it has run that many seconds, or at
         ``deadline`` (a ``time.time()``), whichever comes first: its metrics are left out and
         :attr:`abandoned` says how long it ran (its policy checks the clock before each of its
         moves; engine games on Ray tasks are not abandoned)."""
@@ -227,24 +289,25 @@ class SuiteRunner:
             self._weights = weights  # for the engine suites' Ray tasks
         out = {}
         self.abandoned = {}
-        for suite in self.suites:
-            if (kinds is not None and suite.kind not in kinds) or suite.name in skip:
+        for run in self.runs:
+            suite = run.suite
+            if (kinds is not None and suite.kind not in kinds) or run.name in skip:
                 continue
             data = self._data[suite.name]
-            choose = self.choose()
+            choose = self.choose(run.spec)
             start, evals = time.perf_counter(), self._evaluations()
             until = None
-            if limits is not None and suite.name in limits:
-                until = time.time() + limits[suite.name]
+            if limits is not None and run.name in limits:
+                until = time.time() + limits[run.name]
                 until = until if deadline is None else min(until, deadline)
                 choose = _until(choose, until)
             uses_oracle = suite.kind in ("play", "traces")
             if uses_oracle:  # the oracle's solving, the bulk of a cold suite's time, stops there too
                 self.oracle.deadline = until
             try:
-                m, decisions = self._run_suite(suite, data, choose)
+                m, decisions = self._run_suite(run, data, choose)
             except (SuiteAbandoned, PastDeadline):
-                self.abandoned[suite.name] = time.perf_counter() - start
+                self.abandoned[run.name] = time.perf_counter() - start
                 continue
             finally:
                 if uses_oracle:
@@ -252,20 +315,23 @@ class SuiteRunner:
             spent = self._evaluations() - evals
             m["inference_evals"] = spent
             # The value MAE's own pass is not a decision's cost: count the policy's only.
-            if suite.kind == "states":
+            if suite.kind == "states" and run.own:
                 m["inference_evals"] = spent - m["states"] * self.model.cost
             if decisions:
                 m["inference_evals_per_decision"] = m["inference_evals"] / decisions
             m["seconds"] = time.perf_counter() - start
-            out.update({suite_metric(suite.name, k): v for k, v in m.items()})
+            out.update({suite_metric(run.name, k): v for k, v in m.items()})
         return out
 
-    def _run_suite(self, suite: Suite, data, choose) -> tuple[dict, int | None]:
-        """One suite's metrics and the policy's decisions they took (None where not counted)."""
+    def _run_suite(self, run: SuiteRun, data, choose) -> tuple[dict, int | None]:
+        """One run's metrics and the policy's decisions they took (None where not counted)."""
+        suite = run.suite
         if suite.kind == "states":
             labels, groups = data
-            m = state_metrics(labels, choose=choose, value=P.state_value(self.game, self.model.value_obs),
-                              groups=groups, sign_error=games.descriptor(self.game).weak_oracle)
+            # The value head's metrics are the network's whatever plays: scored once, with the runner's policy.
+            value = P.state_value(self.game, self.model.value_obs) if run.own else None
+            m = state_metrics(labels, choose=choose, value=value, groups=groups,
+                              sign_error=games.descriptor(self.game).weak_oracle)
             decisions = m["states"]
         elif suite.kind == "play":
             played = [] if self.record_games else None
@@ -274,13 +340,14 @@ class SuiteRunner:
                 openings = suite_opening_moves(self.game, suite, self._dataset)
                 self.games += [game_record(self.game, openings[g.opening], g.actions, g.agent_first,
                                            g.agent_outcome, suite=suite.name, number=i, error=g.error,
-                                           blunder=g.blunder) for i, g in enumerate(played)]
+                                           blunder=g.blunder, agent=policy_registry.played(run.spec))
+                               for i, g in enumerate(played)]
             decisions = m["agent_moves"]
         elif suite.kind == "traces":
             m = trace_suite(self.game, choose, self.oracle, data)
             decisions = m["plies"]
         elif suite.kind == "engine":
-            remote = self._remote_choose() if self.engine_options["workers"] > 1 else None
+            remote = self._remote_choose(run.spec) if self.engine_options["workers"] > 1 else None
             m = engine_match(self.game, choose, suite.name, data, make_choose=remote, **self.engine_options)
             decisions = m["agent_moves"]
         else:
@@ -296,14 +363,16 @@ class SuiteRunner:
 def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None,
                         evaluation: EvaluationConfig = EvaluationConfig(), gamma: float | None = None,
                         opponent_checkpoint=None, opponent_policy: str = policy_registry.AUTO, prior_checkpoint=None,
-                        games_out: list | None = None, **kwargs) -> dict:
+                        games_out: list | None = None, sides_out: dict | None = None, **kwargs) -> dict:
     """Flat metrics of the checkpoint at ``path`` on ``game``'s suites (see :class:`SuiteRunner`).
     ``gamma``: default the run's own (its config), else 1. ``games_out``, when given,
     receives the record of every game of the play suites. ``opponent_policy``: the policy
     the ``opponent_checkpoint`` plays the head-to-head suites with (auto: its policy
     head's argmax, or greedy without one), with the evaluation's settings.
     ``prior_checkpoint``: MCTS takes its prior from that checkpoint's policy head and its
-    leaf values from this one (cross-inference)."""
+    leaf values from this one (cross-inference). ``sides_out``, when given, receives the
+    policy each side played, with its budget, by name (``policy_registry.played``):
+    ``agent`` (this checkpoint's), and ``opponent`` with an opponent."""
     g, net_config, weights, config = read_checkpoint(path, game, algo)
     gamma = config.gamma if gamma is None else gamma
 
@@ -313,12 +382,13 @@ def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None
             raise CheckpointMismatchError(f"{role} checkpoint {checkpoint} is of {og!r}, the checkpoint of {g!r}")
         return og, NetworkModel(og, NetworkConfig(**oconf), ow), oc
 
-    opponent = prior = None
+    opponent = prior = opponent_spec = None
     if opponent_checkpoint is not None:
         og, om, oc = other(opponent_checkpoint, "opponent")
-        opponent = policy_registry.make(policy_registry.resolve(opponent_policy, om.has_policy), og, om,
-                                        gamma=oc.gamma, simulations=evaluation.simulations, depth=evaluation.depth,
-                                        reuse=evaluation.reuse)
+        opponent_spec = policy_registry.PolicySpec(policy_registry.resolve(opponent_policy, om.has_policy),
+                                                   gamma=oc.gamma, simulations=evaluation.simulations,
+                                                   depth=evaluation.depth, reuse=evaluation.reuse)
+        opponent = policy_registry.make(opponent_spec, og, om)
     if prior_checkpoint is not None:
         _, prior, _ = other(prior_checkpoint, "prior")
     ev = SuiteRunner(g, net_config, suites=suites, evaluation=evaluation, gamma=gamma, opponent=opponent,
@@ -326,4 +396,8 @@ def evaluate_checkpoint(path, game: str, suites=None, *, algo: str | None = None
     metrics = ev.evaluate(weights)
     if games_out is not None:
         games_out.extend(ev.games)
+    if sides_out is not None:
+        sides_out["agent"] = ev.played()
+        if opponent_spec is not None:
+            sides_out["opponent"] = policy_registry.played(opponent_spec)
     return metrics

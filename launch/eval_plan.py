@@ -7,7 +7,11 @@ evaluation, the final checkpoint and the shutdown are spent from it. Evaluations
 - the **cheap** suites (states against exact labels, and the built-in labels: seconds) run
   on their cadence (``evaluation.every``), as in a run budgeted in updates;
 - the **costly** suites (``PLAY_KINDS``: whole games against the oracle, traces, outside
-  engines: minutes on Connect Four) run where time is kept for them. The final weights'
+  engines: minutes on Connect Four) run where time is kept for them. Each suite by each
+  policy of the evaluator is one costly suite here (``connect4-play`` and, for a run that
+  also plays its training search, ``connect4-play@mcts64``: launch/evaluator.py), planned,
+  measured and left out on its own, since a search's decisions cost its simulations in
+  network evaluations where the policy head's cost one. The final weights'
   evaluation comes first: the run stops training early enough to leave it the whole
   allowance still unspent (or, once a suite's cost is measured, that cost). On the
   ``evaluation.play_every`` cadence before the end, a costly suite runs only if what it

@@ -4,7 +4,9 @@ with their final checkpoints (``launch evaluate --opponent``'s suite and code), 
 with the policy the plan recorded (by default its arm's evaluation policy).
 
 Each match writes ``DIR/matches/<trial>-vs-<arm>.json``: the score (in [-1, 1], positive
-for the arm), its wins, draws and losses, both checkpoints and the ``launch evaluate``
+for the arm), its wins, draws and losses, both checkpoints, each side's trial and the
+policy it played with its budget by name (``sides``: ``{"a": {"trial": ..., "policy":
+"mcts", "simulations": 32}, "b": {...}}``, ``auto`` resolved) and the ``launch evaluate``
 command that replays it; the report pools the seeds of a pair of arms into a score with
 its Student-t interval over the paired seeds. A match whose file exists, made from the
 same checkpoints with the same policies, is not played again (``--resume``).
@@ -37,10 +39,11 @@ def evaluate_command(checkpoint, game: str, suite: str, options: dict) -> str:
     return shlex.join(command)
 
 
-def evaluate_with_options(checkpoint, game: str, suite: str, options: dict) -> dict:
+def evaluate_with_options(checkpoint, game: str, suite: str, options: dict, sides_out: dict | None = None) -> dict:
     """``evaluate_checkpoint`` of ``checkpoint`` on ``suite`` with ``launch evaluate``'s
     ``options``: the evaluation settings (``policy``, ``simulations``, ``max_openings`` ...)
-    make its EvaluationConfig, the checkpoints of an opponent or a prior pass as they are."""
+    make its EvaluationConfig, the checkpoints of an opponent or a prior pass as they are.
+    ``sides_out`` receives the policy each side played (``evaluate_checkpoint``'s)."""
     from dataclasses import fields
 
     from evaluation.config import EvaluationConfig
@@ -49,7 +52,7 @@ def evaluate_with_options(checkpoint, game: str, suite: str, options: dict) -> d
     settings = {f.name for f in fields(EvaluationConfig)}
     evaluation = EvaluationConfig(**{k: v for k, v in options.items() if k in settings})
     others = {k: v for k, v in options.items() if k not in settings}
-    return evaluate_checkpoint(checkpoint, game, [suite], evaluation=evaluation, **others)
+    return evaluate_checkpoint(checkpoint, game, [suite], evaluation=evaluation, sides_out=sides_out, **others)
 
 
 def final_checkpoint(out: Path, run_dir: str, what: str) -> Path:
@@ -102,11 +105,14 @@ def play_matches(out, manifest: dict, log=print) -> list[Path]:
         game = configs[match["trial"]]["game"]
         options = {"opponent_checkpoint": checkpoints[1], **policies,
                    **{k: match[k] for k in EVALUATE_OPTIONS if k in match and k != "policy"}}
-        start = time.time()
-        metrics = evaluate_with_options(checkpoints[0], game, match["suite"], options)
+        start, played = time.time(), {}
+        metrics = evaluate_with_options(checkpoints[0], game, match["suite"], options, sides_out=played)
+        sides = {"a": {"trial": match["trial"], **played["agent"]},
+                 "b": {"trial": match["opponent_trial"], **played["opponent"]}}
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"match": match, "checkpoint": str(checkpoints[0]),
-                                    "opponent_checkpoint": str(checkpoints[1]), "seconds": time.time() - start,
+                                    "opponent_checkpoint": str(checkpoints[1]), "sides": sides,
+                                    "seconds": time.time() - start,
                                     "command": evaluate_command(checkpoints[0], game, match["suite"], options),
                                     "metrics": metrics}, indent=1))
         score = metrics.get("eval/" + match["suite"] + "/score", float("nan"))

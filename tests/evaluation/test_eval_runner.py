@@ -1,6 +1,7 @@
 """Checkpoint evaluation end to end (real checkpoints, real datasets), the policy
 adapters, the compute count, the report, and bad input named in the errors."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -272,3 +273,55 @@ def test_a_suite_past_its_time_is_abandoned_and_the_others_still_scored(tmp_path
     past = runner.evaluate(weights, limits={"chomp-4x5-traces": 600.0}, deadline=0.0, skip=["chomp-4x5-play"])
     assert set(runner.abandoned) == {"chomp-4x5-traces"}
     assert {k.split("/")[1] for k in past} == {"chomp-4x5-states"}
+
+
+def test_a_second_policy_scores_every_suite_again_under_its_own_keys(tmp_path):
+    """``training_search`` (a run's search at its training budget, ``also_search=auto``):
+    every suite again under ``<suite>@mcts4``, the same numbers as a runner that plays that
+    search alone, with no second value MAE, each run limited and reported by its own name."""
+    game = games.make("chomp", rows=4, cols=5)
+    az = dataclasses.replace(SMALL, policy_head=True)
+    _, weights = _checkpoint(tmp_path, game, az, algo="alphazero")
+    suites = ["chomp-4x5-states", "chomp-4x5-play"]
+    both = SuiteRunner(game, az, suites=suites, training_search="mcts4")
+    assert [r.name for r in both.runs] == [*suites, "chomp-4x5-states@mcts4", "chomp-4x5-play@mcts4"]
+    m = both.evaluate(weights)
+    head = SuiteRunner(game, az, suites=suites).evaluate(weights)  # no training search: auto plays nothing more
+    search = SuiteRunner(game, az, suites=suites, evaluation=EvaluationConfig(policy="mcts", simulations=4),
+                         training_search="mcts4").evaluate(weights)  # the search already: not played twice
+    for suite in suites:
+        for kind in ("policy_regret", "optimal_move_rate", "error_rate", "move_match_rate", "games", "states"):
+            key = f"eval/{suite}/{kind}"
+            if key in head:
+                assert m[key] == head[key] and m[f"eval/{suite}@mcts4/{kind}"] == search[key], key
+    assert "eval/chomp-4x5-states/value_mae" in m and "eval/chomp-4x5-states@mcts4/value_mae" not in m
+    assert not any(k.startswith("eval/chomp-4x5-states@mcts4/") and "value" in k for k in m)
+    assert m["eval/chomp-4x5-play/inference_evals_per_decision"] == 1.0  # the policy head: one evaluation
+    # The search: up to its simulations (a terminal leaf costs none).
+    assert 1 < m["eval/chomp-4x5-play@mcts4/inference_evals_per_decision"] <= 4 + 1
+    assert 1 < m["eval/chomp-4x5-states@mcts4/inference_evals_per_decision"] <= 4 + 1
+    assert not any("@" in k for k in head) and not any("@" in k for k in search)
+    # Limits name a suite by one policy: the search's play given up, the head's scored.
+    limited = both.evaluate(weights, limits={"chomp-4x5-play@mcts4": 0.0})
+    assert set(both.abandoned) == {"chomp-4x5-play@mcts4"}
+    assert "eval/chomp-4x5-play/error_rate" in limited and not any(k.startswith("eval/chomp-4x5-play@") for k in limited)
+
+
+def test_evaluate_json_names_the_policy_and_budget_each_side_played(tmp_path, capsys):
+    game = games.make("chomp", rows=4, cols=5)
+    path, _ = _checkpoint(tmp_path, game)
+    argv = ["--checkpoint", str(path), "--game", "chomp", "--suite", "chomp-4x5-play", "--max-openings", "2",
+            "--policy", "mcts", "--simulations", "6", "--json"]
+    assert evaluate_main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["agent"] == {"policy": "mcts", "simulations": 6} and "opponent" not in out
+    assert out["eval/chomp-4x5-play/inference_evals_per_decision"] > 1
+    opponent, _ = _checkpoint(tmp_path / "opponent", game)
+    argv = ["--checkpoint", str(path), "--game", "chomp", "--suite", "chomp-4x5-h2h", "--max-openings", "2",
+            "--opponent", str(opponent), "--opponent-policy", "minimax", "--depth", "3", "--json"]
+    assert evaluate_main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["agent"] == {"policy": "greedy"}  # auto, on a network without a policy head
+    assert out["opponent"] == {"policy": "minimax", "depth": 3}
+    assert evaluate_main(argv[:-1]) == 0  # the text view shows them too
+    assert '{"policy": "minimax", "depth": 3}' in capsys.readouterr().out

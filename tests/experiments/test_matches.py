@@ -158,6 +158,9 @@ def test_each_side_plays_its_arms_evaluation_policy_unless_the_match_names_one(t
     # auto (the policy head) on it would score 0 as well.
     mixed = results["az-s0-vs-az_greedy"]
     assert mixed["metrics"][key] != 0.0
+    # Each side's trial and policy by name, as it played.
+    assert mixed["sides"] == {"a": {"trial": "az-s0", "policy": "policy-head"},
+                              "b": {"trial": "az_greedy-s0", "policy": "greedy"}}
     command = mixed["command"].split()
     assert command[command.index("--policy") + 1] == "policy-head"
     assert command[command.index("--opponent-policy") + 1] == "greedy"
@@ -198,3 +201,34 @@ updates = 64
 """
     with pytest.raises(SpecError, match=error):
         _prepared(tmp_path, text)
+
+
+SEARCH_SPEC = 'name = "h2h-search"' + CHOMP_ARMS + """
+[[head_to_head]]
+arm = "az"
+opponent = "avi"
+suite = "chomp-3x4-h2h"
+policy = "mcts"
+simulations = 6
+opponent_policy = "minimax"
+depth = 3
+[sizes.small]
+updates = 32
+[sizes.full]
+updates = 64
+"""
+
+
+def test_a_match_records_each_sides_search_and_its_budget(tmp_path):
+    plan, manifest = _prepared(tmp_path, SEARCH_SPEC)
+    out = tmp_path / "exp"
+    for trial in manifest["trials"]:
+        _checkpoint(out / trial["run_dir"], trial["config"]["algo"], 0)
+        (out / trial["run_dir"] / "metrics.jsonl").write_text(json.dumps({"updates": 32, "rows": 1024}) + "\n")
+        (out / trial["run_dir"] / DONE_FILE).write_text(json.dumps({"final": {"updates": 32}}))
+    (out / EXPERIMENT_FILE).write_text(json.dumps(manifest))
+    [path] = play_matches(out, manifest, log=lambda line: None)
+    result = json.loads(path.read_text())
+    assert result["sides"] == {"a": {"trial": "az-s0", "policy": "mcts", "simulations": 6},
+                               "b": {"trial": "avi-s0", "policy": "minimax", "depth": 3}}
+    assert result["metrics"]["eval/chomp-3x4-h2h/games"] > 0

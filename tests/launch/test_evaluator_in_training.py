@@ -29,8 +29,43 @@ def test_evaluator_curves_reach_metrics_and_wandb(ray_session, tmp_path):
                       "eval/chomp-4x5-states/policy_regret", "eval/chomp-4x5-states/inference_evals"):
         assert suite_key in last
     assert 0 <= last["eval/chomp-4x5-play/error_rate"] <= 1
+    assert not any("@" in k for r in records for k in r)  # AVI searches no tree: its policy alone is scored
     wandb_files = list((run_dir / "wandb").glob("offline-run-*/run-*.wandb"))
     assert wandb_files and b"eval/chomp-4x5-traces/match" in wandb_files[0].read_bytes()
+
+
+def test_alphazero_scores_its_suites_with_the_policy_head_and_its_training_search(ray_session, tmp_path):
+    """Connect Four 4x4, a few updates: every evaluation holds each suite's policy-head
+    keys and, under ``<suite>@mcts8``, those of PUCT at the actors' 8 simulations, the
+    value head's metrics once; the run's records name no other search."""
+    config = resolve("connect4", "paper", ['game_params={"width": 4, "height": 4}', "network.width=32",
+                                           "network.head_width=32", "actors.num_envs=16", "actors.collect_steps=8",
+                                           "actors.mcts.simulations=8", "learner.batch_size=64",
+                                           "learner.epochs_per_iteration=1", "replay.shards=1",
+                                           "evaluation.suites=connect4-4x4-uniform,connect4-4x4-play",
+                                           "evaluation.max_openings=8"], algo="alphazero")
+    run_dir, last = train(config, run_dir=tmp_path / "run", updates=config.updates_per_iteration,
+                          wandb_mode="disabled")
+    records = read_metrics(run_dir)
+    evaluations = [r for r in records if "eval/connect4-4x4-play/error_rate" in r]
+    assert len(evaluations) == 2  # the untrained network's, and after training
+    for r in evaluations:
+        for kind in ("error_rate", "move_match_rate", "games"):
+            assert f"eval/connect4-4x4-play@mcts8/{kind}" in r, kind
+        # Every decision metric of the states suite, per subset too, by both; its value's once.
+        states = {k.removeprefix("eval/connect4-4x4-uniform/") for k in r if k.startswith("eval/connect4-4x4-uniform/")}
+        decisions = {k for k in states if k.endswith(("policy_regret", "optimal_move_rate", "/states"))}
+        assert "policy_regret" in decisions and any("/" in k for k in decisions)
+        assert {k.removeprefix("eval/connect4-4x4-uniform@mcts8/") for k in r
+                if k.startswith("eval/connect4-4x4-uniform@mcts8/")} == decisions | {
+                    "states", "inference_evals", "inference_evals_per_decision", "seconds"}
+        assert "value_mae" in states
+        # The policy head: one forward pass a decision (of both mirror images); the search: one a simulation.
+        head = r["eval/connect4-4x4-play/inference_evals_per_decision"]
+        assert head == 2.0 and r["eval/connect4-4x4-play@mcts8/inference_evals_per_decision"] > 2 * head
+        assert r["eval/connect4-4x4-play@mcts8/games"] == r["eval/connect4-4x4-play/games"] == 2 * 8
+    searched = {k.split("/")[1] for r in records for k in r if "@" in k}
+    assert searched == {"connect4-4x4-uniform@mcts8", "connect4-4x4-play@mcts8"}
 
 
 def test_an_unknown_suite_stops_the_run_at_start(ray_session, tmp_path):

@@ -99,8 +99,8 @@ def _progress_callback():
     class Progress(tune.Callback):
         """One line per trial started and ended (Tune's own tables are off: verbose=0)."""
 
-        def __init__(self, log):
-            self.log = log
+        def __init__(self, log, out: Path):
+            self.log, self.out = log, out
 
         def on_trial_start(self, iteration, trials, trial, **info):
             self.log(f"trial {trial.config['trial']['name']} started")
@@ -109,6 +109,14 @@ def _progress_callback():
             last = trial.last_result or {}
             self.log(f"trial {trial.config['trial']['name']} done: {last.get('updates', '?')} updates, "
                      f"{last.get('rows', '?')} rows")
+            # The experiment's trial data grows with each finished trial (launch/results/record.py):
+            # a study stopped by its clock still has the data of what it ran.
+            from launch.results.record import write_experiment_data
+
+            try:
+                write_experiment_data(self.out)
+            except (OSError, ValueError) as err:
+                self.log(f"trial data of {self.out} not written: {err}")
 
         def on_trial_error(self, iteration, trials, trial, **info):
             self.log(f"trial {trial.config['trial']['name']} failed (its error is in {trial.local_path})")
@@ -249,7 +257,7 @@ def _run_trials(plan: Plan, trials: list, out: Path, manifest: dict, address, wa
         run_config=tune.RunConfig(name=f"{plan.spec.name}-{len(manifest['commands'])}",
                                   storage_path=str(out / "tune"),
                                   failure_config=tune.FailureConfig(max_failures=0), verbose=0,
-                                  callbacks=[_progress_callback()(_say if inspect.isbuiltin(log) else log)]))
+                                  callbacks=[_progress_callback()(_say if inspect.isbuiltin(log) else log, out)]))
     failed = {}
     for result in tuner.fit():
         if result.error is not None:

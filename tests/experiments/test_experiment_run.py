@@ -83,6 +83,14 @@ def test_smoke_killed_after_its_first_trial_resumes_without_rerunning_it_and_rep
     assert outcome == {"avi-s0": "done", "az16-s0": "done"}
     assert _files(first) == before  # not rerun: every file as it was
     assert (second / DONE_FILE).exists()
+    # Each finished trial wrote the experiment's trial data, with where each trial ran.
+    import pyarrow.parquet as pq
+
+    trials = {t["trial"]: t for t in pq.read_table(out / "data" / "trials.parquet").to_pylist()}
+    assert set(trials) == {"avi-s0", "az16-s0"} and all(t["finished"] for t in trials.values())
+    assert all(t["commit"] != "unknown" and t["machine"] != "unknown" for t in trials.values()), trials
+    evaluated = pq.read_table(out / "data" / "evaluations.parquet").to_pylist()
+    assert {e["trial"] for e in evaluated if e["metric"] == "eval/value_mae"} == {"avi-s0", "az16-s0"}
     records = [json.loads(line) for line in (second / "metrics.jsonl").read_text().splitlines()]
     assert records[-1]["updates"] == 64 and "eval/value_mae" in records[-1]
     resumed_trials = [p for p in (out / "tune" / "smoke-2").iterdir() if p.is_dir()]

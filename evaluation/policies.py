@@ -102,13 +102,14 @@ def _search_policy(search, evaluate, seed: int, reuse: bool, name: str, improved
     return choose
 
 
-def mcts_policy(game: Game, evaluate, *, simulations: int = 64, c_puct: float = 3.0, seed: int = 0,
-                reuse: bool = False) -> Choose:
+def mcts_policy(game: Game, evaluate, *, simulations: int = 64, c_puct: float = 3.0, c_init: float = 1.25,
+                c_base: float = 0.0, seed: int = 0, reuse: bool = False) -> Choose:
     """``search.mcts.MCTS`` without root noise, playing the most visited move;
     ``evaluate(states) -> (logits, values)`` is e.g. ``NetworkModel.evaluate``. ``reuse``:
     tree reuse between moves (``search.reuse``); off by default, so that the move is a
     function of the position alone and a suite's results do not depend on its batching."""
-    mcts = MCTS(game, MCTSConfig(simulations=simulations, c_puct=c_puct, noise_fraction=0.0, temperature=0.0))
+    mcts = MCTS(game, MCTSConfig(simulations=simulations, c_puct=c_puct, c_init=c_init, c_base=c_base,
+                                 noise_fraction=0.0, temperature=0.0))
     return _search_policy(mcts, evaluate, seed, reuse, "mcts")
 
 

@@ -45,6 +45,11 @@ class PolicySpec(NamedTuple):
     depth: int = 2  # minimax's depth in plies
     seed: int = 0  # the generator of the search or the tie-breaks
     reuse: bool = False  # tree reuse between moves (search.reuse); off: reproducible suites
+    # PUCT's exploration (search.mcts.MCTSConfig): a run's search is evaluated with the
+    # constants it trained with, which tuning may have changed from the paper's.
+    c_puct: float = 3.0
+    c_init: float = 1.25
+    c_base: float = 0.0
 
     def build(self, game: Game, model, prior=None, oracle=None) -> P.Choose:
         """The policy on ``model`` (an ``evaluation.network.NetworkModel``); ``prior``, a
@@ -199,8 +204,8 @@ register(PolicyEntry(
 register(PolicyEntry(
     "mcts", "PUCT search without root noise, the most visited move (a uniform prior without a policy head)",
     lambda i: P.mcts_policy(i.game, _search_evaluator(i), simulations=i.spec.simulations, seed=i.spec.seed,
-                            reuse=i.spec.reuse),
-    parameters=("simulations", "seed", "reuse"), takes_prior=True, budget="simulations",
+                            reuse=i.spec.reuse, c_puct=i.spec.c_puct, c_init=i.spec.c_init, c_base=i.spec.c_base),
+    parameters=("simulations", "seed", "reuse", "c_puct", "c_init", "c_base"), takes_prior=True, budget="simulations",
     evaluations=lambda actions, spec: float(spec.simulations)))
 register(PolicyEntry(
     "gumbel", "Gumbel AlphaZero's search without its noise, the Sequential Halving winner",

@@ -81,11 +81,13 @@ class SuiteRun(NamedTuple):
 
 
 def evaluation_policies(evaluation: EvaluationConfig, *, policy_head: bool, gamma: float = 1.0, seed: int = 0,
-                        training_search: str | None = None):
+                        training_search: str | None = None, search_settings: dict | None = None):
     """(the policy ``evaluation`` plays, the second one or None) for a network with or
     without a policy head, as ``PolicySpec`` s. The second is ``also_search``'s
     (``EvaluationConfig.also_policy`` of ``training_search``) with the first's other
-    settings, None where it is the first already (whose suites' own keys then are its)."""
+    settings, None where it is the first already (whose suites' own keys then are its).
+    ``search_settings``: the training search's own constants (``c_puct``, ``c_init``,
+    ``c_base``), which the second policy plays with when it is that search (auto)."""
     own = policy_registry.PolicySpec(policy_registry.resolve(evaluation.policy, policy_head), gamma,
                                      evaluation.simulations, evaluation.depth, seed, evaluation.reuse)
     tag = evaluation.also_policy(training_search)
@@ -94,6 +96,8 @@ def evaluation_policies(evaluation: EvaluationConfig, *, policy_head: bool, gamm
     policy, budget = parse_policy_tag(tag)
     setting = policy_registry.entry(policy).budget
     also = own._replace(policy=policy, **({setting: budget} if setting is not None else {}))
+    if tag == training_search and search_settings:
+        also = also._replace(**search_settings)
     return own, None if also == own else also
 
 
@@ -127,14 +131,15 @@ class SuiteRunner:
     cross-inference; both networks' evaluations are counted. ``training_search``: the tag
     of the search the network trains with at its training budget (``mcts32``), what
     ``evaluation.also_search=auto`` plays beside the policy (None: auto plays nothing
-    more); :attr:`runs` lists every suite with each policy that plays it."""
+    more), played with ``search_settings``, its own exploration constants; :attr:`runs`
+    lists every suite with each policy that plays it."""
 
     def __init__(self, game: Game | str, net_config, *, suites=None, evaluation: EvaluationConfig = EvaluationConfig(),
                  gamma: float = 1.0, oracle_store="default", cache_dir=None, seed: int = 0,
                  opponent=None, oracle_client=None, oracle_engine: str = DEFAULT_ENGINE,
                  engine_level: int | None = None, engine_tables: int | None = None, engine_timeout: float = 60.0,
                  sgf_dir=None, engine_workers: int = 1, record_games: bool = False, prior=None,
-                 training_search: str | None = None):
+                 training_search: str | None = None, search_settings: dict | None = None):
         if engine_workers < 1:
             raise ValueError(f"engine_workers must be >= 1, got {engine_workers}")
         self.engine_options = {"level": engine_level, "tables": engine_tables, "timeout": engine_timeout,
@@ -143,7 +148,7 @@ class SuiteRunner:
         if isinstance(net_config, dict):
             net_config = NetworkConfig(**net_config)
         own, self.also = evaluation_policies(evaluation, policy_head=net_config.policy_head, gamma=gamma, seed=seed,
-                                             training_search=training_search)
+                                             training_search=training_search, search_settings=search_settings)
         self.policy, self.gamma, self.seed = own.policy, gamma, seed
         self.simulations, self.depth, self.reuse = evaluation.simulations, evaluation.depth, evaluation.reuse
         for spec in (own, self.also):

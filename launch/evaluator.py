@@ -65,6 +65,13 @@ def training_search(config) -> str | None:
     return policy_tag(SEARCH_POLICIES[config.actors.search], config.actors.mcts.simulations)
 
 
+def training_search_settings(config) -> dict:
+    """The exploration constants a run's search trains with (``actors.mcts``'s PUCT
+    constants), which its evaluation by that search plays with too."""
+    mcts = config.actors.mcts
+    return {"c_puct": mcts.c_puct, "c_init": mcts.c_init, "c_base": mcts.c_base}
+
+
 def evaluated_runs(config) -> list[str]:
     """The names of what the evaluator of a run (a ``TrainConfig``) scores, each suite by
     each policy, as :meth:`EvaluatorWorker.runs` gives them: the suites' own names (its
@@ -118,11 +125,13 @@ class Evaluated(NamedTuple):
 
 class EvaluatorWorker:
     def __init__(self, *, game_network: GameNetwork, config: EvaluationConfig, gamma: float,
-                 oracle_store: str | None, oracle=None, training_search: str | None = None):
+                 oracle_store: str | None, oracle=None, training_search: str | None = None,
+                 search_settings: dict | None = None):
         """``game_network``: the game and the network it evaluates (the run's,
         ``TrainConfig.game_network``); ``config``: the run's evaluation settings, whole (its
         suites resolved by :func:`chosen_suites`; a run with none starts no evaluator);
-        ``training_search``: the run's :func:`training_search`, what ``also_search=auto`` plays."""
+        ``training_search``: the run's :func:`training_search`, what ``also_search=auto`` plays,
+        with ``search_settings`` (:func:`training_search_settings`)."""
         torch.set_num_threads(1)
         made = game_network.make_game()
         suites = chosen_suites(made, config.suites)
@@ -130,7 +139,8 @@ class EvaluatorWorker:
             raise ValueError(f"evaluation.suites={config.suites!r} runs no suite of {made!r}: start no evaluator")
         self.evaluator = SuiteRunner(made, game_network.network, suites=suites,
                                      evaluation=config, gamma=gamma, oracle_store=oracle_store or "default",
-                                     oracle_client=oracle, training_search=training_search)
+                                     oracle_client=oracle, training_search=training_search,
+                                     search_settings=search_settings)
 
     def evaluate(self, weights: list, *, play: bool = True, others: bool = True,
                  limits: dict[str, float] | None = None, deadline: float | None = None) -> Evaluated:

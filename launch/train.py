@@ -48,7 +48,8 @@ from actors.pool import SelfPlayActor
 from evaluation.exact import exact_labels, policy_head_metrics, value_metrics
 from evaluation.suites import suites_for
 from launch.config import ConfigError, TrainConfig, resolved, validate
-from launch.evaluator import EvaluatorActor, Evaluated, chosen_suites, evaluator_needs_oracle, training_search
+from launch.evaluator import (EvaluatorActor, Evaluated, chosen_suites, evaluator_needs_oracle, training_search,
+                              training_search_settings)
 from launch.faults import FaultLedger
 from launch.metrics import MetricsLogger
 from launch.run_placement import place_run, resources_after_gpu_wait
@@ -166,6 +167,7 @@ class Run:
         evaluator = EvaluatorActor.options(name=f"{self.name}-evaluator", **self.placement["evaluator"]).remote(
             game_network=cfg.game_network, config=cfg.evaluation, gamma=cfg.gamma,
             oracle_store=cfg.oracle.store or None, oracle=self.oracle, training_search=training_search(cfg),
+            search_settings=training_search_settings(cfg),
             log_dir=self.log_dir)
         try:
             names = ray.get(evaluator.suites.remote())  # a missing dataset or unknown suite stops the run now

@@ -11,7 +11,7 @@ import pytest
 from evaluation.config import EvaluationConfig
 from launch.config import ConfigError, resolve
 from launch.eval_plan import EXIT_SECONDS, FIRST_CHECKPOINT_SECONDS, EvaluationPlan
-from launch.evaluator import EvaluatorWorker, evaluated_runs, training_search
+from launch.evaluator import EvaluatorWorker, evaluated_runs, training_search, training_search_settings
 
 BOARD = ['game_params={"rows": 4, "cols": 5}']
 OWN = ["chomp-4x5-states", "chomp-4x5-play", "chomp-4x5-traces"]
@@ -24,6 +24,28 @@ def test_alphazero_plans_its_suites_with_the_search_at_the_actors_simulations():
     # Gumbel self-play is scored by Gumbel's search, AZAL's as AlphaZero's.
     gumbel = resolve("chomp", "small", [*BOARD, "actors.search=gumbel", "actors.mcts.simulations=8"], algo="azal")
     assert evaluated_runs(gumbel)[3:] == [f"{s}@gumbel8" for s in OWN]
+
+
+def test_the_search_is_scored_with_the_exploration_constants_it_trained_with():
+    """A tuned c_puct (or AlphaZero's c_init / c_base schedule) is the search's own: scoring
+    it with the registry's default constant would score another search."""
+    from evaluation.runner import evaluation_policies
+
+    config = resolve("chomp", "small", [*BOARD, "actors.mcts.simulations=24", "actors.mcts.c_puct=1.5"],
+                     algo="alphazero")
+    own, also = evaluation_policies(config.evaluation, policy_head=True, training_search=training_search(config),
+                                    search_settings=training_search_settings(config))
+    assert (also.policy, also.simulations, also.c_puct) == ("mcts", 24, 1.5) and own.policy == "policy-head"
+    schedule = resolve("chomp", "small", [*BOARD, "actors.mcts.c_base=19652", "actors.mcts.c_init=1.25"],
+                       algo="alphazero")
+    _, also = evaluation_policies(schedule.evaluation, policy_head=True, training_search=training_search(schedule),
+                                  search_settings=training_search_settings(schedule))
+    assert (also.c_base, also.c_init) == (19652, 1.25)
+    # A search named explicitly is not the training search: it plays the registry's constants.
+    named = EvaluationConfig(also_search="mcts16")
+    _, also = evaluation_policies(named, policy_head=True, training_search=training_search(config),
+                                  search_settings=training_search_settings(config))
+    assert (also.simulations, also.c_puct) == (16, 3.0)
 
 
 @pytest.mark.parametrize("algo", ["avi", "hybrid"])

@@ -42,7 +42,6 @@ import argparse
 import inspect
 import json
 import math
-import os
 import shlex
 import sys
 import time
@@ -53,8 +52,8 @@ import games
 from launch.config import ConfigError, TrainConfig, apply_overrides, validate
 from launch.evaluator import evaluated_suites
 from launch.experiments.layout import DONE_FILE
-from launch.experiments.spec import (SIZES, Plan, SpecError, Trial, arm_config, check_placement, check_datasets,
-                                     load_spec, reached)
+from launch.experiments.spec import (SIZES, GoalWatch, Plan, SpecError, Trial, arm_config, check_placement, check_datasets,
+                                     load_spec)
 from launch.experiments.spec import plan as make_plan
 from launch.experiments.tune_run import numbers
 
@@ -333,22 +332,26 @@ def _trainable(params: dict) -> None:
 
     from launch.train import train
 
+    from launch.wandb_run import trial_run
+
     trial = params["trial"]
     value = _clean(params["value"] if "value" in params else trial["value"])
-    os.environ["WANDB_RUN_GROUP"] = trial["group"]
     config = with_value(TrainConfig.from_dict(trial["config"]), trial["key"], value)
     metric = trial["metric"]
     reported = {"updates": -1}
+    goal = GoalWatch(trial["stop_when"], trial["hold"])
 
     def report(record: dict) -> bool:
         if metric in record:
             reported.update(numbers(record))
             tune.report({**numbers(record), "value": value})
-        return reached(trial["stop_when"], record)  # the spec's goal ends the run, as in the experiment
+        return goal.observe(record)  # the spec's goal, held, ends the run, as in the experiment
 
     start = time.time()
     run_dir, last = train(config, run_dir=trial["run_dir"], updates=trial["updates"], address=trial["address"],
-                          wandb_mode=trial["wandb_mode"], stop=report)
+                          wandb_mode=trial["wandb_mode"], stop=report,
+                          wandb_as=trial_run(trial["group"], trial["arm"], trial["instance"], trial["seed"],
+                                             trial["config"]))
     # The final evaluation, when the last iteration's record did not carry one.
     if metric in last and last.get("updates") != reported["updates"]:
         tune.report({**numbers(last), "value": value})
@@ -475,7 +478,7 @@ def run_tuning(spec_name: str, arm: str, out, *, size: str | None = None, instan
         "scheduler": {"name": "ASHAScheduler", **plan.scheduler},
         "seeds": {"tuning": list(plan.seeds), "comparison": list(plan.comparison_seeds)},
         "budget": {"updates": plan.template.updates, "rows": plan.template.rows,
-                   "stop_when": dict(plan.template.stop_when or {})},
+                   "stop_when": dict(plan.template.stop_when or {}), "hold": plan.template.hold},
         "concurrent": concurrent, "trials": trials,
         "chosen": None if chosen is None else {
             "value": chosen["value"], "trial": chosen["name"], "metric": chosen["metric"],
@@ -495,7 +498,8 @@ def _trial_entries(plan, out: Path, address, wandb_mode) -> list[dict]:
         entries.append({"name": f"{plan.arm}-tune-{i:02d}-s{seed}", "index": i, "seed": seed,
                         "config": json.loads(config.to_json()), "key": plan.space.key, "metric": plan.metric,
                         "run_dir": str(out / plan.run_dir_name(i)), "updates": plan.template.updates,
-                        "stop_when": dict(plan.template.stop_when or {}), "bundles": list(plan.template.bundles),
+                        "stop_when": dict(plan.template.stop_when or {}), "hold": plan.template.hold,
+                        "arm": plan.arm, "instance": plan.template.instance, "bundles": list(plan.template.bundles),
                         "group": f"{plan.spec_name}-tune-{plan.arm}", "address": address, "wandb_mode": wandb_mode,
                         **({"value": plan.values[i]} if plan.values else {})})
     return entries

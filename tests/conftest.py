@@ -78,3 +78,17 @@ def ray_session(tmp_path_factory, eval_cache, s3_endpoint):
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
+
+
+# The quick tier (`make test-quick`, the inner loop): every test but those marked slow. A
+# test on the session's Ray cluster is slow by definition (a cluster start, actors, real
+# training); others that start processes or train mark themselves.
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: starts Ray, a subprocess of the launcher or a training run "
+                                       "(left out of make test-quick)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "ray_session" in item.fixturenames:
+            item.add_marker(pytest.mark.slow)

@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # page or folder of wheels, such as a local mirror.
 TORCH_CPU_WHEELS ?= https://download.pytorch.org/whl/cpu/torch/
 
-.PHONY: setup system-deps lock run test bench docs docs-serve clean
+.PHONY: setup system-deps lock run test test-quick bench docs docs-serve clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ system-deps:
 # The test suite, as CI runs it: the Debian packages first, then .venv.
 test: system-deps $(STAMP)
 	$(PY) -m pytest -q --durations=40
+
+# The inner loop: every test not marked slow (none that starts Ray, the launcher in a
+# subprocess or a training run; tests/conftest.py), stopping at the first failure.
+test-quick: $(STAMP)
+	$(PY) -m pytest -q -x -m "not slow" --durations=10
 
 # Engine speed, ours beside OpenSpiel's when it is installed (pip install open_spiel).
 bench: $(STAMP)

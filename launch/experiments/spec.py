@@ -160,16 +160,30 @@ def evaluates(stop_when: dict, record: dict) -> bool:
 class GoalWatch:
     """A trial's goal as its records arrive: met once ``stop_when`` holds at ``hold``
     evaluations of its keys in a row (records that do not evaluate them leave the run as
-    it is). ``observe`` each record in order, those of the run before a resume first."""
+    it is). ``observe`` each record in order, those of the run before a resume first: a
+    resumed run logs again the evaluations after its checkpoint, and an evaluation at
+    updates already seen replaces those from there on rather than counting twice."""
 
     def __init__(self, stop_when: dict, hold: int = MIN_HOLD):
-        self.stop_when, self.hold, self.streak = dict(stop_when or {}), hold, 0
+        self.stop_when, self.hold = dict(stop_when or {}), hold
+        self.seen: list[tuple[float, bool]] = []  # (updates, goal met) of each evaluation of the goal's keys
 
     def observe(self, record: dict) -> bool:
         """Take one record; whether the goal is now met."""
         if evaluates(self.stop_when, record):
-            self.streak = self.streak + 1 if reached(self.stop_when, record) else 0
+            updates = record.get("updates", self.seen[-1][0] + 1 if self.seen else 0)
+            self.seen = [s for s in self.seen if s[0] < updates] + [(updates, reached(self.stop_when, record))]
         return bool(self.stop_when) and self.streak >= self.hold
+
+    @property
+    def streak(self) -> int:
+        """Evaluations in a row, the latest last, at which the goal held."""
+        count = 0
+        for _, met in reversed(self.seen):
+            if not met:
+                break
+            count += 1
+        return count
 
 
 @dataclass(frozen=True)

@@ -36,10 +36,13 @@ def _iso(seconds: float | None) -> str:
 
 
 def _evaluation_rows(study: str, trial: str, records: list[dict]) -> list[dict]:
-    """One row per numeric ``eval/`` key of each record, at the counters of the record
-    that carried them (a run logs its counters with each evaluation's record)."""
+    """One row per numeric ``eval/`` key at each number of updates, at the counters of the
+    record that carried it (a run logs its counters with each evaluation's record). A key
+    logged twice at the same updates keeps its later value: a resumed run logs again the
+    evaluations after its checkpoint, and the final weights' evaluation repeats the last
+    iteration's."""
     start = next((r["time"] for r in records if "time" in r), None)
-    rows, counters = [], {"updates": 0, "rows": 0, "compute": None}
+    rows, counters = {}, {"updates": 0, "rows": 0, "compute": None}
     for record in records:
         for key in counters:
             if isinstance(record.get(key), (int, float)):
@@ -48,11 +51,12 @@ def _evaluation_rows(study: str, trial: str, records: list[dict]) -> list[dict]:
         for key, value in record.items():
             if (parse_metric_key(key) is not None and isinstance(value, (int, float))
                     and not isinstance(value, bool)):
-                rows.append({"study": study, "trial": trial, "updates": int(counters["updates"]),
-                             "rows": int(counters["rows"]),
-                             "compute": None if counters["compute"] is None else float(counters["compute"]),
-                             "wall_s": float(wall), "metric": key, "value": float(value)})
-    return rows
+                updates = int(counters["updates"])
+                rows[(updates, key)] = {
+                    "study": study, "trial": trial, "updates": updates, "rows": int(counters["rows"]),
+                    "compute": None if counters["compute"] is None else float(counters["compute"]),
+                    "wall_s": float(wall), "metric": key, "value": float(value)}
+    return list(rows.values())
 
 
 def _provenance(run_dir: Path, stated: dict) -> tuple[str, str]:

@@ -280,6 +280,22 @@ def test_a_goal_is_met_only_once_it_holds_at_evaluations_in_a_row(tmp_path):
                                        {"eval/connect4-4x4-uniform/value_mae": 0.2}, {play: 0.0}, {play: 0.0})]
     assert seen == [False, False, False, False, False, False, True]
     assert not GoalWatch({}, hold=3).observe({play: 0.0})  # no goal: the budget ends the trial
+    # A resumed run logs again the evaluations after its checkpoint (at 256): they replace
+    # the first run's from there, not add to its count.
+    resumed = GoalWatch({"eval/*-play/error_rate": 0.0}, hold=3)
+    first_run = [{"updates": 128, play: 0.0}, {"updates": 256, play: 0.0}, {"updates": 384, play: 0.1}]
+    assert [resumed.observe(r) for r in first_run] == [False, False, False]
+    # Resumed from 256: its 384 replaces the first run's (not added after it): 3 in a row.
+    assert resumed.observe({"updates": 384, play: 0.0}) and resumed.streak == 3
+    twice = GoalWatch({"eval/*-play/error_rate": 0.0}, hold=3)
+    assert not any(twice.observe(r) for r in [{"updates": 128, play: 0.0}, {"updates": 256, play: 0.0},
+                                               {"updates": 256, play: 0.0}])  # 256 logged twice: 2, not 3
+    assert twice.streak == 2
+    again = GoalWatch({"eval/*-play/error_rate": 0.0}, hold=3)
+    for r in [{"updates": 128, play: 0.1}, {"updates": 256, play: 0.0}, {"updates": 384, play: 0.0}]:
+        again.observe(r)
+    assert not again.observe({"updates": 256, play: 0.0})  # resumed from 128: 256 again, one in a row
+    assert again.streak == 1
 
 
 @pytest.mark.parametrize("hold, message", [("2", "must hold at 3 or more evaluations"),

@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from launch.results import stats
-from launch.results.schema import STUDY_FILE, TABLES
+from launch.results.schema import STUDY_FILE, TABLES, TUNING_PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS_DIR = ROOT / "results"  # the repository's trial data, a directory per study
@@ -37,6 +37,7 @@ class Study:
     trials: pd.DataFrame
     evaluations: pd.DataFrame
     matches: pd.DataFrame
+    tunings: list  # each tune-<arm>.json: an arm's exploration parameter tuned (launch tune)
 
     @property
     def finished(self) -> pd.DataFrame:
@@ -93,6 +94,17 @@ class Study:
             out.append((int(t["seed"]), stats.goal_times(points, goal, max(int(t["hold"]), stats.MIN_HOLD))))
         return out
 
+    def arm_setting(self, arm: str, key: str):
+        """The value of the dotted config ``key`` its trials of ``arm`` ran with (None when
+        they differ or do not hold it)."""
+        values = set()
+        for config in self.trials.loc[self.trials["arm"] == arm, "config"]:
+            node = json.loads(config)
+            for part in key.split("."):
+                node = node.get(part) if isinstance(node, dict) else None
+            values.add(json.dumps(node))
+        return json.loads(values.pop()) if len(values) == 1 else None
+
     def value_at(self, trial: str, pattern: str, updates: int) -> float | None:
         """The metric at the trial's last evaluation at or before ``updates``."""
         s = self.series(trial, pattern)
@@ -106,8 +118,9 @@ def load_study(name: str, root: Path = RESULTS_DIR) -> Study:
         raise StudyMissing(f"results/{name}: no such study (no {STUDY_FILE}); studies: "
                            f"{', '.join(study_names(root)) or 'none'}")
     frames = {t: pq.read_table(path / f"{t}.parquet").to_pandas() for t in TABLES}
+    tunings = [json.loads(p.read_text()) for p in sorted(path.glob(f"{TUNING_PREFIX}*.json"))]
     return Study(name, path, json.loads((path / STUDY_FILE).read_text()), frames["trials"], frames["evaluations"],
-                 frames["matches"])
+                 frames["matches"], tunings)
 
 
 def study_names(root: Path = RESULTS_DIR) -> list[str]:

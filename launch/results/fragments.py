@@ -135,6 +135,35 @@ def improvement(study: Study, args: dict, ctx: Context) -> str:
     return "\n".join(lines)
 
 
+def tuning(study: Study, args: dict, ctx: Context) -> str:
+    """Each tuned arm of the study: the parameter's range, every tuning trial (its value,
+    seed, metric and how it ended), the value chosen, and the value the study's trials of
+    that arm ran with (the same, or not: a page says which)."""
+    if not study.tunings:
+        return ("No arm of this study has a tuning run in its data: each arm ran with its preset's exploration "
+                "parameter (`python -m launch tune SPEC --arm ARM`, then `results add --tune DIR`).")
+    out = []
+    for t in study.tunings:
+        key, metric, chosen = t["space"]["key"], t["scheduler"]["metric"], t["chosen"]
+        ran = study.arm_setting(t["arm"], key)
+        out += [f"**{t['arm']}** ({t['algo']}): `{key}` on a {t['space']['scale']} scale over "
+                f"[{t['space']['low']:g}, {t['space']['high']:g}], {t['search']['kind']} search, ASHA on `{metric}` "
+                f"against updates (grace {t['scheduler']['grace_period']:,}); tuning seeds "
+                f"{', '.join(map(str, t['seeds']['tuning']))}, none of the comparison's; "
+                f"{t['budget']['updates']:,} updates a trial at most; `{t['command']}`.", "",
+                f"| `{key}` | seed | `{metric.split('/')[-1]}` | updates | ended |", "|---:|---:|---:|---:|---|"]
+        for trial in sorted(t["trials"], key=lambda x: x["value"]):
+            out.append(f"| {trial['value']:g} | {trial['seed']} | {_num(trial['metric'], 3)} | "
+                       f"{_num(trial['updates'])} | {trial['end']} |")
+        verdict = ("no value chosen: no trial ran to its end" if chosen is None else
+                   f"chosen `{key} = {chosen['value']:g}`")
+        same = (ran is not None and chosen is not None and math.isclose(float(ran), float(chosen["value"])))
+        out += ["", f"{verdict}; the study's {t['arm']} trials ran with `{key} = {ran}`"
+                + (" (the chosen value)." if same else " (not the chosen value: the comparison is at the "
+                   "preset's setting for this arm)."), ""]
+    return "\n".join(out)
+
+
 def _dates(study: Study) -> str:
     t = study.trials
     return f"{min(t['started'])[:10]} to {max(t['ended'])[:10]}"
@@ -255,5 +284,6 @@ def _relative(target: Path, page: Path) -> str:
 
 
 KINDS = {"time-to-goal": time_to_goal, "final": final, "improvement": improvement, "provenance": provenance,
-         "budget": budget, "figure": figure, "index": index, "headline": headline, "schema": schema}
+         "budget": budget, "figure": figure, "index": index, "headline": headline, "schema": schema,
+         "tuning": tuning}
 WITHOUT_STUDY = {"index", "headline", "schema"}  # kinds drawn from every study, or from none

@@ -126,15 +126,33 @@ def generate(*, root: Path = ROOT, data_root: Path = RESULTS_DIR, check: bool = 
     return 1 if stale else 0
 
 
-def add(exp_dir: Path, study: str, *, commit: str | None, machine: str | None, data_root: Path = RESULTS_DIR) -> Path:
+def add(exp_dir: Path, study: str, *, commit: str | None, machine: str | None, data_root: Path = RESULTS_DIR,
+        tunings: tuple = ()) -> Path:
+    """The experiment's trial data into ``data_root/study``, with each tuning directory's
+    ``tune.json`` (``launch tune``) as ``tune-<arm>.json``."""
+    import json
+
+    from launch.experiments.tuning import TUNE_FILE
     from launch.results.record import experiment_tables, study_info, write_tables
+    from launch.results.schema import TUNING_PREFIX
 
     if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*", study):
         raise ValueError(f"--study {study!r}: lower-case letters, digits, dots and dashes")
     tables = experiment_tables(exp_dir, study, stated={"commit": commit, "machine": machine, "strict": True})
     if tables["trials"].num_rows == 0:
         raise ValueError(f"{exp_dir}: no trial has metrics yet; nothing to add")
-    return write_tables(tables, study_info(exp_dir, study), data_root / study)
+    records = []
+    for tuning in tunings:
+        if not (Path(tuning) / TUNE_FILE).is_file():
+            raise ValueError(f"--tune {tuning}: no {TUNE_FILE} (a launch tune directory holds one)")
+        record = json.loads((Path(tuning) / TUNE_FILE).read_text())
+        # The command as a reader would run it: the tuning directory under runs/.
+        record["command"] = record["command"].replace(str(Path(tuning).resolve()), f"runs/{Path(tuning).name}")
+        records.append(record)
+    out = write_tables(tables, study_info(exp_dir, study), data_root / study)
+    for record in records:
+        (out / f"{TUNING_PREFIX}{record['arm']}.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,9 +164,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--study", required=True, help="the study's name: its directory under results/")
         parser.add_argument("--commit", help="the commit that ran trials without a provenance file")
         parser.add_argument("--machine", help="the machine that ran trials without a provenance file")
+        parser.add_argument("--tune", action="append", default=[], type=Path, metavar="TUNE_DIR",
+                            help="a launch tune directory of one of the study's arms; repeat for each")
         args = parser.parse_args(argv[1:])
         try:
-            path = add(args.exp_dir, args.study, commit=args.commit, machine=args.machine)
+            path = add(args.exp_dir, args.study, commit=args.commit, machine=args.machine, tunings=tuple(args.tune))
         except (ValueError, FileNotFoundError) as err:
             parser.error(str(err))
         print(f"{path.relative_to(ROOT)}: written; now python -m launch results")

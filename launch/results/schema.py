@@ -76,6 +76,7 @@ MATCHES = (
 
 TABLES = {"trials": TRIALS, "evaluations": EVALUATIONS, "matches": MATCHES}
 STUDY_FILE = "study.json"  # the study's name, description, spec, size and commands
+TUNING_PREFIX = "tune-"  # tune-<arm>.json: an arm's tuning run (launch tune's tune.json), beside the tables
 
 
 def schema(table: str) -> pa.Schema:

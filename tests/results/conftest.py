@@ -31,7 +31,8 @@ def write_experiment(out, *, provenance: bool = True, rates=ERROR_RATES):
     for (board, arm, seed), values in rates.items():
         size = int(board[0])
         run_dir = f"ladder-{board}-{arm}-s{seed}"
-        config = {"algo": "avi" if arm == "avi" else "alphazero", "game": "hex", "game_params": {"size": size}}
+        config = {"algo": "avi" if arm == "avi" else "alphazero", "game": "hex", "game_params": {"size": size},
+                  "actors": {"epsilon": 0.3}}
         trials.append({"name": f"{board}-{arm}-s{seed}", "arm": arm, "group": f"hex {board}", "instance": board,
                        "seed": seed, "updates": 768, "rows": 1000, "bundles": [{"CPU": 1.0}], "config": config,
                        "stop_when": {"eval/*-play/error_rate": 0.0}, "hold": 3, "run_dir": run_dir})

@@ -96,3 +96,35 @@ def test_the_repository_pages_match_the_repository_data():
     done = subprocess.run([sys.executable, "-m", "launch", "results", "--check"], cwd=ROOT, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _tune_record(arm: str, chosen: float | None) -> dict:
+    trials = [{"value": v, "seed": 10000 + i, "metric": m, "updates": u, "end": e}
+              for i, (v, m, u, e) in enumerate([(0.02, 0.2, 384, "stopped by ASHA"), (0.171, 0.0, 1536, "goal"),
+                                                (0.5, 0.05, 3072, "budget")])]
+    return {"arm": arm, "algo": "avi", "command": "python -m launch tune ladder-hex --arm avi --out /abs/tune-avi",
+            "space": {"key": "actors.epsilon", "scale": "log", "low": 0.02, "high": 0.5},
+            "search": {"kind": "grid"}, "scheduler": {"metric": "eval/hex-3x3-play/error_rate", "grace_period": 384},
+            "seeds": {"tuning": [10000, 10001, 10002], "comparison": [0, 1, 2]}, "budget": {"updates": 3072},
+            "trials": trials, "chosen": None if chosen is None else {"value": chosen}}
+
+
+def test_a_tuned_arm_is_shown_with_every_trial_and_whether_the_study_used_its_value(tmp_path):
+    import json
+
+    tune = tmp_path / "tune-avi"
+    tune.mkdir()
+    (tune / "tune.json").write_text(json.dumps(_tune_record("avi", 0.171)))
+    exp = write_experiment(tmp_path / "exp")
+    add(exp, "demo", commit=None, machine=None, data_root=tmp_path / "results", tunings=(tune,))
+    assert (tmp_path / "results" / "demo" / "tune-avi.json").is_file()
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    page = tmp_path / "docs" / "results" / "demo.md"
+    page.write_text("<!-- results: tuning study=demo -->\n<!-- /results -->\n")
+    assert _generate(tmp_path, check=False)[0] == 0
+    text = page.read_text()
+    assert "| 0.02 | 10000 | 0.200 | 384 | stopped by ASHA |" in text and "| 0.171 | 10001 | 0.000 | 1,536 | goal |" in text
+    # The conftest's trials ran at epsilon 0.3, not the chosen 0.171: the page says so.
+    assert "chosen `actors.epsilon = 0.171`; the study's avi trials ran with `actors.epsilon = 0.3` (not the chosen" in text
+    with pytest.raises(ValueError, match="no tune.json"):
+        add(exp, "demo", commit=None, machine=None, data_root=tmp_path / "results", tunings=(tmp_path,))

@@ -70,6 +70,11 @@ class TrainConfig:
     # its replay snapshot), to score the run afterwards at equal compute or over many
     # checkpoints; 0 keeps only the newest.
     keep_checkpoints_every: int = 0
+    # Seconds a run goes on training while its storage cannot be written (an object store's
+    # or a DNS outage): a failed checkpoint is tried again at the next one, the final one
+    # every few seconds, and the run ends with the storage's error only once the writes have
+    # failed for this long. 0: the first failed checkpoint ends the run.
+    storage_outage_s: float = 600.0
 
     @property
     def game_network(self) -> GameNetwork:
@@ -469,6 +474,9 @@ def validate(config: TrainConfig) -> None:
     for name in ("checkpoint_every", "keep_checkpoints", "max_policy_lag"):
         if getattr(config, name) < 1:
             raise ConfigError(f"{name} must be >= 1, got {getattr(config, name)}")
+    if not config.storage_outage_s >= 0:
+        raise ConfigError(f"storage_outage_s must be >= 0 (0: the first failed checkpoint ends the run), "
+                          f"got {config.storage_outage_s}")
     if config.keep_checkpoints_every < 0:
         raise ConfigError(f"keep_checkpoints_every must be >= 0 (0 keeps only the newest), "
                           f"got {config.keep_checkpoints_every}")

@@ -54,7 +54,12 @@ class MetricsLogger:
         record = {"time": time.time(), **record}
         self.file.write(json.dumps(record, sort_keys=True) + "\n")
         if self.remote and time.monotonic() - self.uploaded >= UPLOAD_SECONDS:
-            self._upload()
+            try:
+                self._upload()
+            except storage.StorageError as e:  # the records stay here; the next upload carries them all
+                self.uploaded = time.monotonic()
+                print(f"metrics: not uploaded ({e}); trying again in {UPLOAD_SECONDS:g} s", file=sys.stderr,
+                      flush=True)
         if self.wandb is not None:
             numbers = {k: v for k, v in record.items() if isinstance(v, (int, float)) and k != "time"}
             self.wandb.log(numbers, step=int(record.get("updates", 0)))

@@ -19,9 +19,11 @@ evaluates and checkpoints through it, so that each is spent from the right clock
 from __future__ import annotations
 
 import math
+import sys
 import time
 from typing import Protocol
 
+import storage
 from launch.config import ConfigError
 from launch.eval_plan import EvaluationPlan
 from launch.progress import Progress
@@ -56,10 +58,18 @@ class Evaluates(Protocol):
     def checkpoint(self): ...
 
 
+RETRY_SECONDS = 10.0  # between tries of the final checkpoint while the storage is out
+
+
 class RunBudget:
     def __init__(self, run: Evaluates, *, updates: int | None = None, minutes: float | None = None,
-                 train_minutes: float | None = None, started: float | None = None, time_share: float = 0.2):
-        """``started``: when the wall clock of ``minutes`` began (a ``time.time()``; default now)."""
+                 train_minutes: float | None = None, started: float | None = None, time_share: float = 0.2,
+                 storage_outage_s: float = 600.0):
+        """``started``: when the wall clock of ``minutes`` began (a ``time.time()``; default now);
+        ``storage_outage_s``: how long checkpoints may fail before the run ends (TrainConfig)."""
+        self.storage_outage_s = storage_outage_s
+        self.storage_down_since: float | None = None  # the first failed write of the outage under way
+        self.checkpoints_failed = 0  # over the run
         check_budget(updates, minutes, train_minutes)
         self.run, self.updates, self.minutes, self.train_minutes = run, updates, minutes, train_minutes
         self.start = time.time()
@@ -109,12 +119,34 @@ class RunBudget:
         """Whether an evaluation of the ``evaluation.every`` cadence fits the budget."""
         return self.plan is None or self.plan.cheap_fits()
 
-    def checkpoint(self) -> None:
-        began = time.time()
-        self.run.checkpoint()
-        if self.plan is not None:
-            self.plan.checkpointed(time.time() - began)
-            self.budget.deadline = self.plan.train_deadline()
+    def checkpoint(self, *, final: bool = False) -> None:
+        """A checkpoint of the run. One the storage refuses is tried again at the next
+        checkpoint (the run goes on: a few seconds of an object store's errors must not end
+        hours of training), or with ``final`` every few seconds; once the writes have failed
+        for ``storage_outage_s``, the storage's error ends the run."""
+        while True:
+            began = time.time()
+            try:
+                self.run.checkpoint()
+            except storage.StorageError as err:
+                self.checkpoints_failed += 1
+                self.storage_down_since = self.storage_down_since or began
+                down = time.time() - self.storage_down_since
+                if down >= self.storage_outage_s:
+                    raise storage.StorageError(f"checkpoints have failed for {down:.0f} s (storage_outage_s="
+                                               f"{self.storage_outage_s:g}): {err}") from err
+                again = f"in {RETRY_SECONDS:g} s" if final else "at the next checkpoint"
+                print(f"checkpoint at {self.run.counters.updates} updates not written ({err}); trying again {again}, "
+                      f"for {self.storage_outage_s - down:.0f} s more", file=sys.stderr, flush=True)
+                if not final:
+                    return
+                time.sleep(min(RETRY_SECONDS, self.storage_outage_s - down))
+                continue
+            self.storage_down_since = None
+            if self.plan is not None:
+                self.plan.checkpointed(time.time() - began)
+                self.budget.deadline = self.plan.train_deadline()
+            return
 
     def end_reason(self, stopped: bool) -> str:
         if stopped:

@@ -197,7 +197,8 @@ class Run:
         ``no_update`` (why none, if none) and ``evaluation_skipped`` (the suites a wall clock
         left out, and why)."""
         spend = RunBudget(self, updates=updates, minutes=minutes, train_minutes=train_minutes, started=started,
-                          time_share=self.config.evaluation.time_share)
+                          time_share=self.config.evaluation.time_share,
+                          storage_outage_s=self.config.storage_outage_s)
         elapsed_before, updates_before = self.counters.elapsed, self.counters.updates
         last, stopped = {}, False
         if self.evaluates and self.counters.iteration == 0 and not spend.budget.out_of_time():
@@ -233,8 +234,10 @@ class Run:
                 end.update(spend.evaluate(play=bool(unplayed), others=not evaluated, final=True, due=unplayed,
                                           checkpoint_left=checkpoint_left))
         if self._checkpointed_at != (self.counters.iteration, self.counters.updates):
-            spend.checkpoint()
+            spend.checkpoint(final=True)
         end["end"] = spend.end_reason(stopped)
+        if spend.checkpoints_failed:  # tried again and written once the storage was back
+            end["checkpoints_failed"] = spend.checkpoints_failed
         if self.counters.updates == updates_before:
             end["no_update"] = no_update_reason(self.config, self.counters.rows)
         if spend.left_out():

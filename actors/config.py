@@ -98,12 +98,6 @@ class SelfPlayConfig:
             raise ValueError(f"sample_actions must be >= 0 (0: every legal move), got {self.sample_actions}")
         if self.sample_by not in SAMPLE_BY:
             raise ValueError(f"sample_by must be one of {', '.join(SAMPLE_BY)}, got {self.sample_by!r}")
-
-    @property
-    def reads_puct_constants(self) -> bool:
-        """Whether the self-play search reads mcts.c_puct, c_init and c_base: PUCT's root and
-        interior rules do, Gumbel AlphaZero's (Sequential Halving, its mixed value) do not."""
-        return self.search == "puct"
         if not 0.0 <= self.archive_start <= 1.0:
             raise ValueError(f"archive_start must lie in [0, 1], got {self.archive_start}")
         if self.archive_size < 1:
@@ -115,6 +109,12 @@ class SelfPlayConfig:
             raise ValueError(f"inference_servers must be >= 0, got {self.inference_servers}")
         if self.inference_device not in ("auto", "cpu", "cuda"):
             raise ValueError(f"inference_device must be auto, cpu or cuda, got {self.inference_device!r}")
+
+    @property
+    def reads_puct_constants(self) -> bool:
+        """Whether the self-play search reads mcts.c_puct, c_init and c_base: PUCT's root and
+        interior rules do, Gumbel AlphaZero's (Sequential Halving, its mixed value) do not."""
+        return self.search == "puct"
 
     def check(self) -> None:
         """The checks across fields (each field alone is checked on construction)."""

@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README_MAX_LINES = 300
 
 
+@pytest.mark.slow
 def test_the_site_builds_strictly(tmp_path):
     """``mkdocs build --strict`` as ``make docs`` runs it; CI builds the site through this test."""
     # The test extra installs MkDocs (make setup); a missing one is a failure, not a skip.

@@ -57,6 +57,7 @@ def test_labels_asked_during_search_are_those_of_labelling_at_once(ray_session, 
     overlapped.get_state()  # nothing waits between calls: a checkpoint loses no rows
 
 
+@pytest.mark.slow
 def test_a_checkpoint_refuses_rows_still_waiting_for_labels(tmp_path):
     game = games.make("connect4")
     collector = AlphaZeroCollector(game, 4, mcts=SEARCH, seed=SEED, labeler=OracleLabeler(

@@ -230,6 +230,7 @@ def test_hex_boards_show_the_weak_oracle_and_leave_out_what_it_does_not_settle(m
     assert s["oracle"]["position"] is None and s["legal"] == list(range(49))
 
 
+@pytest.mark.slow
 def test_the_gumbel_search_plays_on_the_board_and_reuses_its_tree(connect4, c4_oracle, tmp_path):
     """``launch play --policy gumbel``: the agent answers through the HTTP API
     with Gumbel AlphaZero's search, the page gets its prior, visits and improved policy,

@@ -77,6 +77,7 @@ def test_a_game_of_evaluations_play_suite_replays_with_its_marks(connect4, c4_or
         play_suite_game(connect4, agent.choose(), c4_oracle, 1136)
 
 
+@pytest.mark.slow
 def test_the_command_serves_and_reports_bad_input():
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-m", "launch", "play", "--game", "connect4", "--port", "0"],

@@ -70,6 +70,7 @@ def test_more_servers_than_ray_can_split_a_gpu_among_are_refused():
         gpu_shares("cuda", "cuda", 5001, gpus=1)
 
 
+@pytest.mark.slow
 def test_a_learner_and_two_servers_run_at_once_on_one_gpu_of_a_real_ray():
     result = run_own_ray("gpu_share_cluster.py", timeout=180)
     assert result["shares"] == [0.5, 0.25]

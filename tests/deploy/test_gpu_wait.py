@@ -17,6 +17,7 @@ def waits():
     return run_own_ray("gpu_wait_cluster.py", timeout=300)
 
 
+@pytest.mark.slow
 def test_a_bounded_wait_without_a_gpu_ends_with_its_message_and_the_cpu(waits):
     no_gpu = waits["no_gpu"]
     assert no_gpu["gpus"] == 0 and no_gpu["device"] == "cpu"

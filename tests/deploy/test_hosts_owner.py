@@ -46,6 +46,7 @@ def state():
     shutil.rmtree(parent, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_hosts_of_a_running_owner_are_kept_and_those_of_an_ended_one_are_replaced(state):
     assert not namespaces(), "hosts of another check are up; this test would take their names"
     first = subprocess.Popen(["sleep", "120"])

@@ -87,6 +87,7 @@ def test_offered_resources_reads_nodes_and_environment():
         "actor", "replay", "learner", "oracle"}
 
 
+@pytest.mark.slow
 def test_roles_land_on_their_nodes_of_a_real_cluster():
     result = run_own_ray("placement_cluster.py", timeout=240)
     assert result["offered"] == ["actor", "learner", "replay"]

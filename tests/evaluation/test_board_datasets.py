@@ -123,6 +123,7 @@ def _outcome(cols: tuple, width: int, height: int) -> int:
     return 0 if best is None else best
 
 
+@pytest.mark.slow
 def test_connect4_4x4_sets_agree_with_negamax_and_score_in_the_runner(tmp_path, monkeypatch):
     monkeypatch.setenv(datasets.CACHE_ENV, str(tmp_path))
     game = games.make("connect4", width=4, height=4)

@@ -199,6 +199,7 @@ def test_play_against_the_weak_oracle_from_both_sides():
     assert weak["blunder_games"] >= weak["error_games"]
 
 
+@pytest.mark.slow
 def test_play_counts_apart_the_games_through_a_position_the_solver_left_unknown():
     """Under a limit too small for some positions, a lenient oracle (the evaluation's)
     plays on: the games through an unknown position are counted apart, the others scored

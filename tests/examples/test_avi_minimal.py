@@ -39,6 +39,7 @@ def test_the_design_page_gives_the_example_s_length():
     assert int(stated.group(1)) == lines, f"docs/design.md says {stated.group(1)} lines; {EXAMPLE.name} has {lines}"
 
 
+@pytest.mark.slow
 def test_the_example_runs_as_a_script_from_anywhere(tmp_path):
     """Two updates on tiny settings, from another directory: the file imports the
     project's packages by itself and prints its progress line."""
@@ -51,6 +52,7 @@ def test_the_example_runs_as_a_script_from_anywhere(tmp_path):
 
 # A budget in updates, not minutes: a loaded machine takes longer instead of failing.
 # Measured: 8,320 updates with seed 0 (docs/design.md gives the run, its machine and date).
+@pytest.mark.slow
 @pytest.mark.parametrize("budget_updates", [20_000])
 def test_avi_minimal_learns_tictactoe_exactly(budget_updates):
     """Value MAE below 0.05 against exhaustive negamax over all 4,520 non-terminal

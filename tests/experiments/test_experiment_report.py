@@ -78,6 +78,7 @@ def test_the_experiment_report_has_intervals_pairs_relative_compute_and_sources(
     assert not [line for line in one_seed.splitlines() if "hex-" in line and "±" in line]
 
 
+@pytest.mark.slow
 def test_suites_with_subsets_get_breakdown_figures(tmp_path):
     from launch.experiments.report import draw_experiment_figures, read_experiment
 
@@ -132,6 +133,7 @@ def test_each_arm_gets_the_mean_and_spread_of_its_trials_last_evaluations(tmp_pa
     assert "endgame" not in table  # per subset: in the final values' table only
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("named_by", ["spec", "command line"])
 def test_an_arm_with_compare_to_is_paired_with_that_arm_seed_by_seed(tmp_path, named_by, capsys):
     out = _experiment(tmp_path)

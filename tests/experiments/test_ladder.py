@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE
 from launch.experiments.report import draw_experiment_figures, read_experiment, write_experiment_report
 
@@ -98,6 +100,7 @@ def test_the_ladder_table_gives_kaplan_meier_medians_over_every_seed(tmp_path):
     assert summary.index("| connect4 4x4 |") < summary.index("| connect4 5x4 |")
 
 
+@pytest.mark.slow
 def test_the_ladder_figure_is_drawn_and_an_experiment_without_instances_has_none(tmp_path):
     exp = read_experiment(_ladder(tmp_path))
     (tmp_path / "figures").mkdir()
@@ -195,6 +198,7 @@ def _hybrid_beside_the_ladder(tmp_path) -> tuple:
     return out, ladder
 
 
+@pytest.mark.slow
 def test_an_experiment_of_one_arm_is_reported_beside_the_trials_it_left_to_another(tmp_path):
     """``report HYBRID --beside LADDER``: the ladder's AVI fills the arm the hybrid's size
     left out (and stays the reference of the paired differences), its AZ joins under its

@@ -15,6 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from launch.config import resolve
 from launch.metrics import read_metrics
 
@@ -43,6 +45,7 @@ def run_scenario(scenario: str, run_dir: Path) -> tuple[dict, list[dict], str]:
     return where, records, done.stdout
 
 
+@pytest.mark.slow
 def test_actor_node_killed_the_actor_moves_and_the_run_completes(tmp_path):
     config = resolve("tictactoe", "small", TINY)
     where, records, out = run_scenario("actor", tmp_path / "run")
@@ -64,6 +67,7 @@ def test_actor_node_killed_the_actor_moves_and_the_run_completes(tmp_path):
     assert "self-play actor 0 restarted; its call took" in out
 
 
+@pytest.mark.slow
 def test_replay_node_killed_shards_restore_their_snapshots(tmp_path):
     config = resolve("tictactoe", "small", TINY)
     run_dir = tmp_path / "run"

@@ -43,6 +43,7 @@ def _replay(rec):
     return game, game.from_moves([rec.moves])
 
 
+@pytest.mark.slow
 def test_a_full_game_against_gnu_go_is_played_to_the_end_and_scored(gnugo, tmp_path):
     game = games.make("go")
     engine = Engine("gnugo", engine_argv("gnugo", level=0), timeout=30)

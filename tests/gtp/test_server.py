@@ -118,6 +118,7 @@ def our_server(go_checkpoint):
         GtpEngine.close(proc, timeout=0.5)
 
 
+@pytest.mark.slow
 def test_the_checkpoint_server_answers_bad_input_with_errors(our_server):
     s = our_server()
     assert s.command("protocol_version") == "2" and s.command("name").startswith("selfplay avi")
@@ -152,6 +153,7 @@ def test_a_gtp_client_plays_the_checkpoint_server_through_a_full_game(our_server
     assert final_score_value(rec.engine_scores["ours"]) == rec.score == float(game.score(final)[0])
 
 
+@pytest.mark.slow
 def test_the_checkpoint_server_against_gnu_go_with_only_the_referee_between(our_server, gnugo):
     game = games.make("go")
     ours = Engine("ours", start=our_server, timeout=60)

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import pytest
 
 from launch.config import ConfigError, TrainConfig, resolve, validate
 from learner.checkpoint import CorruptCheckpointError, load_checkpoint, save_checkpoint
@@ -79,6 +80,7 @@ ITEMS = st.one_of(st.lists(st.integers(-3, 12), min_size=26, max_size=44), MOVE_
                   st.lists(st.floats() | st.text(max_size=2) | st.none(), min_size=1, max_size=3))
 
 
+@pytest.mark.slow
 @FAST
 @given(st.lists(ITEMS, min_size=1, max_size=6))
 def test_oracle_service_answers_each_item_or_names_its_error(tmp_path_factory, items):

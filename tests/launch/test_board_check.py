@@ -23,6 +23,7 @@ def _launch(tmp_path, *args) -> subprocess.CompletedProcess:
                            "--run-dir", str(tmp_path / "run")], capture_output=True, text=True, env=env, timeout=300)
 
 
+@pytest.mark.slow
 def test_hex_9x9_is_refused_before_ray_starts_naming_the_boards_with_sets(tmp_path):
     out = _launch(tmp_path, "--algo", "avi", "--game", "hex", "--set", 'game_params={"size": 9}')
     assert out.returncode == 2, out.stderr[-2000:]

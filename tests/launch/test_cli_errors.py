@@ -17,6 +17,7 @@ def run_cli(args, capsys):
     return code, err
 
 
+@pytest.mark.slow
 def test_help_works():
     out = subprocess.run([sys.executable, "-m", "launch", "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "--algo" in out.stdout and "--resume" in out.stdout

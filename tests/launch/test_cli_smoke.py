@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from launch.config import resolve
 from launch.experiments.report import report_main
 from learner.checkpoint import load_checkpoint
@@ -20,6 +22,7 @@ ITERATIONS = 3
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_python_m_launch_trains_checkpoints_and_logs(tmp_path, tmp_path_factory):
     updates = ITERATIONS * resolve("tictactoe", "small", TINY).updates_per_iteration
     run_dir = tmp_path / "run"

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from learner.checkpoint import latest_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +26,7 @@ def launch(tmp_path: Path, cache: Path, *args: str) -> subprocess.CompletedProce
                           text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_json_prints_only_the_record_while_sets_are_built_in_an_actor_and_in_the_driver(tmp_path):
     run_dir = tmp_path / "run"
     trained = launch(tmp_path, tmp_path / "cache-train", "--algo", "avi", "--game", "hex", "--preset", "small",

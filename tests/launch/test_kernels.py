@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Another process, other random games: every kernel it called from Python, by how it got
@@ -48,6 +50,7 @@ def run(args: list[str]) -> subprocess.CompletedProcess:
     return done
 
 
+@pytest.mark.slow
 def test_a_process_after_the_compile_step_loads_every_kernel_it_calls():
     assert "numba kernels compiled and cached" in run(["-m", "launch.kernels"]).stdout
     found = json.loads(run(["-c", PROBE]).stdout.splitlines()[-1])

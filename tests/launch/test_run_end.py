@@ -38,6 +38,7 @@ def launch(tmp_path, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_a_short_connect4_run_trains_after_its_first_evaluation_and_ends_with_a_checkpoint(tmp_path):
     # 1.2 s of collecting and training (--train-minutes): less than the untrained network's
     # evaluation (its datasets and play from 2 openings against the solver), which does not count.
@@ -69,6 +70,7 @@ def test_a_short_connect4_run_trains_after_its_first_evaluation_and_ends_with_a_
     assert f"python -m launch --resume {run_dir}" in out
 
 
+@pytest.mark.slow
 def test_a_run_without_an_update_says_why_and_still_leaves_a_checkpoint(tmp_path):
     run_dir = tmp_path / "run"
     # 8 environments, a step of 8 rows at a time for 0.6 s: never a batch of 1,024.

@@ -40,6 +40,7 @@ def run_for(tmp_path: Path, algo: str, *args: str) -> tuple[subprocess.Completed
     return done, exited - ray_up, run_dir
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["avi", "alphazero", "azal"])
 def test_a_run_on_the_wall_clock_returns_in_time_with_its_checkpoint(tmp_path, algo):
     done, seconds, run_dir = run_for(tmp_path, algo)

@@ -94,6 +94,7 @@ def test_fast_values_greedy_moves_and_avi_targets_stay_within_tolerance(name, dt
     assert agree >= 0.995, (dtype, fast.fast.dtype)
 
 
+@pytest.mark.slow
 def test_the_int8_conv_tower_agrees_with_fp32_on_othello():
     """The conv towers (Othello, Go: the same tower) have no labelled set. Othello's
     opening set and its children, with the preset tower trained a few steps to the disc

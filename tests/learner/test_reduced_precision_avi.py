@@ -17,6 +17,7 @@ The loop is Algorithm 1 in one process (no Ray) with the tic-tac-toe preset's va
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import games
 from actors.avi import AviCollector
 from evaluation.exact import exact_labels, value_metrics
@@ -57,6 +58,7 @@ def avi_run(*, seed: int, updates: int, precision: str = "fp32", inference_dtype
 METRICS = ("value_mae", "policy_regret", "optimal_move_rate")
 
 
+@pytest.mark.slow
 def test_bf16_learning_matches_fp32_within_seed_noise():
     """Same seeds, fp32 and bf16 autocast, 1,280 updates each: every exact metric of each
     bf16 run lies within the range of the fp32 runs over three seeds, widened by that

@@ -67,6 +67,7 @@ def test_book_fills_the_store_and_then_answers_from_it(ray_session, tmp_path):
     assert [a.value for a in answers] == [solver.analyze(p) for p in positions[:5]]
 
 
+@pytest.mark.slow
 def test_book_command(tmp_path):
     store = tmp_path / "cli.sqlite"
     out = subprocess.run([sys.executable, "-m", "oracle_service", "book", "--game", "connect4", "--depth", "1",

@@ -47,6 +47,7 @@ def lookup(book, moves):
     return book_score(book.codes, book.scores, np.uint64(cur), np.uint64(mask))
 
 
+@pytest.mark.slow
 def test_book_scores_equal_the_search_on_random_12_ply_positions(book, searched):
     rng = random.Random(12)
     positions = [random_position(rng, BOOK_PLY) for _ in range(120)]  # about 0.1 s of search each
@@ -86,6 +87,7 @@ def test_first_move_scores_are_the_published_ones():
     assert solver.book_leaves > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plies,count", [(6, 1), (7, 2), (8, 3), (9, 4), (10, 6), (11, 6)])
 def test_the_book_changes_no_score_before_ply_12(searched, plies, count):
     rng = random.Random(plies)
@@ -97,6 +99,7 @@ def test_the_book_changes_no_score_before_ply_12(searched, plies, count):
             assert with_book.analyze(moves) == searched.analyze(moves), moves
 
 
+@pytest.mark.slow
 def test_cli_analyzes_the_empty_board_in_under_a_second():
     # The answer's time: the command's, less a process that only starts (Python, numba's
     # cached kernels, the table's checksum and load: about 1.5 s here).

@@ -93,6 +93,7 @@ def test_the_positions_cover_every_ply(positions):
     assert len(positions) >= 300
 
 
+@pytest.mark.slow
 def test_ours_equals_bitbully_at_every_ply(ours, bitbully, positions):
     for moves in positions:
         expected = bitbully.analyze(moves)
@@ -102,6 +103,7 @@ def test_ours_equals_bitbully_at_every_ply(ours, bitbully, positions):
         assert ours.analyze(moves, weak=True) == bitbully.analyze(moves, weak=True), moves
 
 
+@pytest.mark.slow
 def test_ours_without_the_book_equals_bitbully_from_ply_10(bitbully, positions):
     searched = make_engine("ours", use_book=False, tt_log2_size=22)
     late = [m for m in positions if len(m) >= NO_BOOK_FROM_PLY]
@@ -142,6 +144,7 @@ def test_boards_and_states_answer_as_their_moves(ours, bitbully, positions):
         bitbully.solve_states(np.array([0], np.uint64), np.array([0b1111], np.uint64), np.array([4]))
 
 
+@pytest.mark.slow
 def test_the_command_line_answers_and_errors_alike(bitbully, positions):
     lines = [positions[40], "1111111", "4484", positions[300], "1212121", "-"]
     answers = {}
@@ -197,6 +200,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
                           env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=300)
 
 
+@pytest.mark.slow
 def test_the_default_path_does_not_import_bitbully():
     proc = _python(
         "import io, sys\n"

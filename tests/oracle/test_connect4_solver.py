@@ -404,6 +404,7 @@ def test_boards_of_reached_positions_parse_as_their_moves():
         assert parse_board(Board(cur, mask)) == (cur, mask, plies)
 
 
+@pytest.mark.slow
 def test_a_flipped_bit_gives_a_reachable_board_or_a_named_error():
     """Every board one bit away from a reached one: accepted exactly when a move order
     builds it without a four (the independent search above, then the move parser)."""

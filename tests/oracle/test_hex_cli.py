@@ -7,6 +7,8 @@ negamax, not from the solver."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.hex_negamax import board_after, connects, winning_cells
 from tests.oracle.test_oracle_cli import run  # the command as a subprocess
 
@@ -31,6 +33,7 @@ def test_hex_mixed_lines():
         assert line.startswith(f"error: line {number}: ") and words in line, line
 
 
+@pytest.mark.slow
 def test_hex_analyze_and_limits():
     lines = ["4,13,8,6,11,0,1,2", "1,4,12,0,14,7,9,6"]
     proc = run(["--game", "hex", "--size", "4", "--analyze"], lines)

@@ -161,6 +161,7 @@ def test_every_3x3_position():
     assert checked == 4520  # every legal position nobody has won yet
 
 
+@pytest.mark.slow
 def test_4x4_positions():
     """Every position with up to 3 stones (1,937), then 150 random ones of 4 to 12
     stones (seeded)."""
@@ -257,6 +258,7 @@ def test_symmetric_positions_search_one_move_of_each_rotation_pair(monkeypatch):
         checked += 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opening,black_wins", [("b1", False), ("b3", True)])
 def test_published_7x7_openings(opening, black_wins):
     """Hayward et al. (2003): Black's b1 (column b, row 1: cell 1) loses, b3 (cell 15)
@@ -469,6 +471,7 @@ def test_vulnerable_move_is_dropped_for_its_killer():
         assert set(range(16)) - set(kept.tolist()) == {0, 15}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size,count", [(4, 300), (5, 120)])
 def test_vulnerable_moves_are_dominated(size, count):
     """On random positions, against the reference: wherever an opponent's stone on q

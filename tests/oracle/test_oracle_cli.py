@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import games
 from oracle_service.chomp_grundy import ChompTable
@@ -76,6 +77,7 @@ def test_fgame_mixed_lines():
                                (7, "illegal path")])
 
 
+@pytest.mark.slow
 def test_option_errors():
     for args in (["--game", "chomp", "--rows", "3"], ["--game", "chomp", "--rows", "3", "--cols", "4", "--weak"],
                  ["--game", "chomp", "--rows", "40", "--cols", "4"], ["--game", "fgame", "--depth", "3", "--rows", "2"]):
@@ -99,6 +101,7 @@ def connect4_position(rng, plies):
             return "".join(str(a + 1) for a in actions)
 
 
+@pytest.mark.slow
 def test_connect4_mixed_lines():
     solver = Connect4Solver(tt_log2_size=20)
     rng = np.random.default_rng(0)

@@ -209,6 +209,7 @@ def test_truncated_snapshot_is_refused(tmp_path):
             RingBuffer.restore(bad)
 
 
+@pytest.mark.slow
 def test_corrupt_snapshot_is_refused_or_identical(tmp_path):
     """Flip one bit at offsets all over the file: each damaged file is refused naming it, or
     (a bit Parquet never reads) restores to exactly the same buffer; never to a different one."""

@@ -50,6 +50,7 @@ def _generate(site, check: bool) -> tuple[int, str]:
     return generate(root=site, data_root=site / "results", check=check, out=out), out.getvalue()
 
 
+@pytest.mark.slow
 def test_the_pages_are_drawn_from_the_data_and_a_changed_number_fails_the_check(site):
     assert _generate(site, check=True)[0] == 1  # empty parts: not what the data gives
     assert _generate(site, check=False)[0] == 0
@@ -91,6 +92,7 @@ def test_a_marker_without_its_study_or_kind_is_named(site):
     assert "names no kind" in _generate(site, check=True)[1]
 
 
+@pytest.mark.slow
 def test_the_repository_pages_match_the_repository_data():
     """What CI checks: every generated part of README and docs/results equals what results/ gives."""
     done = subprocess.run([sys.executable, "-m", "launch", "results", "--check"], cwd=ROOT, capture_output=True,

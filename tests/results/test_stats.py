@@ -41,6 +41,7 @@ def test_an_interval_of_a_bounded_metric_stays_in_its_range():
     assert one.mean == 0.2 and math.isnan(one.low) and math.isnan(one.high)
 
 
+@pytest.mark.slow
 def test_probability_of_improvement_is_the_share_of_pairs_won():
     # Lower is better. Pairs (x, y): x=0 beats 0.1 and 0.2 and ties 0; x=0.02 beats 0.1 and
     # 0.2 and loses to 0; x=0 again as the first: 6 wins and 2 ties of 9 pairs, 7/9.

@@ -138,6 +138,7 @@ def softmax_legal(logits, legal):
 FEW = [(2, 2), (2, 16), (4, 4), (4, 16)]  # (simulations, considered actions)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,params,cases", [
     ("tictactoe", {}, FEW), ("chomp", {"rows": 4, "cols": 5}, FEW),
     # 16 simulations are exact only where 16 root actions are each visited once: Chomp 5x6

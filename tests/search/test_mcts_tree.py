@@ -178,6 +178,7 @@ def test_a_rule_taking_the_lowest_legal_action_walks_one_line_to_a_win():
     assert chain_search(None, None, 10).visits[0].tolist() == [2, 1, 1, 1, 1, 1, 1, 1, 1]
 
 
+@pytest.mark.slow
 def test_the_root_rule_and_the_interior_rule_are_separate_parameters():
     # Lowest action at the root only: every walk goes through cell 0, and PUCT below it
     # spreads over the replies (each a new live leaf: 1 + 10 evaluations).
@@ -197,6 +198,7 @@ def test_a_rule_is_given_the_depth_of_its_node():
     assert r.evaluations == 5 and r.root_value[0] == pytest.approx(4 / 9)
 
 
+@pytest.mark.slow
 def test_puct_passed_as_a_new_function_compiles_its_own_walk_with_the_same_results():
     copy = njit(puct.py_func)  # another function: the walk is compiled for it in this process
     select, backup_select = walk_kernels(copy, copy)

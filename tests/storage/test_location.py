@@ -24,6 +24,7 @@ def root(request, tmp_path):
     return f"s3://runs/{uuid.uuid4().hex[:8]}"
 
 
+@pytest.mark.slow
 def test_a_location_round_trips_on_a_path_and_on_an_object_store(root):
     assert not storage.exists(root) and storage.listdir(root) == []
     data = os.urandom(3 << 20)  # several multipart-sized chunks on S3
@@ -59,6 +60,7 @@ def test_an_unreachable_object_store_is_an_error_naming_it():
     assert out.startswith("StorageError run storage s3://runs/lost/checkpoints: listing it failed"), out
 
 
+@pytest.mark.slow
 def test_a_run_on_an_unreachable_store_stops_before_ray_starts(tmp_path):
     env = {**os.environ, "AWS_ENDPOINT_URL": "http://127.0.0.1:1", "RAY_TMPDIR": str(tmp_path)}
     result = subprocess.run([sys.executable, "-m", "launch", "--algo", "avi", "--game", "tictactoe", "--updates", "8",

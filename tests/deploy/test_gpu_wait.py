@@ -30,6 +30,7 @@ def test_a_bounded_wait_without_a_gpu_ends_with_its_message_and_the_cpu(waits):
     assert no_gpu["recorded"] == no_gpu["device_note"]  # what config.json holds
 
 
+@pytest.mark.slow
 def test_no_wait_on_the_embedded_ray_nor_with_the_bound_zero(waits):
     embedded, no_wait = waits["embedded"], waits["no_wait"]
     assert embedded["printed"] == [] and embedded["found"] == "" and embedded["device"] == "cpu"

@@ -134,6 +134,7 @@ def test_the_checkpoint_server_answers_bad_input_with_errors(our_server):
     s.command("clear_board")
 
 
+@pytest.mark.slow
 def test_a_gtp_client_plays_the_checkpoint_server_through_a_full_game(our_server):
     game = games.make("go")
     rng = np.random.default_rng(3)

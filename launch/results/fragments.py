@@ -239,8 +239,7 @@ def index(_: None, args: dict, ctx: Context) -> str:
         page = (ctx.pages_of or {}).get(name)
         link = f"[{page.stem}]({_relative(page, ctx.page)})" if page else "–"
         lines.append(f"| `{name}` | `{s.info.get('spec')}` ({s.info.get('size')}) | {', '.join(s.boards())} | "
-                     f"{', '.join(s.label(a) for a in s.arms())} | {len(s.finished)} of {len(s.trials)} | "
-                     f"{_dates(s)} | {link} |")
+                     f"{', '.join(s.label(a) for a in s.arms())} | {_finished(s)} | {_dates(s)} | {link} |")
     return "\n".join(lines)
 
 
@@ -260,7 +259,7 @@ def headline(_: None, args: dict, ctx: Context) -> str:
                 cells.append(f"{board} {s.label(arm)}: {km.reached} of {km.n} seeds, {_median(km)}")
         page = (ctx.pages_of or {}).get(name)
         link = f"[{page.stem}]({_relative(page, ctx.page)})" if page else "–"
-        lines.append(f"| `{name}` ({len(s.finished)} of {len(s.trials)} trials finished, {_dates(s)}) | "
+        lines.append(f"| `{name}` ({_finished(s)} trials finished, {_dates(s)}) | "
                      f"{'; '.join(cells) or '–'} | {link} |")
     return "\n".join(lines)
 
@@ -275,6 +274,12 @@ def schema(_: None, args: dict, ctx: Context) -> str:
         out += [f"| `{c.name}` | {c.type}{' (may be empty)' if c.nullable else ''} | {c.doc} |" for c in columns]
         out.append("")
     return "\n".join(out)
+
+
+def _finished(study: Study) -> str:
+    """"k of n": the finished trials of all the study planned (a study stopped by its clock
+    has planned trials with no data yet)."""
+    return f"{len(study.finished)} of {study.info.get('planned_trials', len(study.trials))}"
 
 
 def _relative(target: Path, page: Path) -> str:

@@ -139,6 +139,7 @@ def study_info(exp_dir, study: str) -> dict:
     return {"study": study, "spec": manifest.get("spec"), "size": manifest.get("size"),
             "description": manifest.get("description", ""), "game": manifest.get("game"),
             "reference_arm": manifest.get("reference_arm"), "arms": list(manifest["arms"]),
+            "planned_trials": len(manifest["trials"]),  # a study stopped by its clock has fewer with data
             "commands": [{"time": c.get("time", ""), "argv": portable(c["argv"])} for c in manifest.get("commands", [])]}
 
 

@@ -63,7 +63,8 @@ def test_the_pages_are_drawn_from_the_data_and_a_changed_number_fails_the_check(
     assert "quoted-in-a-code-block" in page and (site / "docs" / "results" / "figures" / "demo-km.png").is_file()
     readme = (site / "README.md").read_text()
     assert "hex 3x3 AVI: 3 of 3 seeds, 384 [128, 512]" in readme and "(docs/results/demo.md)" in readme
-    assert "[demo](demo.md)" in (site / "docs" / "results" / "index.md").read_text()
+    index = (site / "docs" / "results" / "index.md").read_text()
+    assert "[demo](demo.md)" in index and "| 6 of 6 |" in index  # finished of planned
     assert _generate(site, check=True) == (0, "results: 3 pages match their data\n")
 
     (site / "docs" / "results" / "demo.md").write_text(page.replace("384 [128, 512]", "385 [128, 512]"))

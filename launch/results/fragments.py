@@ -47,10 +47,17 @@ def _x_unit(x: str) -> str:
     return {"updates": "updates", "compute": "compute (N_forward + 3 N_backward)"}[x]
 
 
-def _median(km: stats.KaplanMeier, digits=0) -> str:
+def _x(value, x: str = "updates") -> str:
+    """A time to a goal as its unit reads: updates whole, compute in three figures."""
+    if x == "compute" and value is not None and math.isfinite(value):
+        return f"{value:.3g}"
+    return _num(value)
+
+
+def _median(km: stats.KaplanMeier, x: str = "updates") -> str:
     if km.reached == 0:
         return "not reached"
-    return f"{_num(km.median, digits)} [{_num(km.low, digits)}, {_num(km.high, digits)}]"
+    return f"{_x(km.median, x)} [{_x(km.low, x)}, {_x(km.high, x)}]"
 
 
 def time_to_goal(study: Study, args: dict, ctx: Context) -> str:
@@ -69,10 +76,10 @@ def time_to_goal(study: Study, args: dict, ctx: Context) -> str:
             ends = [r.end for _, r in rows]
             first = stats.kaplan_meier([r.first for _, r in rows], ends)
             held = stats.kaplan_meier([r.held for _, r in rows], ends)
-            seeds = "; ".join(f"s{seed}: {_num(r.first) if r.first is not None else '> ' + _num(r.end)} / "
-                              f"{_num(r.held) if r.held is not None else '> ' + _num(r.end)}" for seed, r in rows)
+            seeds = "; ".join(f"s{seed}: {_x(r.first, x) if r.first is not None else '> ' + _x(r.end, x)} / "
+                              f"{_x(r.held, x) if r.held is not None else '> ' + _x(r.end, x)}" for seed, r in rows)
             lines.append(f"| {board} | {study.label(arm)} | {len(rows)} | {first.reached} of {first.n} | "
-                         f"{_median(first)} | {held.reached} of {held.n} | {_median(held)} | {seeds} |")
+                         f"{_median(first, x)} | {held.reached} of {held.n} | {_median(held, x)} | {seeds} |")
     lines += ["", f"The metric is `{metric}`; a seed's time is the {_x_unit(x)} at its first evaluation at "
               f"≤ {goal:g}, and for the held goal at the first of {hold} evaluations in a row at it. A seed that "
               f"never got there is censored at its last evaluation (\"> N\"): the Kaplan-Meier median (lifelines) "

@@ -70,8 +70,11 @@ def _trainable(params: dict) -> None:
         shutil.rmtree(run_dir)  # started but never checkpointed: nothing to continue from
     start = time.time()
     goal = GoalWatch(trial.get("stop_when") or {}, trial.get("hold", MIN_HOLD))
-    for record in read_metrics(run_dir) if resume else []:  # the evaluations before the resume count
-        goal.observe(record)
+    # The evaluations before the resume count, as the run's stop callback saw them: the
+    # untrained network's (iteration 0) is logged but never given to it.
+    for record in read_metrics(run_dir) if resume else []:
+        if record.get("iteration", 0) > 0:
+            goal.observe(record)
 
     def report(record: dict) -> bool:
         tune.report(numbers(record))

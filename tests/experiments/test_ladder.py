@@ -133,8 +133,8 @@ def test_a_board_no_trial_has_finished_gets_no_figure_row_but_is_named(tmp_path)
 
 def test_ladder_connect4_at_its_test_size_stops_at_its_goal_and_reports(ray_session, tmp_path):
     """The spec's test size with a goal every trial reaches at each evaluation (an error
-    rate of at most 1), given a budget of three iterations: the goal holds at the untrained
-    network's evaluation and the next two, so both trials end after two iterations."""
+    rate of at most 1), given a budget of four iterations: the goal holds at the first
+    three iterations' evaluations, so both trials end after three."""
     from launch.experiments.report import report_main
     from launch.experiments.spec import SPEC_DIR
     from launch.experiments.tune_run import run_experiment
@@ -152,7 +152,7 @@ def test_ladder_connect4_at_its_test_size_stops_at_its_goal_and_reports(ray_sess
         "set = { replay = { shards = 1 } }",
         "set = { replay = { shards = 1 }, actors = { collect_steps = 16 }, learner = { batch_size = 128 } }")
     assert "updates = 128\n" in quick
-    quick = quick.replace("updates = 128\n", "updates = 192\n")
+    quick = quick.replace("updates = 128\n", "updates = 256\n")
     spec.write_text(text.replace(test_size, quick))
     out = tmp_path / "ladder-c4"
     argv = ["python", "-m", "launch", "experiment", str(spec), "--size", "test", "--out", str(out)]
@@ -162,7 +162,7 @@ def test_ladder_connect4_at_its_test_size_stops_at_its_goal_and_reports(ray_sess
     for trial in ("4x4-avi-s0", "4x4-az32-s0"):
         records = [json.loads(line) for line in (out / f"ladder-connect4-{trial}" / "metrics.jsonl").read_text().splitlines()]
         assert play in records[-1] and records[-1][play] <= 1.0, records[-1]
-        assert max(r["updates"] for r in records if "updates" in r) == 128  # held at 0, 64, 128: not the budget's 192
+        assert max(r["updates"] for r in records if "updates" in r) == 192  # held at 64, 128, 192: not the budget's 256
         assert records[-1]["end"] == "stopped"
     assert report_main([str(out)]) == 0
     report = out / "report"

@@ -149,13 +149,14 @@ class EvaluatorWorker:
         every policy. With ``limits`` (a run on a wall clock: ``launch/eval_plan.py``), only
         the game suites' runs it names are played, each abandoned after its seconds or at
         ``deadline``."""
-        kinds = {s.kind for s in self.evaluator.suites if (s.kind in PLAY_KINDS and play)
-                 or (s.kind not in PLAY_KINDS and others)}
-        if not kinds:
+        costly = set(self.play_suites())
+        wanted = [run.name for run in self.evaluator.runs
+                  if (play and run.name in costly and (limits is None or run.name in limits))
+                  or (others and run.name not in costly)]
+        if not wanted:
             return Evaluated({}, {})
-        skip = () if limits is None else [s for s in self.play_suites() if s not in limits]
-        metrics = self.evaluator.evaluate(ray.get(weights[0].ref), kinds=kinds, skip=skip, limits=limits,
-                                          deadline=deadline)
+        skip = [run.name for run in self.evaluator.runs if run.name not in wanted]
+        metrics = self.evaluator.evaluate(ray.get(weights[0].ref), skip=skip, limits=limits, deadline=deadline)
         return Evaluated(metrics, dict(self.evaluator.abandoned))
 
     def suites(self) -> list[str]:
@@ -163,8 +164,11 @@ class EvaluatorWorker:
         return [run.name for run in self.evaluator.runs]
 
     def play_suites(self) -> list[str]:
-        """The names of its game suites' runs, on the ``play_every`` cadence and planned by a wall clock."""
-        return [run.name for run in self.evaluator.runs if run.suite.kind in PLAY_KINDS]
+        """The names of its costly runs, on the ``play_every`` cadence and planned by a wall
+        clock: the game suites by every policy, and every suite by the second policy (a
+        search at its training budget costs its simulations per state, far more than the
+        policy head's one evaluation)."""
+        return [run.name for run in self.evaluator.runs if run.suite.kind in PLAY_KINDS or not run.own]
 
 
 EvaluatorActor = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1, enable_task_events=TASK_EVENTS)(

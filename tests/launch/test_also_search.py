@@ -101,8 +101,10 @@ def test_the_evaluator_scores_what_was_planned_and_the_clock_keeps_time_for_both
     worker = EvaluatorWorker(game_network=config.game_network, config=config.evaluation, gamma=config.gamma,
                              oracle_store=None, training_search=training_search(config))
     assert worker.suites() == evaluated_runs(config)
-    assert worker.play_suites() == ["chomp-4x5-play", "chomp-4x5-traces", "chomp-4x5-play@mcts24",
-                                    "chomp-4x5-traces@mcts24"]
+    # The costly runs: the game suites by both policies, and the states suite by the search
+    # (its simulations a state), which a wall clock plans and may leave out.
+    assert worker.play_suites() == ["chomp-4x5-play", "chomp-4x5-traces", "chomp-4x5-states@mcts24",
+                                    "chomp-4x5-play@mcts24", "chomp-4x5-traces@mcts24"]
     # A wall clock (launch/eval_plan.py) plans each run of a game suite on its own: the
     # final evaluation keeps the search's measured cost beside the policy head's.
     plan = EvaluationPlan(start=0.0, end=600.0, share=0.2, costly=["chomp-4x5-play", "chomp-4x5-play@mcts24"],

@@ -145,9 +145,9 @@ class EvaluatorWorker:
     def evaluate(self, weights: list, *, play: bool = True, others: bool = True,
                  limits: dict[str, float] | None = None, deadline: float | None = None) -> Evaluated:
         """Metrics of ``weights[0]`` (a ``WeightVersion``, in a list so Ray passes the
-        reference) on the game suites (``play``) and the other suites (``others``), each by
-        every policy. With ``limits`` (a run on a wall clock: ``launch/eval_plan.py``), only
-        the game suites' runs it names are played, each abandoned after its seconds or at
+        reference) on its costly runs (``play``: :meth:`play_suites`) and the others
+        (``others``). With ``limits`` (a run on a wall clock: ``launch/eval_plan.py``), only
+        the costly runs it names are played, each abandoned after its seconds or at
         ``deadline``."""
         costly = set(self.play_suites())
         wanted = [run.name for run in self.evaluator.runs

@@ -243,8 +243,7 @@ def index(_: None, args: dict, ctx: Context) -> str:
     lines = ["| study | spec (size) | boards | arms | trials finished | ran | page |", "|---|---|---|---|---:|---|---|"]
     for name in study_names(ctx.root):
         s = load_study(name, ctx.root)
-        page = (ctx.pages_of or {}).get(name)
-        link = f"[{page.stem}]({_relative(page, ctx.page)})" if page else "–"
+        link = _page_link(name, ctx)
         lines.append(f"| `{name}` | `{s.info.get('spec')}` ({s.info.get('size')}) | {', '.join(s.boards())} | "
                      f"{', '.join(s.label(a) for a in s.arms())} | {_finished(s)} | {_dates(s)} | {link} |")
     return "\n".join(lines)
@@ -264,8 +263,7 @@ def headline(_: None, args: dict, ctx: Context) -> str:
                     continue
                 km = stats.kaplan_meier([r.held for _, r in rows], [r.end for _, r in rows])
                 cells.append(f"{board} {s.label(arm)}: {km.reached} of {km.n} seeds, {_median(km)}")
-        page = (ctx.pages_of or {}).get(name)
-        link = f"[{page.stem}]({_relative(page, ctx.page)})" if page else "–"
+        link = _page_link(name, ctx)
         lines.append(f"| `{name}` ({_finished(s)} trials finished, {_dates(s)}) | "
                      f"{'; '.join(cells) or '–'} | {link} |")
     return "\n".join(lines)
@@ -281,6 +279,12 @@ def schema(_: None, args: dict, ctx: Context) -> str:
         out += [f"| `{c.name}` | {c.type}{' (may be empty)' if c.nullable else ''} | {c.doc} |" for c in columns]
         out.append("")
     return "\n".join(out)
+
+
+def _page_link(study: str, ctx: Context) -> str:
+    """A link from the page being drawn to the first results page that presents ``study``."""
+    page = (ctx.pages_of or {}).get(study)
+    return f"[{page.stem}]({_relative(page, ctx.page)})" if page else "–"
 
 
 def _finished(study: Study) -> str:

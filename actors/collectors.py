@@ -18,10 +18,10 @@ from actors.hybrid import HybridCollector
 from actors.inference_server import InferenceClient
 from actors.labels import OracleLabeler
 from games import Game
-from learner.learner import ValueFunction
-from learner.networks import NetworkConfig
+from inference.network import ValueFunction
+from inference.networks import NetworkConfig
 from search.cache import CachedEvaluator, CachedValueFn
-from search.network import NetworkEvaluator
+from inference.network import NetworkEvaluator
 
 
 @dataclass(frozen=True)

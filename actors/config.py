@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import algorithms
 from actors.avi import SAMPLE_BY
-from learner.inference import check_dtype
-from learner.machine import threads_here, threads_value
+from inference.precision import check_dtype
+from inference.machine import threads_here, threads_value
 from search.cache import EVAL_CACHE_MODES
 from search.gumbel import GumbelConfig
 from search.mcts import MCTSConfig
@@ -67,7 +67,7 @@ class SelfPlayConfig:
     # The network's inference path for self-play; fp32 keeps a run bitwise reproducible
     # (auto's timed choice may differ between runs), and on AVX2 CPUs no reduced-precision
     # path of the MLP presets stays within tolerance (docs/benchmarks.md).
-    inference_dtype: str = "fp32"  # auto, fp32, bf16 or int8 (learner/inference.py)
+    inference_dtype: str = "fp32"  # auto, fp32, bf16 or int8 (inference/precision.py)
     # The evaluation cache (search/cache.py): "cache" evaluates each distinct input once
     # per weight version, "batch" once per call, "off" every time; "auto" is cache for AVI
     # (about half of Connect Four's children repeat within a phase) and off for AlphaZero

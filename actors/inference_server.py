@@ -44,8 +44,8 @@ import numpy as np
 import ray
 
 from actors.config import SelfPlayConfig
-from learner.game_network import GameNetwork
-from learner.machine import THREADED_RUNTIME_ENV
+from inference.game_network import GameNetwork
+from inference.machine import THREADED_RUNTIME_ENV
 from lifecycle import TASK_EVENTS, watched
 from search.cache import CachedValueFn
 
@@ -162,7 +162,7 @@ class InferenceWorker:
                        "max_requests_per_batch": 0}  # of evicted versions
 
     def _new_version(self, weights: dict[str, np.ndarray], version: int) -> None:
-        from learner.learner import ValueFunction
+        from inference.network import ValueFunction
 
         net = ValueFunction(self.game, self.network, device=self.device, inference_dtype=self.inference_dtype)
         net.set_weights(weights, version)
@@ -170,7 +170,7 @@ class InferenceWorker:
                                                                  symmetries=self.images)
         cache = getattr(fn, "cache", None)
         # What each request cost: inputs the network ran (repeats excluded) and samples forward.
-        work = lambda: (cache.evaluated if cache is not None else net.samples_forward // net._cost,  # noqa: E731
+        work = lambda: (cache.evaluated if cache is not None else net.samples_forward // net.cost,  # noqa: E731
                         net.samples_forward)
         self.held[version] = _Version(net, fn, BatchingServer(fn, work=work, **self.batching))
         while len(self.held) > self.max_versions:

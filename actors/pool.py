@@ -38,8 +38,8 @@ from actors.collectors import CollectorSetup
 from actors.config import SelfPlayConfig
 from actors.labels import LabelStats
 from algorithms.descriptors import AlgorithmDescriptor
-from learner.game_network import GameNetwork
-from learner.machine import THREADED_RUNTIME_ENV
+from inference.game_network import GameNetwork
+from inference.machine import THREADED_RUNTIME_ENV
 from learner.weights import WeightVersion
 from lifecycle import TASK_EVENTS, was_restarted, watched
 from replay.rows import AUX_POLICY

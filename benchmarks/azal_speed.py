@@ -35,11 +35,11 @@ import torch
 from actors.alphazero import AlphaZeroCollector
 from actors.labels import OracleLabeler
 from launch.config import resolve
-from learner.learner import numpy_weights
-from learner.networks import build_network
+from inference.tensors import numpy_weights
+from inference.networks import build_network
 from lifecycle.ray_start import start_ray
 from oracle_service.service import OracleClient
-from search.network import NetworkEvaluator
+from inference.network import NetworkEvaluator
 
 
 def collect_once(config, network, steps: int, replicas: int | None, seed: int) -> dict:

@@ -34,7 +34,7 @@ from evaluation.play import play_vs_oracle
 from evaluation.policies import greedy_policy
 from evaluation.runner import SuiteRunner
 from learner.learner import Learner
-from learner.networks import PRESET_NETWORKS
+from inference.networks import PRESET_NETWORKS
 
 
 def main(argv=None) -> int:

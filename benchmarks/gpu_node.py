@@ -137,7 +137,8 @@ def inference_phase(device: str, small: bool) -> dict:
     from actors.config import SelfPlayConfig
     from actors.inference_server import InferenceWorker
     from launch.config import preset_config
-    from learner.learner import Learner, ValueFunction
+    from learner.learner import Learner
+    from inference.network import ValueFunction
 
     game = games.make("connect4")
     preset = preset_config("connect4")
@@ -193,7 +194,7 @@ def _search_rate(device: str, trees: int, simulations: int, seconds: float, seed
     from launch.config import preset_config
     from learner.learner import Learner
     from search import MCTS, MCTSConfig
-    from search.network import NetworkEvaluator
+    from inference.network import NetworkEvaluator
 
     game = games.make("connect4")
     network = dataclasses.replace(preset_config("connect4").network, policy_head=True)

@@ -48,12 +48,12 @@ import torch  # noqa: E402
 import games  # noqa: E402
 from games import take  # noqa: E402
 from games.testing import random_move_lists  # noqa: E402
-from learner.learner import numpy_weights  # noqa: E402
-from learner.networks import PRESET_NETWORKS, build_network  # noqa: E402
+from inference.tensors import numpy_weights  # noqa: E402
+from inference.networks import PRESET_NETWORKS, build_network  # noqa: E402
 from search import MCTS, MCTSConfig, UniformEvaluator  # noqa: E402
 from search.cache import CachedEvaluator  # noqa: E402
 from search.gumbel import GumbelMCTS  # noqa: E402
-from search.network import NetworkEvaluator  # noqa: E402
+from inference.network import NetworkEvaluator  # noqa: E402
 
 C_PUCT = 3.0  # Table 4, for both searches
 

@@ -4,18 +4,18 @@ and learner updates.
     python -m benchmarks.network_speed [--json] [--games connect4 othello ...]
                                        [--dtypes int8 bf16] [--threads 1] [--seconds 0.5]
 
-For each game's preset network (``learner.networks.PRESET_NETWORKS``, initialised as the
+For each game's preset network (``inference.networks.PRESET_NETWORKS``, initialised as the
 learner initialises it, seed 0), on ``--threads`` torch threads:
 
 - inference throughput of the fp32 network and of each reduced-precision copy
-  (``learner.inference.convert``; ``--dtypes``, default those ``auto`` would time here,
-  ``learner.inference.candidates``) at batch ``--batch`` (default 4096 for the
+  (``inference.precision.convert``; ``--dtypes``, default those ``auto`` would time here,
+  ``inference.precision.candidates``) at batch ``--batch`` (default 4096 for the
   MLPs, 1024 for the conv towers), in network evaluations/s (a symmetrized network
   evaluates 2 images per sample), timed in alternation so that all see the same load;
   each copy's largest value difference from fp32 on the timed batch and its greedy
-  moves' agreement with fp32's on the game's guard positions (``learner.inference.check``);
+  moves' agreement with fp32's on the game's guard positions (``inference.precision.check``);
 - ``fast``: the copy ``inference_dtype=auto`` keeps (the fastest that holds, within
-  ``learner.inference.TOLERANCE`` and ``MIN_AGREEMENT``, and at least ``MIN_SPEEDUP``
+  ``inference.precision.TOLERANCE`` and ``MIN_AGREEMENT``, and at least ``MIN_SPEEDUP``
   times fp32), else fp32;
 - learner updates/s of ``Learner.train_step`` at batch ``--train-batch``, precision fp32
   beside bf16 (autocast), in alternation.
@@ -36,9 +36,10 @@ import numpy as np
 import torch
 
 import games
-from learner import inference
-from learner.learner import Learner, ValueFunction
-from learner.networks import PRESET_NETWORKS, count_parameters, forward_cost
+from inference import precision
+from learner.learner import Learner
+from inference.network import ValueFunction
+from inference.networks import PRESET_NETWORKS, count_parameters, forward_cost
 
 
 def rate(call, per_call: int, seconds: float) -> float:
@@ -73,16 +74,16 @@ def bench_game(name: str, args) -> dict:
     values.set_weights(learners["fp32"].get_weights(), 0)
     x = torch.from_numpy(obs)
     cost = forward_cost(values.net)
-    dtypes = args.dtypes if args.dtypes is not None else inference.candidates(values.net, torch.device("cpu"))
+    dtypes = args.dtypes if args.dtypes is not None else precision.candidates(values.net, torch.device("cpu"))
     row = {"game": name, "config": dataclasses.asdict(config), "parameters": count_parameters(values.net),
            "images_per_sample": cost, "batch": batch, "train_batch": args.train_batch, "threads": args.threads}
     torch.set_num_threads(args.threads)
     modules, candidates = {"fp32": values.net}, {}
-    guard = inference.guard_set(game, config.policy_head, torch.device("cpu"))
+    guard = precision.guard_set(game, config.policy_head, torch.device("cpu"))
     for dtype in dtypes:
         start = time.perf_counter()
-        modules[dtype] = inference.convert(values.net, dtype, x[:inference.GUARD_ROWS])
-        measured = inference.check(modules[dtype], values.net, x, guard)
+        modules[dtype] = precision.convert(values.net, dtype, x[:precision.GUARD_ROWS])
+        measured = precision.check(modules[dtype], values.net, x, guard)
         candidates[dtype] = {"conversion_s": time.perf_counter() - start, "max_abs_value_diff": measured.max_abs_diff,
                              "agreement": measured.agreement, "holds": measured.holds}
     with torch.inference_mode():
@@ -90,7 +91,7 @@ def bench_game(name: str, args) -> dict:
                             args.seconds, args.repeats)
     for dtype, c in candidates.items():
         c.update(evaluations_per_s=rates[dtype], speedup=rates[dtype] / rates["fp32"])
-    fits = {k: c["speedup"] for k, c in candidates.items() if c["holds"] and c["speedup"] >= inference.MIN_SPEEDUP}
+    fits = {k: c["speedup"] for k, c in candidates.items() if c["holds"] and c["speedup"] >= precision.MIN_SPEEDUP}
     fast = max(fits, key=fits.get, default="fp32")
     updates = alternating({p: (lambda lr=lr: lr.train_step(train)) for p, lr in learners.items()}, 1,
                           args.seconds, args.repeats)
@@ -123,7 +124,7 @@ def print_table(rows: list[dict]) -> None:
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--games", nargs="+", default=list(PRESET_NETWORKS), choices=list(PRESET_NETWORKS))
-    p.add_argument("--dtypes", nargs="+", choices=inference.FAST_DTYPES, default=None,
+    p.add_argument("--dtypes", nargs="+", choices=precision.FAST_DTYPES, default=None,
                    help="reduced-precision paths to time (default: those auto times on this machine)")
     p.add_argument("--batch", type=int, default=None, help="inference batch (default 4096 MLP, 1024 conv)")
     p.add_argument("--train-batch", type=int, default=256)

@@ -15,7 +15,7 @@ case (precision fp32 or bf16, torch threads) in turn, ``--repeats`` rounds, medi
 
 libgomp reads its wait policy when torch loads it: set ``GOMP_SPINCOUNT`` or
 ``OMP_WAIT_POLICY`` in the command's environment to compare them
-(``learner.machine.THREADED_RUNTIME_ENV`` is the runs' setting).
+(``inference.machine.THREADED_RUNTIME_ENV`` is the runs' setting).
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ import torch
 
 import games
 from actors.avi import AviCollector
-from learner.learner import Learner, ValueFunction
-from learner.networks import PRESET_NETWORKS
+from learner.learner import Learner
+from inference.network import ValueFunction
+from inference.networks import PRESET_NETWORKS
 from search.cache import CachedValueFn
 
 ENVS = 128

@@ -97,7 +97,7 @@ def evaluators(game, rollouts: int, seed: int, checkpoint):
         return RolloutEvaluator(game, rollouts, seed=seed), RolloutEvaluator(game, rollouts, seed=seed + 10_000)
     from evaluation.checkpoints import read_checkpoint
     from evaluation.network import NetworkModel
-    from learner.networks import NetworkConfig
+    from inference.networks import NetworkConfig
 
     g, net_config, weights, _ = read_checkpoint(checkpoint, game.name)
     model = NetworkModel(g, NetworkConfig(**net_config) if isinstance(net_config, dict) else net_config, weights)

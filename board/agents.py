@@ -24,7 +24,7 @@ from evaluation.network import NetworkModel
 from evaluation.oracles import Oracle
 from evaluation.policies import per_legal_action
 from games import Game
-from learner.networks import NetworkConfig
+from inference.networks import NetworkConfig
 
 # How the agent's name shows the settings its policy reads (the search's budget).
 _BUDGET_LABELS = {"simulations": "{} simulations", "depth": "depth {}"}

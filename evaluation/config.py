@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 
 from evaluation import policy_registry
 from evaluation.metric_keys import parse_policy_tag, policy_tag
-from learner.inference import INFERENCE_DTYPES, check_dtype
+from inference.precision import INFERENCE_DTYPES, check_dtype
 
 # Which suites: ``auto`` runs the defaults of the games whose oracle data answers in
 # seconds to minutes (their descriptors say which), ``default`` the game's defaults,
@@ -34,7 +34,7 @@ class EvaluationConfig:
     simulations: int = 64  # the search's simulations per move (policy mcts or gumbel)
     depth: int = 2  # minimax depth (policy minimax)
     max_openings: int = 0  # play, trace and match suites from the first N openings only (0: all)
-    inference_dtype: str = "fp32"  # the network's inference path: auto, fp32, bf16 or int8 (learner/inference.py)
+    inference_dtype: str = "fp32"  # the network's inference path: auto, fp32, bf16 or int8 (inference/precision.py)
     reuse: bool = False  # mcts, gumbel: each search starts from the subtree kept from the game's previous one
     # (off by default: with reuse a move depends on the game's history, and a suite's results on its batching)
 

@@ -134,7 +134,7 @@ def value_metrics(game: Game, labels: LabelledStates, value_fn: ValueFn, gamma: 
 def policy_head_metrics(game: Game, labels: LabelledStates, forward) -> dict:
     """Regret (eq. 7) and optimal-move rate of the policy head's most likely legal move on
     labelled states; ``forward(obs, logits=True)`` answers (logits float32[N, A], values)
-    (``learner.learner.ValueFunction.forward`` of a network with a policy head)."""
+    (``inference.network.ValueFunction.forward`` of a network with a policy head)."""
     def choose(states):
         logits, _ = forward(game.encode(states), logits=True)
         return np.where(game.legal(states), logits, -np.inf).argmax(axis=1)

@@ -32,7 +32,7 @@ Value = Callable[[object], np.ndarray]  # state batch B -> float32[B]
 
 
 def state_value(game: Game, value_obs: Callable[[np.ndarray], np.ndarray]) -> Value:
-    """A value of states from a value of encodings (``learner.learner.ValueFunction``,
+    """A value of states from a value of encodings (``inference.network.ValueFunction``,
     ``evaluation.network.NetworkModel.value_obs``)."""
     return lambda states: np.asarray(value_obs(game.encode(states)), np.float32)
 

@@ -37,7 +37,7 @@ from evaluation.oracles import PastDeadline, make_oracle
 from evaluation.play import game_record, head_to_head, play_vs_oracle, trace_suite
 from evaluation.suites import Suite, suite_opening_moves, suites_for
 from games import Game, take
-from learner.networks import NetworkConfig
+from inference.networks import NetworkConfig
 from oracle_service.connect4_engines import DEFAULT_ENGINE
 
 INPUT_PARAMS = ("frames",)  # game parameters of the network's input, not of the rules

@@ -35,7 +35,8 @@ import games
 from actors.avi import AviCollector
 from evaluation.exact import exact_labels, value_metrics
 from launch.config import changed, preset_config
-from learner.learner import Learner, ValueFunction
+from learner.learner import Learner
+from inference.network import ValueFunction
 from replay.buffer import RingBuffer
 from replay.rows import avi_schema
 

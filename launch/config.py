@@ -24,8 +24,8 @@ import games
 from actors.config import SelfPlayConfig
 from evaluation.config import EvaluationConfig
 from learner.config import LearnerConfig
-from learner.game_network import GameNetwork
-from learner.networks import NetworkConfig
+from inference.game_network import GameNetwork
+from inference.networks import NetworkConfig
 from oracle_service.config import OracleConfig
 from replay.config import ReplayConfig
 from search.gumbel import GumbelConfig
@@ -306,7 +306,7 @@ def resolved(config: TrainConfig, *, cpus: float, gpus: float, gpu_wait: str = "
       within a phase) and for its inference servers, ``off`` for AlphaZero and AZAL (not yet
       shown to pay there);
     - ``learner.precision``: ``learner.config.auto_precision`` for the learner's device and
-      this process's CPU (``learner.machine``), the reason in ``learner.precision_note``; a
+      this process's CPU (``inference.machine``), the reason in ``learner.precision_note``; a
       learner whose node's CPU lacks the native bf16 the driver's has trains in fp32 and
       reports it (``learner_precision`` in the metrics);
     - ``learner.threads`` and ``actors.threads``: :func:`phase_threads`.
@@ -315,7 +315,7 @@ def resolved(config: TrainConfig, *, cpus: float, gpus: float, gpu_wait: str = "
     (``launch.train.Run``)."""
     from launch.placement import inference_device, learner_device
     from learner.config import auto_precision
-    from learner.machine import this_cpu
+    from inference.machine import this_cpu
 
     if config.preset == "node":
         config = for_node(config, cpus, gpus)
@@ -354,7 +354,7 @@ def phase_threads(config: TrainConfig, cpus: float, learner_device: str, inferen
     the asynchronous schedule they all run at once, on the one CPU Ray gives each: 1. A GPU
     learner's host thread and a GPU server's need no more: 1. On a cluster ``cpus`` counts
     every node's; each worker caps its threads at its own node's cores
-    (``learner.machine.usable_cores``)."""
+    (``inference.machine.usable_cores``)."""
     learner, actors = config.learner, config.actors
     sync = config.schedule == "sync"
     learner_threads = learner.threads

@@ -46,7 +46,7 @@ from evaluation.config import EvaluationConfig, named_suites
 from evaluation.metric_keys import policy_tag
 from evaluation.runner import SuiteRunner, evaluation_policies, suite_runs
 from evaluation.suites import auto_suite_names, suites_for
-from learner.game_network import GameNetwork
+from inference.game_network import GameNetwork
 from lifecycle import TASK_EVENTS, watched
 
 # Suites of whole games from every opening, on the evaluation.play_every cadence: on Connect

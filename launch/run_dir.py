@@ -100,7 +100,7 @@ def record_start(run_dir, *, resumed: bool) -> None:
     """Append this start of the run to its provenance file (a whole rewrite: an object
     store has no appending, and the file is a line per start)."""
     from evaluation.datasets import code_version
-    from learner.machine import describe_machine
+    from inference.machine import describe_machine
 
     path = storage.join(run_dir, PROVENANCE_FILE)
     before = storage.read_text(path) if storage.exists(path) else ""

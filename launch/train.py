@@ -62,7 +62,7 @@ from launch.run_budget import RunBudget, check_budget
 from launch.schedules import SCHEDULES
 from learner.actor import LearnerActor
 from learner.checkpoint import RunCheckpoint
-from learner.learner import ValueFunction
+from inference.network import ValueFunction
 from learner.weights import publish
 from lifecycle.ray_start import start_ray
 from oracle_service.service import OracleClient

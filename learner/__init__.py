@@ -1,5 +1,5 @@
-"""Networks, training, checkpoints and weight broadcast of the value (later
-policy-value) network.
+"""Training, checkpoints and weight broadcast of the value (or policy-value) network; the
+networks themselves, and the copies that play their weights, are ``inference``'s.
 
 ``learner.weights`` (the Ray weight-broadcast record) is imported on its own, so that
 code without Ray can use the rest.
@@ -13,16 +13,4 @@ from learner.checkpoint import (  # noqa: F401  (re-exported: the package's publ
     prune,
     save_checkpoint,
 )
-from learner.learner import Learner, ValueFunction  # noqa: F401
-from learner.networks import (  # noqa: F401
-    PRESET_NETWORKS,
-    ConvResTower,
-    NetOutput,
-    NetworkConfig,
-    ResidualMLP,
-    Symmetrized,
-    build_network,
-    count_parameters,
-    forward_cost,
-    torch_symmetries,
-)
+from learner.learner import Learner  # noqa: F401

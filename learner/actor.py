@@ -32,9 +32,9 @@ import torch
 import storage
 from learner.checkpoint import LearnerState, latest_checkpoint, load_run_checkpoint
 from learner.config import LearnerConfig, auto_precision
-from learner.game_network import GameNetwork
+from inference.game_network import GameNetwork
 from learner.learner import Learner
-from learner.machine import THREADED_RUNTIME_ENV, Bf16Support, this_cpu, threads_here
+from inference.machine import THREADED_RUNTIME_ENV, Bf16Support, this_cpu, threads_here
 from lifecycle import TASK_EVENTS, was_restarted, watched
 from replay.service import ReplaySampler
 

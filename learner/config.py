@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from learner.machine import Bf16Support, threads_value
+from inference.machine import Bf16Support, threads_value
 
 # Of the learner's forward and backward passes (Learner.precision). tf32: fp32 tensors whose
 # CUDA matmuls and convolutions round their inputs to TF32 (10-bit mantissa); the same as
@@ -23,7 +23,7 @@ MIN_BF16_WIDTH = 128
 
 def auto_precision(device: str, bf16: Bf16Support, network) -> tuple[str, str]:
     """``precision=auto`` made concrete: (precision, why). bf16 for a CPU learner where
-    ``bf16`` (``learner.machine.bf16_support`` of the learner's CPU) is native and the
+    ``bf16`` (``inference.machine.bf16_support`` of the learner's CPU) is native and the
     ``network`` (a NetworkConfig) is not a narrow MLP: there its learning curves hold
     (tests/learner/test_reduced_precision_avi.py) and it trains faster. Else fp32: emulated
     bf16 is several times slower than fp32, and on CUDA bf16's learning curves are not

@@ -1,5 +1,5 @@
-"""Training of the value network (:class:`Learner`) and its read-only twin for the
-actors (:class:`ValueFunction`).
+"""Training of the value network (:class:`Learner`); the networks that play its weights
+are ``inference.network``'s.
 
 The AVI loss is the paper's eq. (5), ``E[(V_theta(s) - y)^2]`` over replayed rows
 ``(s, y)``; AlphaZero's (eq. 11) adds the cross-entropy of the policy head to the search's
@@ -24,20 +24,15 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
-from torch import nn
 
 from games import Game
-from learner.networks import (
-    NetworkConfig,
-    build_network,
-    forward_cost,
-    torch_symmetries,
-)
 import algorithms
 from algorithms.descriptors import AlgorithmDescriptor
+from inference.networks import NetworkConfig, build_network, forward_cost, torch_symmetries
+from inference.tensors import check_obs, load_numpy_weights, numpy_weights, read_only_tensor
 from learner.config import PRECISIONS
-from learner.inference import FastPath, GuardSet, check_dtype, guard_set
 from learner.losses import Loss
+
 GRAPHS = ("auto", "on", "off")  # Learner.graphs: auto is on for CUDA, off elsewhere
 
 
@@ -50,32 +45,6 @@ def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def _read_only_tensor(array: np.ndarray) -> torch.Tensor:
-    """``torch.from_numpy`` for arrays that may be read-only (batches and weights from
-    the Ray object store are): the tensor is only ever read, so torch's warning about
-    writing to it does not apply, and a copy would cost a pass over the batch."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-        return torch.from_numpy(array)
-
-
-def numpy_weights(net: nn.Module) -> dict[str, np.ndarray]:
-    """CPU copies of every parameter and buffer of ``net``, by state-dict name."""
-    return {k: v.detach().to("cpu", copy=True).numpy() for k, v in net.state_dict().items()}
-
-
-def load_numpy_weights(net: nn.Module, weights: dict[str, np.ndarray]) -> None:
-    """Copy ``weights`` (as from :func:`numpy_weights`) into ``net``; the names must match."""
-    expected = net.state_dict()
-    missing, unexpected = sorted(set(expected) - set(weights)), sorted(set(weights) - set(expected))
-    reshaped = [f"{k} {tuple(weights[k].shape)} (network: {tuple(v.shape)})"
-                for k, v in expected.items() if k in weights and tuple(weights[k].shape) != tuple(v.shape)]
-    if missing or unexpected or reshaped:
-        raise ValueError(f"weights do not fit the network: missing {missing[:3]}, unexpected {unexpected[:3]}, "
-                         f"other shapes {reshaped[:3]} (were they made for another NetworkConfig or game?)")
-    net.load_state_dict({k: _read_only_tensor(v) for k, v in weights.items()})  # copies into net
-
-
 def _cpu_clone(obj):
     """A deep copy of a (nested) state dict with every tensor cloned onto the CPU, so that
     later training does not change it and a CPU-only machine can load it."""
@@ -86,16 +55,6 @@ def _cpu_clone(obj):
     if isinstance(obj, (list, tuple)):
         return type(obj)(_cpu_clone(v) for v in obj)
     return obj
-
-
-def _check_obs(obs: np.ndarray, obs_shape: tuple, dtypes: tuple, where: str) -> int:
-    if not isinstance(obs, np.ndarray):
-        raise TypeError(f"{where}: obs must be a numpy array, got {type(obs).__name__}")
-    if obs.dtype not in dtypes:
-        raise TypeError(f"{where}: obs must be {' or '.join(np.dtype(d).name for d in dtypes)}, got {obs.dtype}")
-    if obs.ndim != 1 + len(obs_shape) or obs.shape[1:] != tuple(obs_shape):
-        raise ValueError(f"{where}: obs must have shape [N, {', '.join(map(str, obs_shape))}], got {obs.shape}")
-    return obs.shape[0]
 
 
 class DeviceBatch(NamedTuple):
@@ -203,7 +162,7 @@ class Learner:
         gets ``a``'s probability. Every symmetry maps the whole batch and a mask keeps each
         row's own image: shapes that do not depend on the draw, so no wait for the device."""
         choice = self._rng.integers(len(self._symmetries), size=x.shape[0])
-        chosen = _read_only_tensor(choice)
+        chosen = read_only_tensor(choice)
         chosen = (chosen.pin_memory().to(self.device, non_blocking=True) if self.device.type == "cuda"
                   else chosen.to(self.device))  # [N]
         out, moved = x, list(policies)
@@ -233,7 +192,7 @@ class Learner:
         several batches sampled at once) checked and moved to the device in one transfer
         per column, from pinned memory without waiting on a GPU."""
         obs, target = batch["obs"], batch["target"]
-        n = _check_obs(obs, self.game.obs_shape, (np.uint8,), "Learner.train_step")
+        n = check_obs(obs, self.game.obs_shape, (np.uint8,), "Learner.train_step")
         if not isinstance(target, np.ndarray) or target.dtype != np.float32 or target.shape != (n,):
             raise ValueError(f"Learner.train_step: target must be float32[{n}], got "
                              f"{getattr(target, 'dtype', type(target).__name__)}{getattr(target, 'shape', '')}")
@@ -241,7 +200,7 @@ class Learner:
         pinned = self.device.type == "cuda"
 
         def move(array: np.ndarray) -> torch.Tensor:
-            tensor = _read_only_tensor(np.ascontiguousarray(array))
+            tensor = read_only_tensor(np.ascontiguousarray(array))
             return tensor.pin_memory().to(self.device, non_blocking=True) if pinned else tensor.to(self.device)
 
         return DeviceBatch(move(obs), move(target), tuple(move(p) for p in policies))
@@ -376,64 +335,3 @@ class Learner:
             torch.cuda.set_rng_state_all(state["rng"]["cuda"])
         self._rng.bit_generator.state = state["rng"]["numpy"]
 
-
-class ValueFunction:
-    """The actors' copy of the value network: eval mode, no autograd, on ``device``
-    (the CPU by default), evaluated in chunks of at most ``max_batch`` samples to bound
-    memory. ``torch.set_num_threads`` is the caller's choice.
-
-    ``inference_dtype`` (``learner.inference``): fp32, or a reduced-precision copy of
-    each weight version (bf16, int8, or auto: the fastest on this machine), built at the
-    version's first call and used only if its values stay within the tolerance of fp32
-    there and its greedy moves agree with fp32's on the game's guard positions (built at
-    the first fast call); ``fast.dtype`` says which path answers the current version."""
-
-    def __init__(self, game: Game, net_config: NetworkConfig, *, max_batch: int = 65536, device="cpu",
-                 inference_dtype: str = "fp32"):
-        if max_batch < 1:
-            raise ValueError(f"ValueFunction: max_batch must be >= 1, got {max_batch}")
-        self.game, self.net_config, self.max_batch = game, net_config, int(max_batch)
-        self.device = torch.device(device)
-        self.net = build_network(game, net_config).to(self.device).eval()
-        self.fast = FastPath(check_dtype(inference_dtype, type(self).__name__),
-                             (game.name, tuple(sorted(game.params.items())), net_config, self.device.type))
-        self._cost = forward_cost(self.net)
-        self._guard: GuardSet | None = None  # the fast path's guard positions, built at its first use
-        self.version: int | None = None  # of the weights in use; None until set_weights
-        self.samples_forward = 0  # network evaluations, symmetric images counted
-
-    def set_weights(self, weights: dict[str, np.ndarray], version: int) -> None:
-        load_numpy_weights(self.net, weights)
-        self.version = int(version)
-        self.fast.new_version()
-
-    def __call__(self, obs: np.ndarray) -> np.ndarray:
-        """float32[N] values, for the player to move, of ``obs`` float32 or uint8[N, *obs_shape]."""
-        return self.forward(obs)[1]
-
-    def forward(self, obs: np.ndarray, logits: bool = False) -> tuple[np.ndarray | None, np.ndarray]:
-        """(float32[N, A] policy logits, or None unless ``logits`` and the network has a
-        policy head; float32[N] values) of ``obs`` float32[N, *obs_shape], in chunks of
-        ``max_batch``; counts ``samples_forward``. ``obs`` may be uint8 (every game's
-        encoding is 0/1): it is converted on the device, after a quarter of the bytes crossed."""
-        name = type(self).__name__
-        if self.version is None:
-            raise RuntimeError(f"{name} called before set_weights: its network is untrained")
-        n = _check_obs(obs, self.game.obs_shape, (np.float32, np.uint8), name)
-        values = np.empty(n, np.float32)
-        priors = (np.empty((n, self.game.num_actions), np.float32)
-                  if logits and self.net_config.policy_head else None)
-        with torch.inference_mode():
-            net = self.net
-            for start in range(0, n, self.max_batch):
-                chunk = _read_only_tensor(obs[start:start + self.max_batch]).to(self.device).float()
-                if self.fast.requested != "fp32":
-                    if self._guard is None:
-                        self._guard = guard_set(self.game, self.net_config.policy_head, self.device)
-                    net = self.fast.module(self.net, chunk, self._guard)  # built once per version, at its first chunk
-                out = net(chunk)
-                values[start:start + len(chunk)] = out.value.cpu().numpy()
-                if priors is not None:
-                    priors[start:start + len(chunk)] = out.logits.cpu().numpy()
-        self.samples_forward += n * self._cost
-        return priors, values

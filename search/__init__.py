@@ -2,8 +2,8 @@
 self-play and evaluation (:mod:`search.mcts`), Gumbel AlphaZero's search
 (:mod:`search.gumbel`), tree reuse between moves for both (:mod:`search.reuse`), the leaf evaluators
 (:mod:`search.evaluators`), and depth-limited full-width negamax over a value function
-(:mod:`search.minimax`). The network-backed evaluator is :mod:`search.network`, not
-imported here: it needs torch, and the search itself does not."""
+(:mod:`search.minimax`). The search needs ``games`` and numpy alone: the network that
+evaluates its leaves is ``inference.network.NetworkEvaluator``, one layer below and apart."""
 
 from search.evaluators import (  # noqa: F401  (re-exported: the package's public API)
     CrossEvaluator,

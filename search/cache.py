@@ -12,7 +12,7 @@ the answers for later calls (the cache), until the weights change.
   full key compared on every match, so two different inputs never share an answer. No
   Python runs per row.
 - :class:`CachedValueFn`: ``obs float32[N, *obs_shape] -> float32[N]`` around any such
-  value function (AVI's one-step lookahead, ``learner.learner.ValueFunction``);
+  value function (AVI's one-step lookahead, ``inference.network.ValueFunction``);
 - :class:`CachedEvaluator`: ``states -> (logits [N, A], values [N])`` around a search
   evaluator (``search.evaluators``), keyed by ``key(states)``, the game's encoding by
   default: exact for every network evaluator, whose answer is a function of the encoding.

@@ -5,8 +5,8 @@ An evaluator takes a game state of batch N (none of them over) and returns
 illegal actions are ignored) and ``values float32[N]`` in [-1, 1] for the player to
 move in each state. The search calls it once per simulation for all its trees.
 
-- ``search.network.NetworkEvaluator``: a policy-value network (AlphaZero), kept in its
-  own module because it needs torch (``learner``), which this one does not;
+- ``inference.network.NetworkEvaluator``: a policy-value network (AlphaZero), in the
+  inference layer with torch, which the search does not need;
 - :class:`UniformEvaluator`: uniform priors, values from any function of the states
   (zero by default): the search's own cost, or a search over exact values in tests;
 - :class:`RolloutEvaluator`: uniform priors, values by random playouts (classic MCTS);
@@ -93,7 +93,7 @@ class RolloutEvaluator:
 class CrossEvaluator:
     """The logits of ``prior`` with the values of ``value`` (both evaluators, both called
     on every batch). Cross-inference with an AVI value function ``vf`` (a
-    ``learner.learner.ValueFunction``, which reads encodings):
+    ``inference.network.ValueFunction``, which reads encodings):
     ``CrossEvaluator(network, UniformEvaluator(game, lambda s: vf(game.encode(s))))``."""
 
     def __init__(self, prior: Evaluator, value: Evaluator):

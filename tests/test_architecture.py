@@ -13,6 +13,10 @@
   The schedules (``launch/schedules.py``) use the run through their ``ScheduleHost``
   protocol, which ``launch.train.Run`` satisfies: every ``run.<name>`` they use is a
   member of the protocol, and every member is one of ``Run``'s.
+- the lower layers import only what lies below them (PACKAGE_IMPORTS, in any block): the
+  networks and the copies that play them (``inference``) rest on ``games`` alone, so that
+  training (``learner``) and every player (``actors``, ``evaluation``) share them from
+  above; the search loads no network, nor torch (it calls an evaluator it is handed).
 - ``ray.init(`` is called in one module outside the tests, RAY_START: every entry point
   starts Ray through it, with the same options.
 - a game's name is compared with a literal (``game.name == "connect4"``, ``name in ("go",
@@ -40,6 +44,9 @@ ROOT = Path(__file__).resolve().parents[1]
 MAX_CLASS_LINES = 300
 # module -> modules it must not import, in any block (TYPE_CHECKING's included).
 FORBIDDEN_IMPORTS = {"launch.schedules": ("launch.train",)}
+# package -> ("only", first-party packages it may import besides itself) or ("not", modules,
+# first-party or not, that none of its modules may import); in any block.
+PACKAGE_IMPORTS = {"inference": ("only", ("games",)), "search": ("not", ("learner", "inference", "torch"))}
 RAY_START = "lifecycle/ray_start.py"  # the one module that calls ray.init
 MAX_GAME_NAME_COMPARISONS = 0  # a game's facts live in its descriptor: nothing outside games/ compares its name
 GAME_NAMES_AT_HOME = "games"  # the package where a game's name is compared with literals
@@ -253,6 +260,33 @@ def test_the_forbidden_import_check_sees_type_checking_blocks(tmp_path):
                       "import typing\nif typing.TYPE_CHECKING:\n    from launch import train\n")
     found = forbidden_imports({"launch.schedules": ("launch.train",)}, {"launch.schedules": source}, tmp_path)
     assert [f.split(" imports ")[1] for f in found] == ["launch.train", "launch.train.Run", "launch.train"]
+
+
+def package_bans(rules: dict[str, tuple[str, tuple[str, ...]]], known: dict[str, Path]) -> dict[str, tuple[str, ...]]:
+    """PACKAGE_IMPORTS as FORBIDDEN_IMPORTS: each module of a package -> what it must not import."""
+    first_party = {m.split(".")[0] for m in known}
+    bans = {}
+    for package, (kind, names) in rules.items():
+        banned = tuple(sorted(first_party - {package, *names})) if kind == "only" else names
+        bans.update({m: banned for m in known if m.split(".")[0] == package})
+    return bans
+
+
+def test_the_lower_layers_import_only_what_lies_below():
+    found = forbidden_imports(package_bans(PACKAGE_IMPORTS, modules()), modules())
+    assert not found, "imports against the layers (PACKAGE_IMPORTS):\n" + "\n".join(found)
+
+
+def test_the_layer_rules_ban_the_packages_above(tmp_path):
+    known = {"games": tmp_path / "g.py", "inference.network": tmp_path / "n.py", "learner.learner": tmp_path / "l.py",
+             "search.mcts": tmp_path / "m.py"}
+    bans = package_bans({"inference": ("only", ("games",)), "search": ("not", ("torch",))}, known)
+    assert bans == {"inference.network": ("learner", "search"), "search.mcts": ("torch",)}
+    known["inference.network"].write_text("import games\nfrom learner.learner import Learner\n")
+    known["search.mcts"].write_text("def f():\n    import torch.nn\n")
+    found = forbidden_imports(bans, known, tmp_path)
+    assert found == ["n.py:2 imports learner.learner", "n.py:2 imports learner.learner.Learner",
+                     "m.py:2 imports torch.nn"]
 
 
 def _class(path: Path, name: str) -> ast.ClassDef:

@@ -94,7 +94,7 @@ def test_the_toy_collector_stores_its_own_target(toy):
     from actors.collectors import CollectorSetup
     from actors.config import SelfPlayConfig
     from learner.learner import Learner
-    from learner.networks import NetworkConfig
+    from inference.networks import NetworkConfig
 
     game, network = games.make("tictactoe"), NetworkConfig(kind="mlp", width=16, blocks=1, layers_per_block=1)
     setup = CollectorSetup(game=game, network=network, config=SelfPlayConfig(epsilon=0.5), num_envs=8, seed=0,

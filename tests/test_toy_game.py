@@ -128,8 +128,9 @@ def _train(game, iterations: int):
     """A short AVI run with the project's collector, replay and learner (as
     ``examples/avi_minimal.py`` wires them), on the network of the game's descriptor."""
     from actors.avi import AviCollector
-    from learner.learner import Learner, ValueFunction
-    from learner.networks import preset_network
+    from learner.learner import Learner
+    from inference.network import ValueFunction
+    from inference.networks import preset_network
     from replay.buffer import RingBuffer
     from replay.rows import avi_schema
 

@@ -13,9 +13,10 @@ import pytest
 
 import games
 from actors.inference_server import BatchingServer, InferenceActor, InferenceClient
-from learner.game_network import GameNetwork
-from learner.learner import ValueFunction, numpy_weights
-from learner.networks import PRESET_NETWORKS, build_network
+from inference.game_network import GameNetwork
+from inference.network import ValueFunction
+from inference.tensors import numpy_weights
+from inference.networks import PRESET_NETWORKS, build_network
 
 
 class Recorder:

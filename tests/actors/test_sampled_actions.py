@@ -15,8 +15,9 @@ import games
 from actors.avi import AviCollector, sample_actions
 from actors.config import SelfPlayConfig
 from launch.config import ConfigError, resolve
-from learner.learner import ValueFunction, numpy_weights
-from learner.networks import build_network, preset_network
+from inference.network import ValueFunction
+from inference.tensors import numpy_weights
+from inference.networks import build_network, preset_network
 
 
 def fixed_value_fn(shape, seed=0):

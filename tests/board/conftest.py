@@ -16,7 +16,7 @@ from board.cli import BackgroundServer
 from board.session import Table
 from learner.checkpoint import LearnerState, RunCheckpoint, save_run_checkpoint
 from learner.learner import Learner
-from learner.networks import NetworkConfig
+from inference.networks import NetworkConfig
 
 SMALL = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16)
 

@@ -144,7 +144,7 @@ def test_marks_are_evaluations_definitions():
 
 def test_mcts_values_are_priors_and_visits(connect4, c4_oracle, tmp_path):
     from board.agents import load_agent
-    from learner.networks import NetworkConfig
+    from inference.networks import NetworkConfig
     config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, policy_head=True)
     _, agent = load_agent(write_checkpoint(tmp_path, connect4, "alphazero", config), "connect4", policy="mcts",
                           simulations=16)
@@ -238,7 +238,7 @@ def test_the_gumbel_search_plays_on_the_board_and_reuses_its_tree(connect4, c4_o
     (its visits kept under the new root)."""
     from board.agents import load_agent
     from board.cli import build_table, play_parser
-    from learner.networks import NetworkConfig
+    from inference.networks import NetworkConfig
     config = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16, policy_head=True)
     path = write_checkpoint(tmp_path, connect4, "alphazero", config)
     _, agent = load_agent(path, "connect4", policy="gumbel", simulations=32)

@@ -19,7 +19,7 @@ from evaluation.datasets import DatasetError, board_name, board_gap, load_datase
 from evaluation.runner import SuiteRunner
 from evaluation.suites import auto_suite_names, suites_for
 from learner.learner import Learner
-from learner.networks import NetworkConfig
+from inference.networks import NetworkConfig
 
 NET = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16)
 

@@ -13,7 +13,7 @@ from evaluation.play import play_vs_oracle, self_play_traces
 from evaluation.runner import SuiteRunner
 from games.testing import random_move_lists
 from learner.learner import Learner
-from learner.networks import NetworkConfig
+from inference.networks import NetworkConfig
 from oracle_service.service import OracleClient
 from oracle_service.store import EmbeddedStore
 

@@ -26,8 +26,9 @@ from learner.checkpoint import (
     save_checkpoint,
     save_run_checkpoint,
 )
-from learner.learner import Learner, numpy_weights
-from learner.networks import NetworkConfig, build_network
+from learner.learner import Learner
+from inference.tensors import numpy_weights
+from inference.networks import NetworkConfig, build_network
 
 SMALL = NetworkConfig("mlp", width=32, blocks=1, layers_per_block=1, head_width=32)
 

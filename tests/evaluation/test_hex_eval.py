@@ -23,7 +23,7 @@ from evaluation.runner import SuiteRunner
 from evaluation.suites import suites_for
 from launch.evaluator import chosen_suites, evaluator_needs_oracle
 from learner.learner import Learner
-from learner.networks import NetworkConfig
+from inference.networks import NetworkConfig
 from oracle_service.hex_service import hex_preference_order
 from oracle_service.store import HexSolved
 

@@ -10,8 +10,9 @@ import games
 from evaluation.config import EvaluationConfig
 from evaluation.exact import exact_labels, policy_head_metrics
 from evaluation.runner import SuiteRunner
-from learner.learner import Learner, ValueFunction
-from learner.networks import NetworkConfig
+from learner.learner import Learner
+from inference.network import ValueFunction
+from inference.networks import NetworkConfig
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -20,7 +20,7 @@ from evaluation.network import NetworkModel
 from evaluation.runner import evaluate_checkpoint
 from learner.checkpoint import LearnerState, RunCheckpoint, save_run_checkpoint
 from learner.learner import Learner
-from learner.networks import NetworkConfig
+from inference.networks import NetworkConfig
 
 VALUE_NET = NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16)
 FIRST_LEGAL = "first-legal"

@@ -24,7 +24,7 @@ from evaluation.runner import evaluate_checkpoint
 from launch.experiments.inference import inference_path, run_inference
 from launch.experiments.spec import SpecError
 from launch.experiments.tune_run import DONE_FILE, EXPERIMENT_FILE, prepare
-from learner.networks import NetworkConfig
+from inference.networks import NetworkConfig
 from tests.experiments.test_matches import CHOMP_ARMS, _checkpoint
 
 SPEC = 'name = "study"' + CHOMP_ARMS + """

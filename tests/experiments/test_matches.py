@@ -20,7 +20,7 @@ from launch.experiments.spec import SpecError
 from launch.experiments.tune_run import DONE_FILE, EXPERIMENT_FILE, prepare
 from learner.checkpoint import LearnerState, RunCheckpoint, save_run_checkpoint
 from learner.learner import Learner
-from learner.networks import NetworkConfig
+from inference.networks import NetworkConfig
 
 # Chomp 3x4's two arms, shared with test_inference.py; a spec adds its entries and sizes.
 CHOMP_ARMS = """

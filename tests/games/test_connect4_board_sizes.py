@@ -152,7 +152,7 @@ def test_the_preset_network_runs_on_5x4_and_is_mirror_invariant():
     """The preset Connect Four network (a mirror-symmetrized MLP, with a policy head as
     AlphaZero has it) built for 5x4 runs on encoded states; the value of a position and
     of its mirror image are equal, and the logits are mirrored."""
-    from learner.networks import build_network, preset_network
+    from inference.networks import build_network, preset_network
     import dataclasses
 
     game = games.make("connect4", width=5, height=4)

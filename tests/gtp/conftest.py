@@ -43,7 +43,7 @@ def make_checkpoint(path, name: str, **params):
     """An untrained value network of ``name`` saved as ``python -m launch`` saves one."""
     from learner.checkpoint import LearnerState, RunCheckpoint, save_run_checkpoint
     from learner.learner import Learner
-    from learner.networks import NetworkConfig
+    from inference.networks import NetworkConfig
 
     game = games.make(name, **params)
     learner = Learner(game, NetworkConfig("mlp", width=16, blocks=1, layers_per_block=1, head_width=16), device="cpu")

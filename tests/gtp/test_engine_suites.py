@@ -56,8 +56,8 @@ def test_an_engine_level_out_of_range_is_an_error(checkpoint_of, capsys):
 
 def test_in_training_the_engine_suites_run_on_the_game_suites_cadence():
     from launch.evaluator import EvaluatorWorker, chosen_suites
-    from learner.game_network import GameNetwork
-    from learner.networks import NetworkConfig
+    from inference.game_network import GameNetwork
+    from inference.networks import NetworkConfig
 
     assert chosen_suites("go", "go-gnugo") == ["go-gnugo"]
     network = NetworkConfig(kind="mlp", width=16, blocks=1, layers_per_block=1, head_width=16)

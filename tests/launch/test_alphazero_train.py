@@ -14,10 +14,10 @@ from launch.config import resolve
 from launch.metrics import read_metrics
 from launch.train import train
 from learner.checkpoint import latest_checkpoint
-from learner.learner import numpy_weights
-from learner.networks import build_network
+from inference.tensors import numpy_weights
+from inference.networks import build_network
 from search.mcts import MCTS, MCTSConfig
-from search.network import NetworkEvaluator
+from inference.network import NetworkEvaluator
 
 
 def losses_against_a_perfect_player(game, q_star_of, choose) -> dict:

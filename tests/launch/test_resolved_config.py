@@ -11,7 +11,7 @@ import pytest
 
 from launch.config import ConfigError, TrainConfig, resolve, resolved, validate
 from learner.config import auto_precision
-from learner.machine import this_cpu
+from inference.machine import this_cpu
 
 
 def test_autos_on_a_cpu_machine():

@@ -95,7 +95,7 @@ def test_tree_reuse_is_an_evaluation_setting_of_launch_evaluate_and_the_suite_ru
 
     from evaluation.config import add_arguments, from_arguments
     from evaluation.runner import SuiteRunner
-    from learner.networks import NetworkConfig
+    from inference.networks import NetworkConfig
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

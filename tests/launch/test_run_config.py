@@ -19,7 +19,7 @@ from launch.config import ConfigError, TrainConfig
 from launch.run_dir import read_run_config
 from learner.checkpoint import LearnerState, RunCheckpoint, save_run_checkpoint
 from learner.learner import Learner
-from learner.networks import NetworkConfig
+from inference.networks import NetworkConfig
 
 # A config.json of a run written before the roles owned their settings: flat keys.
 FLAT = {"algo": "alphazero", "game": "tictactoe", "game_params": {}, "gamma": 0.9, "seed": 3, "lr": 0.0125,

@@ -11,8 +11,9 @@ import torch
 
 import games
 from learner.checkpoint import load_checkpoint, save_checkpoint
-from learner.learner import Learner, ValueFunction
-from learner.networks import NetworkConfig
+from learner.learner import Learner
+from inference.network import ValueFunction
+from inference.networks import NetworkConfig
 
 SMALL_MLP = NetworkConfig("mlp", width=64, blocks=2, layers_per_block=2, head_width=32)
 

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 import games
 from learner.learner import Learner
-from learner.networks import NetworkConfig, build_network
+from inference.networks import NetworkConfig, build_network
 
 SMALL_MLP = NetworkConfig("mlp", width=64, blocks=2, layers_per_block=2, head_width=32, symmetrize=True)
 SMALL_CONV = NetworkConfig("conv", channels=8, blocks=1, head_width=16)

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import games
-from learner.learner import Learner, ValueFunction
-from learner.networks import NetworkConfig
+from learner.learner import Learner
+from inference.network import ValueFunction
+from inference.networks import NetworkConfig
 from learner.weights import WeightVersion, publish
 
 CONFIG = NetworkConfig("mlp", width=32, head_width=16, symmetrize=True)
@@ -31,7 +32,7 @@ def test_published_weights_give_the_same_values_in_a_remote_task(ray_session):
     @ray.remote
     def evaluate(record, obs):
         import games as remote_games
-        from learner.learner import ValueFunction as RemoteValueFunction
+        from inference.network import ValueFunction as RemoteValueFunction
 
         # The record's ref is nested, so Ray hands it over unresolved, as to an actor.
         values = RemoteValueFunction(remote_games.make("connect4"), CONFIG)

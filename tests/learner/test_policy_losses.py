@@ -10,7 +10,7 @@ import torch
 
 import games
 from learner.learner import Learner
-from learner.networks import NetworkConfig
+from inference.networks import NetworkConfig
 
 POLICY_NET = NetworkConfig("mlp", width=32, blocks=1, layers_per_block=1, head_width=32, policy_head=True)
 

@@ -21,8 +21,9 @@ import pytest
 import games
 from actors.avi import AviCollector
 from evaluation.exact import exact_labels, value_metrics
-from learner.learner import Learner, ValueFunction
-from learner.networks import PRESET_NETWORKS
+from learner.learner import Learner
+from inference.network import ValueFunction
+from inference.networks import PRESET_NETWORKS
 
 GAME = games.make("tictactoe")
 LABELS = exact_labels(GAME, 1.0)

@@ -18,8 +18,9 @@ import pytest
 import games
 from actors.avi import AviCollector
 from evaluation.runner import SuiteRunner
-from learner.learner import Learner, ValueFunction
-from learner.machine import this_cpu
+from learner.learner import Learner
+from inference.network import ValueFunction
+from inference.machine import this_cpu
 from launch.config import resolve
 
 GAME = games.make("connect4")

@@ -22,8 +22,9 @@ import games
 from actors.alphazero import AlphaZeroCollector
 from actors.avi import AviCollector
 from games.testing import random_move_lists
-from learner.learner import ValueFunction, numpy_weights
-from learner.networks import PRESET_NETWORKS, build_network
+from inference.network import ValueFunction
+from inference.tensors import numpy_weights
+from inference.networks import PRESET_NETWORKS, build_network
 from search import MCTS, MCTSConfig
 from search.cache import CachedEvaluator, CachedValueFn, EvaluationCache, row_keys
 
@@ -207,7 +208,7 @@ def test_alphazero_rows_with_a_persistent_cache_equal_the_uncached_rows():
 
 
 def test_real_policy_value_network_through_the_cache():
-    from search.network import NetworkEvaluator
+    from inference.network import NetworkEvaluator
 
     config = dataclasses.replace(PRESET_NETWORKS["connect4"], policy_head=True)
     net = NetworkEvaluator(C4, config)
@@ -232,7 +233,7 @@ def test_the_actor_option():
     from actors.pool import SelfPlayWorker
 
     from actors.config import SelfPlayConfig
-    from learner.game_network import GameNetwork
+    from inference.game_network import GameNetwork
 
     def worker(algo="avi", **config):
         network = dataclasses.replace(PRESET_NETWORKS["tictactoe"], policy_head=algo != "avi")

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 import games
-from learner.learner import numpy_weights
-from learner.networks import PRESET_NETWORKS, NetworkConfig, build_network
+from inference.tensors import numpy_weights
+from inference.networks import PRESET_NETWORKS, NetworkConfig, build_network
 from search import (
     MCTS,
     CrossEvaluator,
@@ -20,7 +20,7 @@ from search import (
     RolloutEvaluator,
     UniformEvaluator,
 )
-from search.network import NetworkEvaluator
+from inference.network import NetworkEvaluator
 
 TTT = games.make("tictactoe")
 C4 = games.make("connect4")

@@ -1,6 +1,6 @@
 """What the CPU under this process runs natively, and how many cores it may use: the one
 machine check behind the learner's ``precision=auto`` (``learner.config.auto_precision``)
-and inference's ``auto`` candidates (``learner.inference.candidates``).
+and inference's ``auto`` candidates (``inference.precision.candidates``).
 
 bf16 is native where the CPU multiplies bf16 itself: AVX512_BF16 (dot products of bf16
 pairs into fp32, e.g. AMD Zen 4, Intel Cooper Lake) or AMX (tile matrix units, Intel

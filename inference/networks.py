@@ -189,7 +189,7 @@ def torch_symmetries(game: Game) -> list[TorchSymmetry]:
         fn = _torch_transform(sym.name)
         if fn is None:
             raise ValueError(f"{game.name}: no torch version of symmetry {sym.name!r}; "
-                             f"add it to learner.networks._torch_transform")
+                             f"add it to inference.networks._torch_transform")
         if not np.array_equal(fn(torch.from_numpy(probe)).numpy(), sym.obs(probe)):
             raise ValueError(f"{game.name}: the torch version of symmetry {sym.name!r} "
                              f"disagrees with the game's numpy map")

@@ -11,7 +11,7 @@ import torch
 
 import games
 from games import random_legal_actions, take
-from learner.networks import (
+from inference.networks import (
     PRESET_NETWORKS,
     ConvResTower,
     NetworkConfig,

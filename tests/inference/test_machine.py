@@ -1,4 +1,4 @@
-"""The machine check (``learner.machine``) and the choices made from it: the learner's
+"""The machine check (``inference.machine``) and the choices made from it: the learner's
 ``precision=auto`` (``learner.config.auto_precision``), its thread count, and a learner
 on a node whose CPU differs from the driver's."""
 
@@ -8,8 +8,8 @@ import pytest
 
 from learner.actor import _precision_here
 from learner.config import LearnerConfig, auto_precision
-from learner.machine import Bf16Support, bf16_support, cpu_flags, this_cpu
-from learner.networks import PRESET_NETWORKS
+from inference.machine import Bf16Support, bf16_support, cpu_flags, this_cpu
+from inference.networks import PRESET_NETWORKS
 
 NATIVE = Bf16Support(True, "native bf16 (avx512_bf16)")
 EMULATED = Bf16Support(False, "no native bf16 (no amx_bf16 or avx512_bf16; avx2)")

@@ -1,4 +1,4 @@
-"""The record of a run's game and network (learner/game_network.py): built from the run's
+"""The record of a run's game and network (inference/game_network.py): built from the run's
 config, it makes the game the config names; it is frozen; a bad one fails with the error
 that names the problem, in every Ray worker built from it (built here, without Ray)."""
 
@@ -17,8 +17,8 @@ from launch.config import TrainConfig
 from launch.evaluator import EvaluatorWorker
 from learner.actor import LearnerWorker
 from learner.config import LearnerConfig
-from learner.game_network import GameNetwork
-from learner.networks import NetworkConfig
+from inference.game_network import GameNetwork
+from inference.networks import NetworkConfig
 
 SMALL = NetworkConfig(kind="mlp", width=16, blocks=1, layers_per_block=1, head_width=16)
 

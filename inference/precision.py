@@ -1,6 +1,6 @@
 """Reduced-precision inference for the actors' networks (``inference_dtype``).
 
-The learner trains and publishes fp32 weights; an actor's :class:`learner.learner.ValueFunction`
+The learner trains and publishes fp32 weights; an actor's :class:`inference.network.ValueFunction`
 keeps them in an fp32 network and, for a fast ``inference_dtype``, derives one converted
 copy per published weight version (:class:`FastPath`), at the first call that version
 answers. Modes (:data:`INFERENCE_DTYPES`):
@@ -8,7 +8,7 @@ answers. Modes (:data:`INFERENCE_DTYPES`):
 - ``fp32``: the fp32 network itself; bitwise the behaviour without this module.
 - ``bf16``: a copy with bfloat16 weights, fed bfloat16 activations (oneDNN kernels), whose
   heads' last layers run in fp32 (:class:`_Bf16`, below). Fast only on CPUs with native
-  bf16 arithmetic (AVX512_BF16, AMX: ``learner.machine``) and on GPUs; on an AVX2 CPU
+  bf16 arithmetic (AVX512_BF16, AMX: ``inference.machine``) and on GPUs; on an AVX2 CPU
   torch emulates it, 4-7x slower than fp32 (docs/benchmarks.md, Inference precision).
 - ``int8``: int8 weights and activations through fbgemm: dynamic quantisation of the
   ``nn.Linear`` layers for the residual MLPs (activation scales per batch), static
@@ -64,8 +64,8 @@ import torch
 from torch import nn
 
 from games import Game, concat, one_step_q, random_play, take
-from learner.machine import this_cpu
-from learner.networks import ConvResTower, NetOutput, Symmetrized
+from inference.machine import this_cpu
+from inference.networks import ConvResTower, NetOutput, Symmetrized
 
 INFERENCE_DTYPES = ("auto", "fp32", "bf16", "int8")
 FAST_DTYPES = ("bf16", "int8")  # the candidates of auto, in order of preference on a tie
@@ -74,7 +74,7 @@ GUARD_ROWS = 1024  # rows of a version's first batch checked against fp32
 # Greedy moves: a fast copy's move agrees with fp32's where fp32 values it within TIE of
 # its best move (the same move, or a near-tie; see the module doc), on at least
 # MIN_AGREEMENT of the guard positions, the share the labelled sets are held to
-# (tests/learner/test_fast_inference.py).
+# (tests/inference/test_fast_inference.py).
 TIE = 0.002
 MIN_AGREEMENT = 0.995
 # Random games cut at a random ply (those not over give the guard positions: some 420 of
@@ -273,7 +273,7 @@ def speedups(net: nn.Module, candidates: dict[str, nn.Module], obs: torch.Tensor
 
 def candidates(net: nn.Module, device: torch.device) -> tuple[str, ...]:
     """The dtypes ``auto`` times for ``net`` on ``device``: bf16 on a GPU, and on a CPU
-    that runs bf16 natively (``learner.machine.this_cpu``: AVX512_BF16 or AMX; elsewhere it
+    that runs bf16 natively (``inference.machine.this_cpu``: AVX512_BF16 or AMX; elsewhere it
     is emulated, 4-7x slower than fp32, measured on AVX2); int8 for the conv towers on a CPU
     with fbgemm's x86 kernels. Not int8 for the residual MLPs, whose dynamically quantised
     activations (the residual stream, one scale per batch) put the values 0.03-0.15 off

@@ -2,9 +2,8 @@
 run's Ray workers (self-play actor, inference server, learner, evaluator) is built from,
 beside its role's config.
 
-It lives in ``learner``, beside ``NetworkConfig``, because that is the lowest package every
-worker may import (``learner/actor.py`` is one of them; ``actors`` and ``launch`` sit
-above ``learner``, docs/design.md "Layout"). A run builds it once from its config
+It lives in ``inference``, beside ``NetworkConfig``, because that is the lowest package every
+worker imports (the learner's, ``learner/actor.py``, among them; docs/design.md "Layout"). A run builds it once from its config
 (``launch.config.TrainConfig.game_network``)."""
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import games
-from learner.networks import NetworkConfig
+from inference.networks import NetworkConfig
 
 
 @dataclass(frozen=True, kw_only=True)

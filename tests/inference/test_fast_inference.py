@@ -1,9 +1,9 @@
-"""The fast inference path (``learner.inference``) against fp32, with trained networks.
+"""The fast inference path (``inference.precision``) against fp32, with trained networks.
 
 The tolerance: on every labelled evaluation dataset the fast path's values stay within
 0.02 of fp32 (maximum absolute difference over every state and every live child), the
 greedy move agrees on at least 99.5% of states (a move fp32 values within
-``inference.TIE`` of its best counts as agreeing: a near-tie), and the AVI targets
+``precision.TIE`` of its best counts as agreeing: a near-tie), and the AVI targets
 ``max_a q(s, a)`` (``games.one_step_q``) computed both ways differ by no more than 0.02.
 
 Each network is a preset one (``PRESET_NETWORKS``) trained briefly on its dataset's exact
@@ -22,10 +22,11 @@ import games
 from evaluation.datasets import load_dataset
 from evaluation.exact import exact_labels
 from games import one_step_q, take
-from learner import inference
-from learner.learner import Learner, ValueFunction
-from learner.machine import this_cpu
-from learner.networks import PRESET_NETWORKS
+from inference import precision
+from learner.learner import Learner
+from inference.network import ValueFunction
+from inference.machine import this_cpu
+from inference.networks import PRESET_NETWORKS
 
 DATASETS = ["tictactoe", "connect4-uniform", "connect4-eps-optimal", "chomp-9x10", "chomp-10x11",
             "fgame-deep-0", "fgame-balanced-0", "fgame-wide-0"]
@@ -68,9 +69,9 @@ def greedy_q(game, states, value_fn):
 
 def agreement_beyond_ties(q_ref: np.ndarray, q: np.ndarray) -> float:
     """The share of states whose greedy move under ``q`` [S, A] fp32's ``q_ref`` values
-    within ``inference.TIE`` of its best."""
+    within ``precision.TIE`` of its best."""
     move = q.argmax(1)
-    return float((q_ref[np.arange(len(q_ref)), move] >= q_ref.max(1) - inference.TIE).mean())
+    return float((q_ref[np.arange(len(q_ref)), move] >= q_ref.max(1) - precision.TIE).mean())
 
 
 @pytest.mark.parametrize("name,dtype", CASES)
@@ -90,7 +91,7 @@ def test_fast_values_greedy_moves_and_avi_targets_stay_within_tolerance(name, dt
     target_diff = float(np.abs(q.max(1) - q_ref.max(1)).max())
     print(f"{name} {dtype} -> {fast.fast.dtype}: max |value diff| {diff:.4f}, greedy agreement {agree:.4f} "
           f"(exact {float((q.argmax(1) == q_ref.argmax(1)).mean()):.4f}), max |target diff| {target_diff:.4f}")
-    assert diff <= inference.TOLERANCE and target_diff <= inference.TOLERANCE, (dtype, fast.fast.dtype)
+    assert diff <= precision.TOLERANCE and target_diff <= precision.TOLERANCE, (dtype, fast.fast.dtype)
     assert agree >= 0.995, (dtype, fast.fast.dtype)
 
 
@@ -116,7 +117,7 @@ def test_the_int8_conv_tower_agrees_with_fp32_on_othello():
     reference.set_weights(weights, 1)
     q_ref, v_ref = greedy_q(game, ds.states, reference)
     assert v_ref.std() > 0.01
-    int8 = inference.convert(reference.net, "int8", torch.from_numpy(obs[:inference.GUARD_ROWS]))
+    int8 = precision.convert(reference.net, "int8", torch.from_numpy(obs[:precision.GUARD_ROWS]))
     with torch.inference_mode():
         q, v = greedy_q(game, ds.states, lambda x: int8(torch.from_numpy(x)).value.numpy())
     diff = float(np.abs(v - v_ref).max())
@@ -129,7 +130,7 @@ def test_the_int8_conv_tower_agrees_with_fp32_on_othello():
     agree = float(((fast_move == ref_move) | (gap <= 2 * diff)).mean())
     print(f"othello int8: max |value diff| {diff:.4f}, greedy agreement beyond ties {agree:.4f}, "
           f"exact {float((fast_move == ref_move).mean()):.4f}, value std {v_ref.std():.3f}")
-    assert diff <= inference.TOLERANCE
+    assert diff <= precision.TOLERANCE
     assert agree >= 0.995
     guarded = ValueFunction(game, PRESET_NETWORKS["othello"], inference_dtype="int8")
     guarded.set_weights(weights, 1)
@@ -150,8 +151,8 @@ def test_fp32_is_the_network_itself_and_a_version_is_converted_once(monkeypatch)
     with torch.inference_mode():
         assert np.array_equal(plain(obs), learner.net.eval()(torch.from_numpy(obs)).value.numpy())
     conversions = []
-    real = inference.convert
-    monkeypatch.setattr(inference, "convert", lambda *a: conversions.append(a[1]) or real(*a))
+    real = precision.convert
+    monkeypatch.setattr(precision, "convert", lambda *a: conversions.append(a[1]) or real(*a))
     fast = ValueFunction(game, config, inference_dtype="bf16")
     fast.set_weights(learner.get_weights(), 0)
     for _ in range(3):
@@ -177,7 +178,7 @@ def test_a_fast_copy_out_of_tolerance_answers_in_fp32(monkeypatch):
             out = self.net(x)
             return out._replace(value=out.value + 0.05)
 
-    monkeypatch.setattr(inference, "convert", lambda net, dtype, calibration: Off(net))
+    monkeypatch.setattr(precision, "convert", lambda net, dtype, calibration: Off(net))
     weights = Learner(game, config, device="cpu").get_weights()
     values = ValueFunction(game, config, inference_dtype="int8")
     values.set_weights(weights, 0)
@@ -226,7 +227,7 @@ def test_a_fast_copy_whose_greedy_moves_change_answers_in_fp32(monkeypatch):
             out = self.net(x)
             return out._replace(value=out.value + 0.019 - 2 * torch.remainder(out.value, 0.019))
 
-    monkeypatch.setattr(inference, "convert", lambda net, dtype, calibration: Reversed(net))
+    monkeypatch.setattr(precision, "convert", lambda net, dtype, calibration: Reversed(net))
     values = ValueFunction(game, PRESET_NETWORKS["tictactoe"], inference_dtype="int8")
     values.set_weights(weights, 0)
     reference = ValueFunction(game, PRESET_NETWORKS["tictactoe"])
@@ -236,11 +237,11 @@ def test_a_fast_copy_whose_greedy_moves_change_answers_in_fp32(monkeypatch):
     check = values.fast.check
     print("band-reversed copy:", check)
     assert values.fast.dtype == "fp32" and values.fast.rejected == 1
-    assert check.max_abs_diff <= inference.TOLERANCE < check.max_abs_diff + 0.002  # the values alone would pass
-    assert check.agreement < inference.MIN_AGREEMENT
+    assert check.max_abs_diff <= precision.TOLERANCE < check.max_abs_diff + 0.002  # the values alone would pass
+    assert check.agreement < precision.MIN_AGREEMENT
 
 
 def test_auto_times_bf16_exactly_where_this_cpu_runs_it_natively():
     game = games.make("connect4")
     net = ValueFunction(game, PRESET_NETWORKS["connect4"]).net
-    assert ("bf16" in inference.candidates(net, torch.device("cpu"))) == this_cpu().native
+    assert ("bf16" in precision.candidates(net, torch.device("cpu"))) == this_cpu().native

@@ -111,12 +111,10 @@ def board_rows() -> list[tuple[str, str, str]]:
     boards = {}
     for path in sorted(SPEC_DIR.glob("*.toml")):
         spec = load_spec(str(path))
-        if not games.descriptor(spec.game).preset_at:
-            continue
         for instance in spec.instances:
             params = {**spec.game_params, **instance.params}
-            if params:
-                boards[(spec.game, tuple(sorted(params.items())))] = params
+            if params and games.descriptor(instance.game).preset_at:
+                boards[(instance.game, tuple(sorted(params.items())))] = params
     out = []
     for (game, key), params in sorted(boards.items()):
         changes = games.descriptor(game).piece("preset_at")(dict(params))

@@ -46,6 +46,14 @@ def describe(plan, nodes: list[dict] | None = None, max_concurrent: int | None =
                      f"{updates} updates, {rows} rows; bundles {list(bundles)}")
     if plan.order == "seeds":
         lines.append("  run order: every board and arm at one seed, then the next seed")
+    if plan.order == "boards":
+        lines.append("  run order: board by board, every arm at one seed, then the next seed")
+    for step in plan.tuning:
+        estimate = f", at most {step.estimated_seconds / 60:.0f} min" if step.estimated_seconds is not None else ""
+        whose = f"{step.instance}'s" if step.instance else "the"
+        lines.append(f"  tuning before {whose} trials: "
+                     f"{step.arm}'s exploration parameter, {step.samples} trials of {step.updates} updates on seeds "
+                     f"the comparison does not use (ASHA){estimate}")
     if plan.matches:
         lines.append(f"  head-to-head: {len(plan.matches)} matches after the trials "
                      f"({', '.join(sorted({m['arm'] + ' vs ' + m['opponent'] for m in plan.matches}))})")
@@ -60,6 +68,9 @@ def describe(plan, nodes: list[dict] | None = None, max_concurrent: int | None =
         lines.append(f"  placement: {at_once} trial(s) fit at once on this cluster; running {concurrent} at a time")
         wall = plan.wall_seconds(concurrent)
         after = f" ({plan.after_seconds / 60:.0f} of them after the trials)" if plan.after_seconds else ""
+        if plan.tuning and wall is not None:
+            tuning = sum(s.estimated_seconds for s in plan.tuning) / concurrent
+            after += f" (the tuning steps at most {tuning / 60:.0f} of them)"
         lines.append(f"  estimated wall time: {wall / 60:.0f} min{after}" if wall is not None
                      else "  estimated wall time: unknown (the size gives no updates_per_second)")
     return "\n".join(lines)

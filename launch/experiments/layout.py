@@ -10,6 +10,9 @@ EXPERIMENT_FILE = "experiment.json"  # the plan and the commands that ran it (tu
 DONE_FILE = "trial.json"  # in a trial's run directory once the trial has finished (tune_run.py)
 MATCH_DIR = "matches"  # the head-to-head results (matches.py)
 INFERENCE_DIR = "inference"  # the inference study's results (inference.py)
+TUNING_DIR = "tuning"  # one launch tune directory per tuning step of the size, TUNING_DIR/<instance>-<arm>
+TUNE_FILE = "tune.json"  # in a launch tune directory once the tuning has ended (tuning.py)
+TUNE_REPORT = "tune.md"  # its report (tuning.py)
 
 
 def match_path(exp_dir, match: dict) -> Path:

@@ -61,10 +61,15 @@ MATCH_KEYS = {"arm": str, "opponent": str, "suite": str, "opponent_policy": str,
 INFERENCE_KEYS = {"name": str, "policy": str, "budgets": list, "arms": list, "prior": str, "suite": str,
                   "max_openings": int}
 ARM_KEYS = {"algo": str, "label": str, "game_params": dict, "set": dict, "compare_to": str}
-INSTANCE_KEYS = {"name": str, "group": str, "params": dict}
-SIZE_KEYS = {"updates": int, "rows": int, "seeds": (int, list, dict), "evaluation": dict, "set": dict, "instances": list, "arms": dict, "updates_per_second": dict,
+INSTANCE_KEYS = {"name": str, "group": str, "params": dict, "game": str, "arms": list}
+SIZE_KEYS = {"updates": (int, dict), "rows": int, "seeds": (int, list, dict), "evaluation": dict, "set": dict, "instances": list, "arms": dict, "updates_per_second": dict,
              "overhead_seconds": _NUMBER, "after_seconds": _NUMBER, "only": list, "stop_when": dict, "hold": int,
-             "order": str}
+             "order": str, "tune": dict}
+# A size's tuning step (``tune``): each arm's exploration parameter tuned on each instance
+# before that instance's trials (launch/experiments/tuning.py), on seeds the comparison does
+# not use, each tuning trial at ``updates``, or at a ``share`` of the trial's budget, ASHA
+# stopping the poor ones; the chosen value is then the arm's on that instance.
+TUNE_KEYS = {"samples": int, "updates": int, "share": _NUMBER, "arms": list, "instances": list, "grace": int}
 # A goal (``stop_when``) is met when it holds at this many evaluations in a row, not at its
 # first: one evaluation at error rate 0 can be luck, and a trial that stopped there would
 # never show the games it loses afterwards. A size may ask for more, never fewer.
@@ -72,7 +77,10 @@ MIN_HOLD = 3
 # How the trials of a size run, one after another: in the spec's order (every seed of an
 # instance's arms before the next instance), or every instance and arm at one seed before
 # the next seed (a ladder stopped by its clock then spans its boards, its seeds come later).
-RUN_ORDERS = ("spec", "seeds")
+# "boards" runs a board's seeds in turn, every arm at one seed before the next, and the
+# boards one after another: a study stopped by its clock has whole boards, and on the board
+# it stopped in the same seeds of every arm.
+RUN_ORDERS = ("spec", "seeds", "boards")
 SIZE_ARM_KEYS = {"set": dict, "game_params": dict, "seeds": (int, list), "updates": int}
 # Fields an arm may not set: they are the spec's (game) or the trial's (seed).
 SPEC_OWNED = {"game": "the spec's top-level 'game'", "game_params": "'game_params' of the spec, arm or instance",
@@ -98,6 +106,8 @@ class Instance:
     name: str
     group: str
     params: dict
+    game: str  # the instance's game: its own ``game`` or the spec's
+    arms: tuple = ()  # the arms that run on it (empty: every arm)
 
 
 @dataclass(frozen=True)
@@ -105,7 +115,7 @@ class Spec:
     path: Path
     name: str
     description: str
-    game: str
+    game: str  # the spec's game; where instances name their own, those games, comma-separated
     preset: str
     game_params: dict
     matched_budget: bool
@@ -132,11 +142,30 @@ class Trial:
     bundles: tuple  # placement group bundles of its roles (trial_bundles)
     stop_when: dict = None  # record key -> value: the goal, every key at most its value
     hold: int = MIN_HOLD  # the trial ends early once the goal holds at this many evaluations in a row
+    tuned: dict = None  # config key -> value its arm's tuning on the instance chose (size 'tune')
 
     def to_dict(self) -> dict:
         return {"name": self.name, "arm": self.arm, "instance": self.instance, "group": self.group,
                 "seed": self.seed, "updates": self.updates, "rows": self.rows, "bundles": list(self.bundles),
-                "config": json_config(self.config), "stop_when": dict(self.stop_when or {}), "hold": self.hold}
+                "config": json_config(self.config), "stop_when": dict(self.stop_when or {}), "hold": self.hold,
+                "tuned": dict(self.tuned or {})}
+
+
+@dataclass(frozen=True)
+class TuningStep:
+    """One arm's exploration parameter tuned on one instance before its trials (size 'tune')."""
+
+    instance: str
+    arm: str
+    samples: int
+    updates: int  # each tuning trial's budget
+    grace: int | None  # ASHA's grace period, in evaluations that carry its metric (None: tuning's default)
+    estimated_seconds: float | None  # at most: every sample run to its budget (ASHA stops some sooner)
+
+    @property
+    def name(self) -> str:
+        """Its directory under the experiment's ``tuning/``."""
+        return "-".join(p for p in (self.instance, self.arm) if p)
 
 
 def reached(stop_when: dict, record: dict) -> bool:
@@ -197,23 +226,40 @@ class Plan:
     inference: tuple = ()  # of dicts: one trial's network in one search at one budget (launch/experiments/inference.py)
     after_seconds: float = 0.0  # the estimated matches and inference study, after the trials
     order: str = "spec"  # one of RUN_ORDERS: the order the trials run in; reports keep the spec's
+    tuning: tuple = ()  # of TuningStep: each runs before its instance's trials
 
     def in_run_order(self) -> list:
         """The trials in the order they run (``order``)."""
         if self.order == "seeds":
             return sorted(self.trials, key=lambda t: t.seed)  # stable: the spec's order within a seed
+        if self.order == "boards":
+            boards = list(dict.fromkeys(t.instance for t in self.trials))
+            return sorted(self.trials, key=lambda t: (boards.index(t.instance), t.seed))
         return list(self.trials)
+
+    def phases(self) -> list[tuple[list, list]]:
+        """The run as (tuning steps, trials) phases in order: a board's tuning, then its
+        trials, board after board; where the trials interleave boards (order "seeds"), every
+        tuning step first."""
+        trials = self.in_run_order()
+        if self.order == "seeds" or not self.tuning:
+            return [(list(self.tuning), trials)]
+        boards = list(dict.fromkeys(t.instance for t in trials))
+        return [([s for s in self.tuning if s.instance == b], [t for t in trials if t.instance == b])
+                for b in boards]
 
     def wall_seconds(self, concurrent: int) -> float | None:
         """The estimated wall time with ``concurrent`` trials at a time (longest first),
-        then the matches and the inference study."""
+        after the tuning steps (one after another, each at most its samples' budgets), then
+        the matches and the inference study."""
         times = list(self.estimated_seconds.values())
-        if any(t is None for t in times):
+        tuning = [s.estimated_seconds for s in self.tuning]
+        if any(t is None for t in times + tuning):
             return None
         slots = [0.0] * max(1, concurrent)
         for t in sorted(times, reverse=True):  # each to the slot that frees first
             heapq.heapreplace(slots, slots[0] + t)
-        return max(slots) + self.after_seconds
+        return sum(tuning) / max(1, concurrent) + max(slots) + self.after_seconds
 
 
 def json_config(config: TrainConfig) -> dict:
@@ -287,11 +333,12 @@ def load_spec(name_or_path: str) -> Spec:
         raw = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as err:
         raise SpecError(f"{where}: not valid TOML: {err}") from None
-    _check_keys(where, raw, TOP_KEYS, required=("name", "game", "arms", "sizes"))
+    _check_keys(where, raw, TOP_KEYS, required=("name", "arms", "sizes"))
     if not raw["arms"]:
         raise SpecError(f"{where}: 'arms' is empty")
     arms = _read_arms(where, raw["arms"])
-    instances = _read_instances(where, raw.get("instances", []))
+    instances = _read_instances(where, raw.get("instances", []), raw.get("game"), arms)
+    game = raw.get("game") or ", ".join(dict.fromkeys(i.game for i in instances))
     names = [i.name for i in instances]
     reference = raw.get("reference_arm", next(iter(arms)))
     if reference not in arms:
@@ -321,10 +368,10 @@ def load_spec(name_or_path: str) -> Spec:
     if len(set(names)) != len(names):
         raise SpecError(f"{where}: two [[inference]] entries share the name "
                         f"{next(n for n in names if names.count(n) > 1)!r}; give each its own 'name'")
-    return Spec(path=path, name=raw["name"], description=raw.get("description", ""), game=raw["game"],
+    return Spec(path=path, name=raw["name"], description=raw.get("description", ""), game=game,
                 preset=raw.get("preset", "paper"), game_params=dict(raw.get("game_params", {})),
                 matched_budget=raw.get("matched_budget", True), reference_arm=reference, arms=arms,
-                instances=tuple(instances) or (Instance("", raw["game"], {}),), sizes=dict(raw["sizes"]),
+                instances=tuple(instances) or (Instance("", game, {}, game),), sizes=dict(raw["sizes"]),
                 head_to_head=tuple(matches), inference=tuple(studies))
 
 
@@ -347,15 +394,31 @@ def _read_arms(where: str, tables: dict) -> dict:
     return arms
 
 
-def _read_instances(where: str, tables: list) -> list:
-    """The spec's instances, each checked, their names distinct."""
+def _read_instances(where: str, tables: list, game: str | None, arms: dict) -> list:
+    """The spec's instances, each checked, their names distinct; each plays its own
+    ``game`` or the spec's, and a spec without a ``game`` needs instances that each name one."""
+    import games
+
     instances = []
+    if game is None and not tables:
+        raise SpecError(f"{where}: missing key 'game' (or instances that each name their game)")
     for i, table in enumerate(tables):
         at = f"{where}: instances[{i}]"
         if not isinstance(table, dict):
             raise SpecError(f"{at}: must be a table ([[instances]])")
         _check_keys(at, table, INSTANCE_KEYS, required=("name",))
-        instances.append(Instance(table["name"], table.get("group", table["name"]), dict(table.get("params", {}))))
+        own = table.get("game", game)
+        if own is None:
+            raise SpecError(f"{at}: no 'game': the spec names none, so each instance names its own")
+        if own not in games.names():
+            raise SpecError(f"{at}, key 'game': {own!r} is not a game; games: {', '.join(games.names())}")
+        instances.append(Instance(table["name"], table.get("group", table["name"]), dict(table.get("params", {})),
+                                  own, tuple(table.get("arms", ()))))
+    for instance in instances:
+        unknown = [a for a in instance.arms if a not in arms]
+        if unknown:
+            raise SpecError(f"{where}: instance {instance.name!r}, key 'arms': {', '.join(map(repr, unknown))} "
+                            f"{'is not an arm' if len(unknown) == 1 else 'are not arms'}; arms: {', '.join(arms)}")
     names = [i.name for i in instances]
     if len(set(names)) != len(names):
         raise SpecError(f"{where}: instances: names repeat ({', '.join(sorted({n for n in names if names.count(n) > 1}))})")
@@ -374,8 +437,16 @@ def _check_size(at: str, size: str, table, arms: dict, names: list) -> None:
         if old in table:
             raise SpecError(f"{at}: key {old!r} is now 'evaluation.{new}' (evaluation = {{ {new} = ... }})")
     _check_keys(at, table, SIZE_KEYS, required=("updates",))
-    if table["updates"] < 1:
-        raise SpecError(f"{at}: key 'updates' must be >= 1, got {table['updates']}")
+    # A budget for every board, or one per board: {instance name: updates}.
+    per_board = table["updates"] if isinstance(table["updates"], dict) else {None: table["updates"]}
+    for name, updates in per_board.items():
+        if name is not None and name not in names:
+            raise SpecError(f"{at}, key 'updates': {name!r} is not an instance; instances: {', '.join(names)}")
+        if isinstance(updates, bool) or not isinstance(updates, int) or updates < 1:
+            raise SpecError(f"{at}: key 'updates'{'.' + name if name else ''} must be an integer >= 1, got {updates!r}")
+    missing = [n for n in table.get("instances", names) if isinstance(table["updates"], dict) and n not in per_board]
+    if missing:
+        raise SpecError(f"{at}, key 'updates': no budget for instance{'s' * (len(missing) > 1)} {', '.join(missing)}")
     for arm_name, arm_table in table.get("arms", {}).items():
         if arm_name not in arms:
             raise SpecError(f"{at}: arms: {arm_name!r} is not an arm of the spec; arms: {', '.join(arms)}")
@@ -407,6 +478,26 @@ def _check_size(at: str, size: str, table, arms: dict, names: list) -> None:
             raise SpecError(f"{at}, key 'stop_when': {key!r} = {value!r}; give evaluation records' keys "
                             f"(eval/<suite>/<metric>) and the number each must reach or go below")
     for name in table.get("instances", []):
+        if name not in names:
+            raise SpecError(f"{at}, key 'instances': {name!r} is not an instance; instances: {', '.join(names)}")
+    if "tune" in table:
+        _check_tune(f"{at}, key 'tune'", table["tune"], arms, names)
+
+
+def _check_tune(at: str, tune: dict, arms: dict, names: list) -> None:
+    """A size's tuning step: its keys, counts and the arms and instances it names."""
+    _check_keys(at, tune, TUNE_KEYS, required=("samples",))
+    if ("updates" in tune) == ("share" in tune):
+        raise SpecError(f"{at}: give the tuning trials' budget as 'updates' or as a 'share' of the trial's, one of them")
+    for key in ("samples", "updates", "grace"):
+        if key in tune and tune[key] < 1:
+            raise SpecError(f"{at}, key {key!r} must be >= 1, got {tune[key]}")
+    if "share" in tune and not 0 < tune["share"] <= 1:
+        raise SpecError(f"{at}, key 'share' must be in (0, 1], got {tune['share']!r}")
+    for arm_name in tune.get("arms", []):
+        if arm_name not in arms:
+            raise SpecError(f"{at}, key 'arms': {arm_name!r} is not an arm; arms: {', '.join(arms)}")
+    for name in tune.get("instances", []):
         if name not in names:
             raise SpecError(f"{at}, key 'instances': {name!r} is not an instance; instances: {', '.join(names)}")
 
@@ -473,21 +564,23 @@ def rows_for(config: TrainConfig, updates: int) -> int:
     return math.ceil(updates / config.updates_per_iteration) * config.rows_per_iteration
 
 
-def arm_config(spec: Spec, size: str, arm: Arm, instance: Instance, seed: int) -> TrainConfig:
+def arm_config(spec: Spec, size: str, arm: Arm, instance: Instance, seed: int, tuned: dict | None = None) -> TrainConfig:
     """The resolved config of one trial: the game's preset for the arm's algorithm, then
     the size's, the arm's and the arm-at-size's overrides, then the size's evaluation
-    cadence, checked (launch.config.validate)."""
+    cadence, then the values its arm's tuning chose on the instance (``tuned``), checked
+    (launch.config.validate)."""
     table = spec.sizes[size]
     at = f"{spec.path}: size {size!r}, arm {arm.name!r}"
     size_arm = table.get("arms", {}).get(arm.name, {})
     params = {**spec.game_params, **instance.params, **arm.game_params, **size_arm.get("game_params", {})}
     layers = [("size 'set'", flatten(table.get("set", {}))), (f"arm {arm.name!r} 'set'", arm.overrides),
               (f"size arm {arm.name!r} 'set'", flatten(size_arm.get("set", {}))),
-              ("size 'evaluation'", flatten({"evaluation": table.get("evaluation", {})}))]
+              ("size 'evaluation'", flatten({"evaluation": table.get("evaluation", {})})),
+              ("the tuned values", dict(tuned or {}))]
     try:
         # The preset of the trial's board (a game descriptor's preset_at), then the layers.
         board = [f"game_params={json.dumps(params)}"] if params else []
-        config = resolve(spec.game, spec.preset, board, algo=arm.algo, seed=seed)
+        config = resolve(instance.game, spec.preset, board, algo=arm.algo, seed=seed)
     except ConfigError as err:
         raise SpecError(f"{at}: {err}") from None
     config = replace(config, game_params=params)
@@ -538,23 +631,26 @@ def trial_bundles(config: TrainConfig, *, embedded: bool, offered=(), gpus: floa
 
 
 def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = True, offered=(),
-         gpus: float = 0) -> Plan:
+         gpus: float = 0, tuned: dict | None = None) -> Plan:
     """The trials of ``spec`` at ``size``; ``updates`` replaces the size's budget (tests,
-    quick looks: the spec's ``rows`` check is then skipped). Refuses unmatched budgets."""
+    quick looks: the spec's ``rows`` check is then skipped). ``tuned`` gives the values the
+    size's tuning steps chose, ``{(instance, arm): {key: value}}``: a trial whose step has
+    not chosen yet has the arm's untuned config. Refuses unmatched budgets."""
     if size not in spec.sizes:
         raise SpecError(f"{spec.path}: no size {size!r}; sizes: {', '.join(spec.sizes)}")
     table = spec.sizes[size]
-    budget = updates if updates is not None else table["updates"]
-    if budget < 1:
-        raise SpecError(f"--updates must be >= 1, got {budget}")
+    if updates is not None and updates < 1:
+        raise SpecError(f"--updates must be >= 1, got {updates}")
     chosen = table.get("instances")
     instances = [i for i in spec.instances if chosen is None or i.name in chosen]
     rates = table.get("updates_per_second", {})
     overhead = float(table.get("overhead_seconds", DEFAULT_OVERHEAD_SECONDS))
     trials, budgets, estimates = [], {}, {}
     for instance in instances:
+        budget = updates if updates is not None else (
+            table["updates"][instance.name] if isinstance(table["updates"], dict) else table["updates"])
         for arm in spec.arms.values():
-            if "only" in table and arm.name not in table["only"]:
+            if ("only" in table and arm.name not in table["only"]) or (instance.arms and arm.name not in instance.arms):
                 continue
             where = f"{spec.path}: size {size!r}, arm {arm.name!r}"
             per_arm = table.get("arms", {}).get(arm.name, {}).get("seeds")
@@ -562,8 +658,9 @@ def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = 
             seeds = per_arm if per_arm is not None else (seeds.get(arm.name) if isinstance(seeds, dict) else seeds)
             arm_budget = budget if updates is not None else table.get("arms", {}).get(arm.name, {}).get(
                 "updates", budget)
+            chosen = (tuned or {}).get((instance.name, arm.name))
             for seed in _seeds(where, seeds):
-                config = arm_config(spec, size, arm, instance, seed)
+                config = arm_config(spec, size, arm, instance, seed, chosen)
                 rows = rows_for(config, arm_budget)
                 if updates is None and "rows" in table and rows != table["rows"]:
                     raise SpecError(f"{where}, key 'rows': {table['rows']} rows stated, but {arm_budget} updates at "
@@ -573,7 +670,8 @@ def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = 
                 name = "-".join(p for p in (instance.name, arm.name, f"s{seed}") if p)
                 trials.append(Trial(name, arm.name, instance.name, instance.group, seed, config, arm_budget, rows,
                                     trial_bundles(config, embedded=embedded, offered=offered, gpus=gpus),
-                                    dict(table.get("stop_when", {})), int(table.get("hold", MIN_HOLD))))
+                                    dict(table.get("stop_when", {})), int(table.get("hold", MIN_HOLD)),
+                                    dict(chosen or {})))
                 estimates[name] = arm_budget / rates[arm.name] + overhead if arm.name in rates else None
     names = [t.name for t in trials]
     if len(set(names)) != len(names):
@@ -581,7 +679,26 @@ def plan(spec: Spec, size: str, *, updates: int | None = None, embedded: bool = 
     if spec.matched_budget:
         check_matched(spec, budgets)
     return Plan(spec, size, tuple(trials), budgets, estimates, _matches(spec, trials), _inference(spec, trials),
-                float(table.get("after_seconds", 0.0)), table.get("order", "spec"))
+                float(table.get("after_seconds", 0.0)), table.get("order", "spec"),
+                _tuning_steps(table, trials, rates, overhead))
+
+
+def _tuning_steps(table: dict, trials: list, rates: dict, overhead: float) -> tuple:
+    """The size's tuning steps: each tuned arm on each tuned instance it has trials on."""
+    tune = table.get("tune")
+    if not tune:
+        return ()
+    steps = []
+    budgets = {(t.instance, t.arm): t.updates for t in trials}
+    for (instance, arm), budget in budgets.items():
+        if arm not in tune.get("arms", [arm]) or instance not in tune.get("instances", [instance]):
+            continue
+        # A tuning trial never outspends the comparison's (a plan whose --updates is smaller).
+        samples = tune["samples"]
+        updates = min(tune["updates"], budget) if "updates" in tune else max(1, round(tune["share"] * budget))
+        seconds = samples * (updates / rates[arm] + overhead) if arm in rates else None
+        steps.append(TuningStep(instance, arm, samples, updates, tune.get("grace"), seconds))
+    return tuple(steps)
 
 
 def _matches(spec: Spec, trials: list) -> tuple:
@@ -597,7 +714,8 @@ def _matches(spec: Spec, trials: list) -> tuple:
             if t.arm != match["arm"] or other is None:
                 continue
             kinds = {s.name: s.kind for s in suites_for(t.config.game_network.make_game())}
-            if kinds.get(match["suite"]) != "h2h":
+            suite = _suite_of_board(match["suite"], kinds)
+            if kinds.get(suite) != "h2h":
                 h2h = [n for n, k in kinds.items() if k == "h2h"]
                 raise SpecError(f"{spec.path}: head_to_head[{i}], key 'suite': {match['suite']!r} is not a "
                                 f"head-to-head suite of {t.config.game}; its: {', '.join(h2h) or 'none'}")
@@ -611,7 +729,7 @@ def _matches(spec: Spec, trials: list) -> tuple:
                 except policy_registry.PolicyUnavailable as err:
                     raise SpecError(f"{spec.path}: head_to_head[{i}], {key} of arm {trial.arm!r}: {err}") from None
                 policies[key] = name
-            out.append({**match, **policies, "name": f"{t.name}-vs-{other.arm}", "trial": t.name,
+            out.append({**match, **policies, "suite": suite, "name": f"{t.name}-vs-{other.arm}", "trial": t.name,
                         "opponent_trial": other.name, "group": t.group, "seed": t.seed})
     return tuple(out)
 
@@ -654,12 +772,12 @@ def _inference(spec: Spec, trials: list) -> tuple:
 
 
 def _suite_of_board(name: str, kinds: dict) -> str:
-    """The suite an inference entry names: ``play`` is the trial's board's own play suite
-    (``connect4-5x4-play`` on 5x4, ``hex-play`` at 7x7), for the instances of a ladder of
-    boards; any other name is the suite's."""
-    if name != "play":
+    """The suite an inference entry or a match names: ``play`` is the trial's board's own
+    play suite (``connect4-5x4-play`` on 5x4, ``hex-play`` at 7x7) and ``h2h`` its own
+    head-to-head suite, for the instances of a ladder of boards; any other name is the suite's."""
+    if name not in ("play", "h2h"):
         return name
-    own = [n for n, kind in kinds.items() if kind == "play" and not n.endswith("-h2h")]
+    own = [n for n, kind in kinds.items() if kind == name and (name == "h2h" or not n.endswith("-h2h"))]
     return own[0] if len(own) == 1 else name
 
 

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from evaluation.run_metrics import read_metrics
-from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE
+from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE, TUNE_FILE, TUNING_DIR
 from launch.config import TrainConfig
 from launch.experiments.spec import MIN_HOLD, GoalWatch, SpecError, Plan, check_datasets, check_placement, load_spec
 from launch.experiments.spec import plan as make_plan
@@ -130,6 +130,8 @@ def _progress_callback():
 def _manifest(plan: Plan, updates: int | None) -> dict:
     return {"spec": plan.spec.name, "description": plan.spec.description, "game": plan.spec.game,
             "size": plan.size, "updates_override": updates, "reference_arm": plan.spec.reference_arm,
+            "tuning": [{"instance": s.instance, "arm": s.arm, "samples": s.samples, "updates": s.updates,
+                        "dir": f"{TUNING_DIR}/{s.name}"} for s in plan.tuning],
             "arms": {a.name: {"algo": a.algo, "label": a.label,
                               **({"compare_to": a.compare_to} if a.compare_to else {})}
                      for a in plan.spec.arms.values()},
@@ -137,11 +139,23 @@ def _manifest(plan: Plan, updates: int | None) -> dict:
             "matches": list(plan.matches), "inference": list(plan.inference), "commands": []}
 
 
+def tuned_values(out: Path) -> dict:
+    """``{(instance, arm): {key: value}}``: the value each ended tuning step of the
+    experiment in ``out`` chose (``TUNING_DIR/<step>/tune.json``)."""
+    chosen = {}
+    for path in sorted((Path(out) / TUNING_DIR).glob(f"*/{TUNE_FILE}")):
+        record = json.loads(path.read_text())
+        if record.get("chosen") is not None:
+            chosen[(record["instance"], record["arm"])] = {record["space"]["key"]: record["chosen"]["value"]}
+    return chosen
+
+
 def prepare(spec_name: str, out: Path, *, size: str | None, updates: int | None, resume: bool,
             embedded: bool, offered=(), gpus: float = 0) -> tuple[Plan, dict]:
     """The plan to run in ``out`` and its manifest: a new experiment (``out`` must not
-    hold one), or the one ``out`` holds (``resume``: its saved spec, size and budget).
-    ``size`` None: small for a new experiment, the saved one on resume."""
+    hold one), or the one ``out`` holds (``resume``: its saved spec, size and budget, the
+    values its tuning steps chose so far). ``size`` None: small for a new experiment, the
+    saved one on resume."""
     out = Path(out)
     saved = out / EXPERIMENT_FILE
     if resume:
@@ -157,11 +171,16 @@ def prepare(spec_name: str, out: Path, *, size: str | None, updates: int | None,
                             f"{' with --updates ' + str(manifest['updates_override']) if manifest['updates_override'] else ''}"
                             f"; --size and --updates cannot change on resume")
         plan = make_plan(spec, manifest["size"], updates=manifest["updates_override"], embedded=embedded,
-                         offered=offered, gpus=gpus)
+                         offered=offered, gpus=gpus, tuned=tuned_values(out))
         planned = [{**t.to_dict(), "run_dir": run_dir_name(plan, t)} for t in plan.trials]
-        if [t["config"] for t in planned] != [t["config"] for t in manifest["trials"]]:
+        # A trial that has started runs as it was planned; one that has not may have a value
+        # its tuning step chose since.
+        started = {t["name"] for t in manifest["trials"] if (out / t["run_dir"]).exists()}
+        if [t["name"] for t in planned] != [t["name"] for t in manifest["trials"]] or any(
+                p["name"] in started and p["config"] != m["config"] for p, m in zip(planned, manifest["trials"])):
             raise SpecError(f"--resume {out}: the saved spec now plans other trials than {EXPERIMENT_FILE} "
                             f"lists (the code's presets changed?); start a new experiment directory")
+        manifest["trials"] = planned
         manifest["matches"], manifest["inference"] = list(plan.matches), list(plan.inference)
         check_datasets(plan)
         return plan, manifest
@@ -176,8 +195,9 @@ def prepare(spec_name: str, out: Path, *, size: str | None, updates: int | None,
 def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int | None = None,
                    address: str | None = None, max_concurrent: int | None = None, resume: bool = False,
                    wandb_mode: str | None = None, argv: list[str] | None = None, log=print) -> dict:
-    """Run (or resume) an experiment in ``out``, then its head-to-head matches and its
-    inference study; returns ``{trial name: "done" | error}`` (and, under the names of
+    """Run (or resume) an experiment in ``out``: board by board, its tuning steps, then its
+    trials with the values they chose (``Plan.phases``); then its head-to-head matches and
+    its inference study. Returns ``{trial name: "done" | error}`` (and, under the names of
     ``STUDIES``, the matches' or the study's error, if any)."""
     import ray
 
@@ -190,8 +210,8 @@ def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int
     start_ray(address)
     embedded = address is None
     resources = ray.cluster_resources()
-    plan, manifest = prepare(spec_name, out, size=size, updates=updates, resume=resume, embedded=embedded,
-                             offered=() if embedded else offered_resources(), gpus=resources.get("GPU", 0))
+    where = dict(embedded=embedded, offered=() if embedded else offered_resources(), gpus=resources.get("GPU", 0))
+    plan, manifest = prepare(spec_name, out, size=size, updates=updates, resume=resume, **where)
     nodes = [n["Resources"] for n in ray.nodes() if n.get("Alive")]
     at_once = check_placement(plan, nodes)
     out.mkdir(parents=True, exist_ok=True)
@@ -202,12 +222,31 @@ def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int
     # In the spec's order (arms, trials): the report draws and tabulates in it.
     (out / EXPERIMENT_FILE).write_text(json.dumps(manifest, indent=1))
 
-    trials = [t for t in plan.in_run_order() if not (out / run_dir_name(plan, t) / DONE_FILE).exists()]
+    def finished(trial) -> bool:
+        return (out / run_dir_name(plan, trial) / DONE_FILE).exists()
+
+    trials = [t for t in plan.in_run_order() if not finished(t)]
     kept = len(plan.trials) - len(trials)
     concurrent = max(1, min(at_once, max_concurrent or at_once))
     log(f"experiment {plan.spec.name} ({plan.size}): {len(plan.trials)} trials, {kept} finished before, "
         f"{len(trials)} to run, {concurrent} at a time, in {out}")
-    failed = _run_trials(plan, trials, out, manifest, address, wandb_mode, concurrent, log) if trials else {}
+    failed = {}
+    for phase, (steps, phase_trials) in enumerate(plan.phases()):
+        if not any(not finished(t) for t in phase_trials):
+            continue
+        untuned = _tune(plan, steps, out, address, max_concurrent, wandb_mode, log)
+        if steps:  # the trials of the phase with the values their steps chose
+            commands = manifest["commands"]
+            plan, manifest = prepare(str(out / SPEC_COPY), out, size=None, updates=None, resume=True, **where)
+            manifest["commands"] = commands
+            (out / EXPERIMENT_FILE).write_text(json.dumps(manifest, indent=1))
+        names = {t.name for t in phase_trials}
+        todo = [t for t in plan.in_run_order() if t.name in names and not finished(t)]
+        for t in [t for t in todo if (t.instance, t.arm) in untuned]:
+            failed[t.name] = untuned[(t.instance, t.arm)]
+        todo = [t for t in todo if t.name not in failed]
+        if todo:
+            failed.update(_run_trials(plan, todo, out, manifest, address, wandb_mode, concurrent, log, phase))
     outcome = trial_outcomes(plan, out, failed)
     if plan.matches and all(v == "done" for v in outcome.values()):
         from launch.experiments.matches import play_matches
@@ -244,8 +283,36 @@ def trial_outcomes(plan: Plan, out: Path, failed: dict) -> dict:
             for t in plan.trials}
 
 
+def _tune(plan: Plan, steps: list, out: Path, address, max_concurrent, wandb_mode, log) -> dict:
+    """Run the tuning ``steps`` that have not ended (a step interrupted before its
+    ``tune.json`` starts again: its trials are a part of one comparison trial each);
+    returns ``{(instance, arm): why}`` for the steps that chose no value."""
+    from launch.experiments.tuning import GRACE_EVALUATIONS, run_tuning
+
+    untuned = {}
+    for step in steps:
+        where = out / TUNING_DIR / step.name
+        if not (where / TUNE_FILE).exists():
+            shutil.rmtree(where, ignore_errors=True)
+            log(f"tuning {step.arm} on {step.instance or plan.spec.game}: {step.samples} trials of "
+                f"{step.updates} updates")
+            try:
+                run_tuning(str(out / SPEC_COPY), step.arm, where, size=plan.size, instance=step.instance,
+                           samples=step.samples, updates=step.updates, grace=step.grace or GRACE_EVALUATIONS,
+                           address=address, max_concurrent=max_concurrent, wandb_mode=wandb_mode,
+                           argv=["python", "-m", "launch", "experiment", str(out / SPEC_COPY), "--out", str(out),
+                                 "--resume"], log=log)
+            except SpecError as err:
+                untuned[(step.instance, step.arm)] = f"its tuning step could not run: {err}"
+                continue
+        if json.loads((where / TUNE_FILE).read_text()).get("chosen") is None:
+            untuned[(step.instance, step.arm)] = (f"its tuning step chose no value: no tuning trial ran to its "
+                                                  f"budget (see {where / 'tune.md'}); remove {where} to tune again")
+    return untuned
+
+
 def _run_trials(plan: Plan, trials: list, out: Path, manifest: dict, address, wandb_mode, concurrent: int,
-                log) -> dict:
+                log, phase: int = 0) -> dict:
     """The ``trials`` on Ray Tune; returns ``{trial name: error}`` for those that failed."""
     from ray import tune
 
@@ -257,7 +324,7 @@ def _run_trials(plan: Plan, trials: list, out: Path, manifest: dict, address, wa
     tuner = tune.Tuner(
         trainable, param_space={"trial": tune.grid_search(params)},
         tune_config=tune.TuneConfig(max_concurrent_trials=concurrent, reuse_actors=False),
-        run_config=tune.RunConfig(name=f"{plan.spec.name}-{len(manifest['commands'])}",
+        run_config=tune.RunConfig(name=f"{plan.spec.name}-{len(manifest['commands'])}-{phase}",
                                   storage_path=str(out / "tune"),
                                   failure_config=tune.FailureConfig(max_failures=0), verbose=0,
                                   callbacks=[_progress_callback()(_say if inspect.isbuiltin(log) else log, out)]))

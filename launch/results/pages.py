@@ -132,7 +132,7 @@ def add(exp_dir: Path, study: str, *, commit: str | None, machine: str | None, d
     ``tune.json`` (``launch tune``) as ``tune-<arm>.json``."""
     import json
 
-    from launch.experiments.tuning import TUNE_FILE
+    from launch.experiments.layout import TUNE_FILE
     from launch.results.record import experiment_tables, study_info, write_tables
     from launch.results.schema import TUNING_PREFIX
 

@@ -16,7 +16,8 @@ from launch.experiments.tune_run import EXPERIMENT_FILE, prepare
 NAMED = ("smoke", "avi-vs-az-connect4", "avi-vs-az-hex", "fgames", "azal-chomp", "azal-connect4",
          "gumbel-vs-puct-connect4", "gumbel-vs-puct-hex", "ladder-connect4", "ladder-hex",
          "hybrid-vs-avi-vs-az-connect4", "hybrid-vs-avi-vs-az-hex", "sampled-avi-othello", "sampled-avi-hex",
-         "sampled-avi-go", "sampled-avi-connect4", "archive-starts-connect4", "archive-starts-chomp", "archive-starts-hex")
+         "sampled-avi-go", "sampled-avi-connect4", "archive-starts-connect4", "archive-starts-chomp", "archive-starts-hex",
+         "figure1-small")
 # A cluster of the kind the full specs are for: four 16-CPU workers and one GPU node.
 CLUSTER = [{"CPU": 16.0}] * 4 + [{"CPU": 16.0, "GPU": 1.0}]
 THIS_MACHINE = [{"CPU": 2.0}]
@@ -34,8 +35,11 @@ def test_every_named_spec_plans_at_both_sizes_and_the_full_one_places_on_a_clust
     full = plan(spec, "full", gpus=1)
     assert len(full.trials) >= len(small.trials)
     assert check_placement(full, CLUSTER) >= 1
+    instances = {i.name: i for i in spec.instances}
+    budget = spec.sizes["full"]["updates"]
     for trial in full.trials:  # one run directory per trial, each config resolved and checked
-        assert trial.config.game == spec.game and trial.updates == spec.sizes["full"]["updates"]
+        assert trial.config.game == instances[trial.instance].game
+        assert trial.updates == (budget[trial.instance] if isinstance(budget, dict) else budget)
         assert any("GPU" in b for b in trial.bundles) == (trial.config.learner.device != "cpu")
 
 

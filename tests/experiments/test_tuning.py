@@ -17,7 +17,8 @@ import pytest
 import algorithms
 from launch.config import TrainConfig, resolve, resolved
 from launch.experiments.spec import SpecError
-from launch.experiments.tuning import (SEED_BASE, SPACES, TUNE_FILE, TUNE_REPORT, _scheduler_class, arm_set,
+from launch.experiments.layout import TUNE_FILE, TUNE_REPORT
+from launch.experiments.tuning import (SEED_BASE, SPACES, _scheduler_class, arm_set,
                                        field_value, prepare_tuning, run_tuning, space_for, tune_main, with_value)
 
 

@@ -111,6 +111,36 @@ def _group_edges(board, start, colour, neighbours, edges, seen, stamp, stack):
     return flags
 
 
+# Allocates nothing, so it runs without numba's reference counting (_nrt=False): the Hex
+# solver calls it at every node of its search (oracle_service/jit.py has the measurement).
+@njit(cache=True, _nrt=False)
+def label_groups(board, colour, neighbours, edges, label, flags, stack, first):
+    """Number the groups of ``colour`` on a flat board ``first``, ``first + 1``, ...: each
+    stone's ``label[p]`` (the caller fills ``label`` with -1 first) and each group's edge
+    bits ``flags[g]`` (bit 0 and bit 1: the colour's two edges, ``edges[colour, p]``);
+    ``stack`` is scratch of the board's size. Returns the next free number."""
+    g = first
+    for p in range(board.shape[0]):
+        if board[p] == colour and label[p] < 0:
+            top = 0
+            stack[0] = p
+            label[p] = g
+            f = 0
+            while top >= 0:
+                q = stack[top]
+                top -= 1
+                f |= edges[colour, q]
+                for k in range(6):
+                    s = neighbours[q, k]
+                    if s >= 0 and board[s] == colour and label[s] < 0:
+                        label[s] = g
+                        top += 1
+                        stack[top] = s
+            flags[g] = f
+            g += 1
+    return g
+
+
 @njit(cache=True)
 def _step_kernel(board, moves, winner, actions, neighbours, edges, mirror):
     """board int8[B, N] (flat); actions int64[B] legal for live games."""
@@ -165,25 +195,7 @@ def _expand_kernel(board, moves, winner, neighbours, edges, mirror, swap):
         colour = BLACK + (moves[b] & 1)
         # Label the mover's groups once; a new stone joins the groups around it.
         label[:] = -1
-        groups = 0
-        for p in range(N):
-            if board[b, p] == colour and label[p] < 0:
-                top = 0
-                stack[0] = p
-                label[p] = groups
-                flags = 0
-                while top >= 0:
-                    q = stack[top]
-                    top -= 1
-                    flags |= edges[colour, q]
-                    for k in range(6):
-                        s = neighbours[q, k]
-                        if s >= 0 and board[b, s] == colour and label[s] < 0:
-                            label[s] = groups
-                            top += 1
-                            stack[top] = s
-                group_flags[groups] = flags
-                groups += 1
+        label_groups(board[b], colour, neighbours, edges, label, group_flags, stack, 0)
         for a in range(N):
             if board[b, a] != EMPTY:
                 continue

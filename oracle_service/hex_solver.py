@@ -63,9 +63,10 @@ import numba
 import numpy as np
 from numba import njit
 
+from games.hex import label_groups
 from oracle_service.hex_resistance import add_flows
 from oracle_service.hex_templates import EdgeTemplates, find_edge_templates, no_templates
-from oracle_service.hex_vc import SC_CAP, hsearch, label_groups
+from oracle_service.hex_vc import SC_CAP, hsearch
 from oracle_service.jit import refcount_free
 
 EMPTY, BLACK, WHITE, DEAD = 0, 1, 2, 3

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from games.hex import label_groups
 from oracle_service.jit import refcount_free
 
 EMPTY = 0
@@ -129,34 +130,6 @@ def _push_vc(x, y, lo, hi, vc, vcn, sc, scn, node_cell, links, linkn, qx, qy, ql
         qx[tail], qy[tail], qlo[tail], qhi[tail] = x, y, lo, hi
         tail += 1
     return tail
-
-
-@refcount_free
-def label_groups(board, colour, neighbours, edges, label, flags, stack, first):
-    """Number the groups of ``colour`` on a flat board ``first``, ``first + 1``, ...: each
-    stone's ``label[p]`` (the caller fills ``label`` with -1 first) and each group's edge
-    bits ``flags[g]`` (bit 0 and bit 1: the colour's two edges, ``edges[colour, p]``);
-    ``stack`` is scratch of the board's size. Returns the next free number."""
-    g = first
-    for p in range(board.shape[0]):
-        if board[p] == colour and label[p] < 0:
-            top = 0
-            stack[0] = p
-            label[p] = g
-            f = 0
-            while top >= 0:
-                q = stack[top]
-                top -= 1
-                f |= edges[colour, q]
-                for k in range(6):
-                    s = neighbours[q, k]
-                    if s >= 0 and board[s] == colour and label[s] < 0:
-                        label[s] = g
-                        top += 1
-                        stack[top] = s
-            flags[g] = f
-            g += 1
-    return g
 
 
 @refcount_free

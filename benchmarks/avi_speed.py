@@ -54,9 +54,8 @@ from actors.inference_server import InferenceActor
 from actors.pool import SelfPlayActor
 from launch.config import resolve
 from learner.actor import LearnerActor
-from inference.network import ValueFunction
-from inference.tensors import numpy_weights
-from inference.networks import build_network
+from learner.learner import ValueFunction, numpy_weights
+from learner.networks import build_network
 from learner.weights import WeightVersion
 from lifecycle.ray_start import start_ray
 from replay.rows import avi_schema
@@ -69,10 +68,10 @@ SERVER_MODES = ("cache", "server")  # with --server
 
 def actor_options(config, num_actors: int, eval_cache: str = "auto") -> dict:
     """The self-play actors' arguments for ``config``, as the launcher gives them, with
-    ``num_actors`` actors sharing its environments and the evaluation cache ``eval_cache``."""
+    ``num_actors`` actors sharing its environments and the evaluation cache ``eval_cache``;
+    the caller adds ``replay``, ``index`` and any ``inference_server``."""
     actors = replace(config.actors, num_actors=num_actors, threads=1, eval_cache=eval_cache)
-    return dict(game_network=config.game_network, config=actors, algo=config.algo, gamma=config.gamma, seed=0,
-                replay=None)
+    return dict(game_network=config.game_network, config=actors, algo=config.algo, gamma=config.gamma, seed=0)
 
 
 def learner_options(config) -> dict:

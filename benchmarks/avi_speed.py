@@ -54,8 +54,9 @@ from actors.inference_server import InferenceActor
 from actors.pool import SelfPlayActor
 from launch.config import resolve
 from learner.actor import LearnerActor
-from learner.learner import ValueFunction, numpy_weights
-from learner.networks import build_network
+from inference.network import ValueFunction
+from inference.tensors import numpy_weights
+from inference.networks import build_network
 from learner.weights import WeightVersion
 from lifecycle.ray_start import start_ray
 from replay.rows import avi_schema

@@ -2,7 +2,7 @@
 JAX stack writes them (pgx's games under ``jax.vmap``, mctx's search, optax's Adam), each
 jit-compiled end to end. Imported only when the peer runs: it needs the ``bench`` extra.
 
-The network is this project's (``learner.networks``), rewritten as a pure function over a
+The network is this project's (``inference.networks``), rewritten as a pure function over a
 pytree taken from the torch module's own weights, so both sides evaluate the same function
 from the same weights (``tests/benchmarks/test_peer_speed.py`` checks the values and
 logits): a residual MLP of (Linear -> LayerNorm -> GELU) layers, exact (erf) GELU as
@@ -89,7 +89,7 @@ IMAGES = {"identity": lambda x: x, "mirror": lambda x: x[..., ::-1], "rot180": l
 
 
 def symmetrized(game, params: dict, x: jnp.ndarray) -> tuple[jnp.ndarray | None, jnp.ndarray]:
-    """``mlp`` averaged over ``game``'s symmetries as ``learner.networks.Symmetrized`` does it."""
+    """``mlp`` averaged over ``game``'s symmetries as ``inference.networks.Symmetrized`` does it."""
     values, logits = [], []
     for sym in game.symmetries():
         out_logits, value = mlp(params, IMAGES[sym.name](x))

@@ -9,14 +9,14 @@ without it the command says so and exits 1, unless ``--ours-only``.
 Comparisons (``--tasks``, default all), each at the AlphaZero or AVI paper preset of its game:
 - ``alphazero_{puct,gumbel}_{connect4,hex}``: AlphaZero self-play, positions/s (moves of
   all environments). Ours: ``actors.alphazero.AlphaZeroCollector`` with
-  ``search.network.NetworkEvaluator``, as ``benchmarks.azal_speed`` builds it; the peer:
+  ``inference.network.NetworkEvaluator``, as ``benchmarks.azal_speed`` builds it; the peer:
   ``jax.vmap(env.step)`` and ``mctx.muzero_policy`` (Dirichlet noise, the move drawn from the
   visits) or ``mctx.gumbel_muzero_policy``, the policy target and observation of every move
   kept (``jax.lax.scan`` over the moves of a call). Both at the preset's environments,
   simulations, c_puct, noise and Gumbel parameters.
 - ``avi_{connect4,hex}``: AVI self-play, rows/s: every legal child evaluated, epsilon-greedy,
-  the one-step target. Ours: ``actors.avi.AviCollector`` with ``ValueFunction`` and no
-  evaluation cache (the same computation; the cache, on by default in training, is measured
+  the one-step target. Ours: ``actors.avi.AviCollector`` with ``inference.network.ValueFunction``
+  and no evaluation cache (the same computation; the cache, on by default in training, is measured
   in ``benchmarks.avi_speed``); the peer evaluates all ``A`` children of every state
   (static shapes), ours only the legal, unfinished ones.
 - ``learner_alphazero_{connect4,hex}``: one Adam update of the policy-value network on both
@@ -104,7 +104,7 @@ def setup(task: str, size: Size):
     import torch
 
     from launch.config import resolve
-    from learner.networks import build_network
+    from inference.networks import build_network
 
     kind, *rest = task.split("_")
     game_name = rest[-1]
@@ -123,13 +123,13 @@ def setup(task: str, size: Size):
 
 def ours(task: str, size: Size):
     """``(call, units per call)``: one timed call of this project's side, run once here."""
-    from learner.learner import numpy_weights
+    from inference.tensors import numpy_weights
 
     kind, search, config, game, net = setup(task, size)
     actors = config.actors
     if kind == "alphazero":
         from actors.alphazero import AlphaZeroCollector
-        from search.network import NetworkEvaluator
+        from inference.network import NetworkEvaluator
 
         network = NetworkEvaluator(game, config.network, inference_dtype=actors.inference_dtype)
         network.set_weights(numpy_weights(net), version=0)
@@ -141,7 +141,7 @@ def ours(task: str, size: Size):
         units = actors.num_envs * size.moves
     elif kind == "avi":
         from actors.avi import AviCollector
-        from learner.learner import ValueFunction
+        from inference.network import ValueFunction
 
         values = ValueFunction(game, config.network, inference_dtype=actors.inference_dtype)
         values.set_weights(numpy_weights(net), 0)

@@ -94,11 +94,15 @@ class Study:
             out.append((int(t["seed"]), stats.goal_times(points, goal, max(int(t["hold"]), stats.MIN_HOLD))))
         return out
 
-    def arm_setting(self, arm: str, key: str):
-        """The value of the dotted config ``key`` its trials of ``arm`` ran with (None when
+    def arm_setting(self, arm: str, key: str, instance: str | None = None):
+        """The value of the dotted config ``key`` its trials of ``arm`` (on ``instance``,
+        the spec's name of a board: its trials' names begin with it) ran with (None when
         they differ or do not hold it)."""
         values = set()
-        for config in self.trials.loc[self.trials["arm"] == arm, "config"]:
+        mine = self.trials["arm"] == arm
+        if instance:
+            mine &= self.trials["trial"].str.startswith(f"{instance}-{arm}-s")
+        for config in self.trials.loc[mine, "config"]:
             node = json.loads(config)
             for part in key.split("."):
                 node = node.get(part) if isinstance(node, dict) else None

@@ -9,15 +9,18 @@ figure without redrawing it (a redraw differs byte for byte between Matplotlib b
 - ``curves``: per board a row, per metric a column, against updates: every seed a thin
   line, the mean over seeds a thick one up to the first seed's stop (a held goal ends a
   trial early).
+- ``figure1``: the AVI paper's Figure 1 (launch/results/figure1.py): per board a row, value
+  MAE, regret and error rate with Student-t bands over seeds, and the compute relative to AVI.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from launch.results import stats
+from launch.results import figure1, stats
 from launch.results.data import GOAL_METRIC, Study
 
+FIGURES = ("km", "curves", "figure1")
 ARM_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive")
 DIGEST_KEY = "Description"
 
@@ -31,7 +34,9 @@ def caption(kind: str, study: Study, args: dict) -> str:
     if kind == "curves":
         return (f"{', '.join(m.split('/')[-1] for m in args['metrics'].split(','))} against updates per board: "
                 f"each seed a thin line, the mean over seeds thick while every seed runs.")
-    raise ValueError(f"figure kind {kind!r}: one of km, curves")
+    if kind == "figure1":
+        return figure1.caption(args)
+    raise ValueError(f"figure kind {kind!r}: one of {', '.join(FIGURES)}")
 
 
 def recorded_digest(path: Path) -> str | None:
@@ -96,8 +101,10 @@ def draw(kind: str, study: Study, args: dict, path: Path, digest: str) -> str:
                 ax.set_xlabel("gradient updates")
         fig.legend(loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.01))
         fig.tight_layout(rect=(0, 0.06, 1, 1))
+    elif kind == "figure1":
+        fig = figure1.draw(study, args, plt, colours)
     else:
-        raise ValueError(f"figure kind {kind!r}: one of km, curves")
+        raise ValueError(f"figure kind {kind!r}: one of {', '.join(FIGURES)}")
     fig.savefig(path, dpi=110, metadata={DIGEST_KEY: digest})
     plt.close(fig)
     return text

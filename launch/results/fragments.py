@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from launch.results import stats
+from launch.results import figure1, stats
 from launch.results.data import GOAL_METRIC, PAPER_UPDATES, RESULTS_DIR, Study, load_study, study_names
 
 
@@ -152,8 +152,9 @@ def tuning(study: Study, args: dict, ctx: Context) -> str:
     out = []
     for t in study.tunings:
         key, metric, chosen = t["space"]["key"], t["scheduler"]["metric"], t["chosen"]
-        ran = study.arm_setting(t["arm"], key)
-        out += [f"**{t['arm']}** ({t['algo']}): `{key}` on a {t['space']['scale']} scale over "
+        ran = study.arm_setting(t["arm"], key, t.get("instance"))
+        where = f" on {t['instance']}" if t.get("instance") else ""
+        out += [f"**{t['arm']}**{where} ({t['algo']}): `{key}` on a {t['space']['scale']} scale over "
                 f"[{t['space']['low']:g}, {t['space']['high']:g}], {t['search']['kind']} search, ASHA on `{metric}` "
                 f"against updates (grace {t['scheduler']['grace_period']:,}); tuning seeds "
                 f"{', '.join(map(str, t['seeds']['tuning']))}, none of the comparison's; "
@@ -165,7 +166,13 @@ def tuning(study: Study, args: dict, ctx: Context) -> str:
         verdict = ("no value chosen: no trial ran to its end" if chosen is None else
                    f"chosen `{key} = {chosen['value']:g}`")
         same = (ran is not None and chosen is not None and math.isclose(float(ran), float(chosen["value"])))
-        out += ["", f"{verdict}; the study's {t['arm']} trials ran with `{key} = {ran}`"
+        mine = study.trials["arm"] == t["arm"]
+        if t.get("instance"):
+            mine &= study.trials["trial"].str.startswith(f"{t['instance']}-{t['arm']}-s")
+        if not mine.any():
+            out += ["", f"{verdict}; no trial of {t['arm']}{where} has data yet.", ""]
+            continue
+        out += ["", f"{verdict}; the study's {t['arm']} trials{where} ran with `{key} = {ran}`"
                 + (" (the chosen value)." if same else " (not the chosen value: the comparison is at the "
                    "preset's setting for this arm)."), ""]
     return "\n".join(out)
@@ -301,5 +308,6 @@ def _relative(target: Path, page: Path) -> str:
 
 KINDS = {"time-to-goal": time_to_goal, "final": final, "improvement": improvement, "provenance": provenance,
          "budget": budget, "figure": figure, "index": index, "headline": headline, "schema": schema,
-         "tuning": tuning}
+         "tuning": tuning, "figure1-final": figure1.final_table, "figure1-flat": figure1.flat_table,
+         "table2": figure1.table2, "figure1-verdict": figure1.verdict}
 WITHOUT_STUDY = {"index", "headline", "schema"}  # kinds drawn from every study, or from none

@@ -129,12 +129,15 @@ def generate(*, root: Path = ROOT, data_root: Path = RESULTS_DIR, check: bool = 
 def add(exp_dir: Path, study: str, *, commit: str | None, machine: str | None, data_root: Path = RESULTS_DIR,
         tunings: tuple = ()) -> Path:
     """The experiment's trial data into ``data_root/study``, with each tuning directory's
-    ``tune.json`` (``launch tune``) as ``tune-<arm>.json``."""
+    ``tune.json`` as ``tune-[<instance>-]<arm>.json``: those given (``launch tune``) and
+    those of the experiment's own tuning steps (``EXP_DIR/tuning/*``) that have ended."""
     import json
 
-    from launch.experiments.layout import TUNE_FILE
+    from launch.experiments.layout import TUNE_FILE, TUNING_DIR
     from launch.results.record import experiment_tables, study_info, write_tables
     from launch.results.schema import TUNING_PREFIX
+
+    tunings = (*tunings, *sorted(p.parent for p in (Path(exp_dir) / TUNING_DIR).glob(f"*/{TUNE_FILE}")))
 
     if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*", study):
         raise ValueError(f"--study {study!r}: lower-case letters, digits, dots and dashes")
@@ -148,10 +151,12 @@ def add(exp_dir: Path, study: str, *, commit: str | None, machine: str | None, d
         record = json.loads((Path(tuning) / TUNE_FILE).read_text())
         # The command as a reader would run it: the tuning directory under runs/.
         record["command"] = record["command"].replace(str(Path(tuning).resolve()), f"runs/{Path(tuning).name}")
+        record["command"] = record["command"].replace(str(Path(exp_dir).resolve()), f"runs/{study}")
         records.append(record)
     out = write_tables(tables, study_info(exp_dir, study), data_root / study)
     for record in records:
-        (out / f"{TUNING_PREFIX}{record['arm']}.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+        name = "-".join(p for p in (record.get("instance"), record["arm"]) if p)
+        (out / f"{TUNING_PREFIX}{name}.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return out
 
 

@@ -115,7 +115,7 @@ def experiment_tables(exp_dir, study: str, *, stated: dict | None = None) -> dic
         count = {k: int(metrics.get(f"eval/{suite}/{k}", 0)) for k in ("wins", "draws", "losses")}
         # Each side's policy as the plan resolved it (auto: the policy head, else greedy) and
         # its search budget where it has one; a result that records its own wins over the plan.
-        sides = result.get("policies") or {
+        sides = result.get("sides") or {
             "a": {"trial": match["trial"], "policy": match.get("policy")},
             "b": {"trial": match["opponent_trial"], "policy": match.get("opponent_policy")}}
         matches.append({"study": study, "match": match["name"], "trial": match["trial"],

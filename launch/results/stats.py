@@ -124,3 +124,35 @@ def probability_of_improvement(better_x: list[float], y: list[float], *, lower_i
                                            reps=BOOTSTRAP_REPS, confidence_interval_size=CONFIDENCE)
     return Interval(float(np.ravel(point["pair"])[0]), float(np.ravel(ci["pair"])[0]), float(np.ravel(ci["pair"])[1]),
                     len(better_x))
+
+
+def t_interval(values: list[float], *, bounds: tuple[float, float] = (-math.inf, math.inf)) -> Interval:
+    """The mean over seeds with its Student-t 95% interval (the AVI paper's bands over seeds,
+    scipy's t quantile), its ends kept inside the metric's range ``bounds``; one seed has
+    no interval (nan ends)."""
+    from scipy import stats as st
+
+    values = [float(v) for v in values]
+    if not values:
+        return Interval(math.nan, math.nan, math.nan, 0)
+    mean = float(np.mean(values))
+    if len(values) == 1:
+        return Interval(mean, math.nan, math.nan, 1)
+    half = float(st.t.ppf(0.5 + CONFIDENCE / 2, len(values) - 1) * np.std(values, ddof=1) / math.sqrt(len(values)))
+    return Interval(mean, max(bounds[0], mean - half), min(bounds[1], mean + half), len(values))
+
+
+def difference_interval(x: list[float], y: list[float]) -> Interval:
+    """mean(x) - mean(y) over two arms' independent seeds with Welch's 95% interval
+    (scipy's ``ttest_ind(equal_var=False)``); fewer than two seeds a side: nan ends."""
+    from scipy import stats as st
+
+    x, y = [float(v) for v in x], [float(v) for v in y]
+    if not x or not y:
+        return Interval(math.nan, math.nan, math.nan, 0)
+    diff = float(np.mean(x) - np.mean(y))
+    if min(len(x), len(y)) < 2 or (np.var(x) == 0 and np.var(y) == 0):
+        return Interval(diff, diff if len(x) > 1 and len(y) > 1 else math.nan,
+                        diff if len(x) > 1 and len(y) > 1 else math.nan, min(len(x), len(y)))
+    ci = st.ttest_ind(x, y, equal_var=False).confidence_interval(CONFIDENCE)
+    return Interval(diff, float(ci.low), float(ci.high), min(len(x), len(y)))

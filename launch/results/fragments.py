@@ -288,6 +288,35 @@ def schema(_: None, args: dict, ctx: Context) -> str:
     return "\n".join(out)
 
 
+def plan(_: None, args: dict, ctx: Context) -> str:
+    """A spec's plan at a size, as ``launch experiment --dry-run`` makes it on one machine
+    running one trial at a time: its trials per board, its tuning steps and its wall-time
+    estimate from the spec's rates. Drawn from the spec, not from data: what a study will
+    cost before it has run."""
+    from launch.experiments.spec import load_spec
+    from launch.experiments.spec import plan as make_plan
+
+    spec, size = args["spec"], args.get("size", "small")
+    p = make_plan(load_spec(spec), size)
+    boards = list(dict.fromkeys(t.group for t in p.trials))
+    lines = ["| board | arms | seeds an arm | updates a trial | trials | tuning steps |", "|---|---|---|---:|---:|---:|"]
+    for board in boards:
+        mine = [t for t in p.trials if t.group == board]
+        arms = list(dict.fromkeys(t.arm for t in mine))
+        seeds = sorted({sum(t.arm == a for t in mine) for a in arms})
+        instance = mine[0].instance
+        lines.append(f"| {board} | {', '.join(p.spec.arms[a].label for a in arms)} | "
+                     f"{', '.join(map(str, seeds))} | {_num(mine[0].updates)} | {len(mine)} | "
+                     f"{sum(s.instance == instance for s in p.tuning)} |")
+    wall, tuning = p.wall_seconds(1), sum(s.estimated_seconds or 0 for s in p.tuning)
+    lines += ["", f"`{spec}` at size `{size}`: {len(p.trials)} trials and {len(p.tuning)} tuning steps, estimated at "
+              f"{_num(wall / 3600, 1)} hours one trial at a time, the tuning steps at most {_num(tuning / 3600, 1)} "
+              f"of them (every tuning trial to its budget), from the spec's `updates_per_second`."
+              if wall is not None else f"`{spec}` at size `{size}`: {len(p.trials)} trials; the spec gives no rates "
+              f"for an estimate."]
+    return "\n".join(lines)
+
+
 def _page_link(study: str, ctx: Context) -> str:
     """A link from the page being drawn to the first results page that presents ``study``."""
     page = (ctx.pages_of or {}).get(study)
@@ -309,5 +338,5 @@ def _relative(target: Path, page: Path) -> str:
 KINDS = {"time-to-goal": time_to_goal, "final": final, "improvement": improvement, "provenance": provenance,
          "budget": budget, "figure": figure, "index": index, "headline": headline, "schema": schema,
          "tuning": tuning, "figure1-final": figure1.final_table, "figure1-flat": figure1.flat_table,
-         "table2": figure1.table2, "figure1-verdict": figure1.verdict}
-WITHOUT_STUDY = {"index", "headline", "schema"}  # kinds drawn from every study, or from none
+         "table2": figure1.table2, "figure1-verdict": figure1.verdict, "plan": plan}
+WITHOUT_STUDY = {"index", "headline", "schema", "plan"}  # kinds drawn from every study, or from none

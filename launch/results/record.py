@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 from evaluation.metric_keys import parse_metric_key
 from evaluation.run_metrics import read_metrics
 from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE, match_path
+from launch.experiments.rescore import read_search_scores
 from launch.results.schema import STUDY_FILE, TABLES, table_from_rows
 from launch.run_dir import read_provenance
 
@@ -103,7 +104,9 @@ def experiment_tables(exp_dir, study: str, *, stated: dict | None = None) -> dic
             "final_updates": int(max((r["updates"] for r in records if "updates" in r), default=0)),
             "commit": commit, "machine": machine, "started": _iso(min(times, default=None)),
             "ended": _iso(max(times, default=None)), "config": json.dumps(config, sort_keys=True)})
-        evaluations += _evaluation_rows(study, trial["name"], records)
+        # The search's scores of kept checkpoints (launch rescore) after the run's own: a
+        # key the run logged itself at the same updates keeps the later, rescored value.
+        evaluations += _evaluation_rows(study, trial["name"], records + read_search_scores(run_dir))
     matches = []
     for match in manifest.get("matches", []):
         path = match_path(exp_dir, match)

@@ -2,6 +2,7 @@
 end to end on the CPU), the same computation alternating in one process.
 
     python -m benchmarks.peer_speed [--cores 1] [--quick | --tiny] [--tasks ...] [--ours-only] [--json]
+        [--profile N]
 
 The peer needs the ``bench`` extra (``pip install -e '.[bench]'``: jax, pgx, mctx, optax);
 without it the command says so and exits 1, unless ``--ours-only``.
@@ -39,7 +40,8 @@ default), ``--quick`` (16 environments, 8 simulations, batch 64: every compariso
 2 minutes), ``--tiny`` (the test suite's: a check that it runs, not a measurement).
 
 ``--json``: one line per comparison: ``task``, ``ours``, ``peer``, ``unit``, ``ratio`` (and the
-size it ran at); ``peer`` and ``ratio`` are null with ``--ours-only``.
+size it ran at); ``peer`` and ``ratio`` are null with ``--ours-only``. ``--profile N``: after
+each comparison, cProfile's ``N`` costliest functions of one call of our side, on stderr.
 """
 
 from __future__ import annotations
@@ -225,7 +227,24 @@ def peer(task: str, size: Size):
 # ---------------------------------------------------------------------------- the comparison
 
 
-def compare(task: str, size: Size, ours_only: bool, log=None) -> dict:
+def profile(task: str, size: Size, top: int) -> str:
+    """Where one call of our side of ``task`` spends its time: cProfile's ``top`` functions
+    by their own time, and by time including what they call."""
+    import cProfile
+    import io
+    import pstats
+
+    call, _ = ours(task, size)
+    profiler = cProfile.Profile()
+    profiler.runcall(call)
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out).strip_dirs()
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    return out.getvalue()
+
+
+def compare(task: str, size: Size, ours_only: bool) -> dict:
     sides = {"ours": ours(task, size)}
     if not ours_only:
         sides["peer"] = peer(task, size)
@@ -264,6 +283,8 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, help="timed calls of each side (default: the size's)")
     p.add_argument("--ours-only", action="store_true", help="this project's side alone (no bench extra needed)")
     p.add_argument("--json", action="store_true", help="one JSON line per comparison")
+    p.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="then profile one call of our side of each task: its N costliest functions, on stderr")
     args = p.parse_args(argv)
     missing = [] if args.ours_only else missing_peer_packages()
     if missing:
@@ -285,6 +306,8 @@ def main(argv=None) -> int:
             ratio = "-" if row["ratio"] is None else f"x{row['ratio']:.2f}"
             print(f"{task:28s} ours {row['ours']:>10,.1f}  peer {peer_text:>10s} {row['unit']:12s} ours/peer {ratio}",
                   flush=True)
+        if args.profile:
+            print(f"== {task}, our side, one call\n{profile(task, size, args.profile)}", file=sys.stderr, flush=True)
     return 0
 
 

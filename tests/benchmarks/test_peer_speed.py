@@ -81,3 +81,9 @@ def test_the_peer_module_is_not_imported_without_the_extra():
     # The suite's default environment lacks jax: importing peer_speed must not need it.
     assert importlib.util.find_spec("benchmarks.peer_speed") is not None
     assert "jax" not in peer_speed.__dict__
+
+
+def test_the_profile_names_our_collectors_functions():
+    out = peer_speed.profile("avi_hex", peer_speed.SIZES["tiny"], top=8)
+    assert "function calls" in out and "tottime" in out
+    assert "avi.py" in out  # the collector's own step, by cumulative time

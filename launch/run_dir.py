@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import storage
+from evaluation.run_config import CONFIG_FILE
 from launch.config import ConfigError, TrainConfig
 
 SUBDIRECTORIES = ("checkpoints", "replay", "plots")
@@ -28,9 +29,9 @@ def read_run_config(run_dir) -> TrainConfig:
     before the roles owned their settings (flat keys such as ``lr``) reads with each key
     at its new place. (``evaluation``, below the launcher, reads the part it needs with
     ``evaluation.run_config.read_trained_with``.)"""
-    path = storage.join(run_location(run_dir), "config.json")
+    path = storage.join(run_location(run_dir), CONFIG_FILE)
     if not storage.exists(path):
-        raise ConfigError(f"{run_dir}: no config.json there, not a run directory")
+        raise ConfigError(f"{run_dir}: no {CONFIG_FILE} there, not a run directory")
     try:
         return TrainConfig.from_dict(json.loads(storage.read_text(path)))
     except json.JSONDecodeError as err:
@@ -70,17 +71,24 @@ def actor_log_dir(run_dir, name: str) -> Path:
 
 
 def new_run_dir(config: TrainConfig, run_dir=None):
-    """A fresh run directory holding ``config.json`` (by default under ``runs/``, named by
-    algorithm, game, time and seed); one that already holds a run is refused."""
+    """A fresh run directory (by default under ``runs/``, named by algorithm, game, time and
+    seed), whose ``config.json`` the run writes as it starts (:func:`write_run_config`); one
+    that already holds a run is refused."""
     if run_dir is None:
         run_dir = Path("runs") / f"{config.algo}-{config.game}-{time.strftime('%Y%m%d-%H%M%S')}-s{config.seed}"
     run_dir = run_location(run_dir)
-    if storage.exists(storage.join(run_dir, "config.json")):
+    if storage.exists(storage.join(run_dir, CONFIG_FILE)):
         raise ConfigError(f"--run-dir {run_dir} already holds a run; use --resume {run_dir} to continue it")
     for name in SUBDIRECTORIES:
         storage.makedirs(storage.join(run_dir, name))
-    storage.write_atomic(storage.join(run_dir, "config.json"), config.to_json().encode())
     return run_dir
+
+
+def write_run_config(run_dir, config: TrainConfig) -> None:
+    """The run's ``config.json``: its config as it runs, every ``auto`` made concrete for
+    the cluster, written once per start (a resume writes the bounds of its waits anew) by
+    the run itself; :func:`read_run_config` reads it back."""
+    storage.write_atomic(storage.join(run_location(run_dir), CONFIG_FILE), config.to_json().encode())
 
 
 def prepare_run_dir(config: TrainConfig, run_dir, resume):

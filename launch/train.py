@@ -55,7 +55,7 @@ from launch.metrics import MetricsLogger
 from launch.run_placement import place_run, resources_after_gpu_wait
 from launch.records import RunCounters, inference_record, replay_record
 from launch.restarts import LearnerLink, replay_call
-from launch.run_dir import actor_log_dir, prepare_run_dir, run_location
+from launch.run_dir import actor_log_dir, prepare_run_dir, run_location, write_run_config
 from launch.run_store import RunStore
 from launch.safe_tree import from_safe, to_safe
 from launch.run_budget import RunBudget, check_budget
@@ -81,7 +81,7 @@ class Run:
         # them (checkpoint) and the end; close() stops the roles.
         self.config = config = resolved_for_cluster(config, fixed_cluster)
         self.run_dir = run_location(run_dir)
-        storage.write_atomic(storage.join(self.run_dir, "config.json"), config.to_json().encode())
+        write_run_config(self.run_dir, config)
         self.game = config.game_network.make_game()
         self.algorithm = algorithms.descriptor(config.algo)
         self.counters = RunCounters()

@@ -90,6 +90,8 @@ class Study:
         out = []
         for _, t in self.cell(board, arm).iterrows():
             s = self.series(t["trial"], metric).dropna(subset=[x])
+            if s.empty:  # a trial that never evaluated the metric (an arm without a search): no time
+                continue
             points = list(zip(s[x].astype(float), s["value"].astype(float)))
             out.append((int(t["seed"]), stats.goal_times(points, goal, max(int(t["hold"]), stats.MIN_HOLD))))
         return out

@@ -24,9 +24,11 @@ import storage
 from launch.experiments.report import report_main
 from evaluation.run_metrics import read_metrics
 from evaluation.cli import evaluate_main
-from launch.config import ConfigError, resolve
+from launch.config import ConfigError, apply_overrides, resolve
 from launch.demo import run_demo
-from launch.run_dir import resumed_config
+from launch.restarts import WaitExpired
+from launch.run_dir import check_shared, resume_changes, resumed_config
+from launch.run_store import check_lengthens
 from launch.summary import end_of_run
 from launch.run_budget import check_budget
 from launch.train import train
@@ -56,7 +58,9 @@ def train_parser() -> argparse.ArgumentParser:
                         "actors.mcts.simulations=32, evaluation.every=5; docs/reference/config.md); repeatable")
     p.add_argument("--run-dir", help="directory of this run (config.json, metrics.jsonl, checkpoints/): a path, "
                    "a shared mount, or an object store's URI (s3://bucket/run, gs://bucket/run)")
-    p.add_argument("--resume", metavar="DIR", help="continue the run in DIR (a path or a URI) exactly")
+    p.add_argument("--resume", metavar="DIR", help="continue the run in DIR (a path or a URI) exactly; it may "
+                   "lengthen the run (--updates, the run's total, or --minutes) and --set only the bounds of its "
+                   "waits (learner.wait_for_gpu_s, learner.restart_wait_s, storage_outage_s)")
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--updates", type=int, help="stop after this many gradient updates (the run's total)")
     budget.add_argument("--minutes", type=float,
@@ -117,18 +121,22 @@ def main(argv: list[str] | None = None) -> int:
 def run_training(parser: argparse.ArgumentParser, args) -> int:
     try:
         if args.resume:
-            # A resumed run continues exactly: its config.json is kept.
-            changes = [flag for flag, given in (("--set", args.overrides), ("--seed", args.seed is not None),
+            # A resumed run continues exactly: its config.json is kept, but for the bounds of
+            # its waits (RESUME_SETTABLE); its budget may be longer than the first start's.
+            changes = [flag for flag, given in (("--seed", args.seed is not None),
                                                 ("--preset", args.preset is not None)) if given]
             if changes:
                 raise ConfigError(f"{' and '.join(changes)} cannot change a resumed run; "
                                   f"--resume {args.resume} keeps its config.json")
-            config = resumed_config(args.resume, algo=args.algo, game=args.game)
+            overrides = resume_changes(args.resume, args.overrides)
+            config = apply_overrides(resumed_config(args.resume, algo=args.algo, game=args.game), overrides)
+            check_lengthens(args.resume, args.updates)
         else:
             if not args.algo or not args.game:
                 parser.error("--algo and --game are required (or --resume DIR)")
             config = resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed)
         check_budget(args.updates, args.minutes, args.train_minutes)
+        check_shared(args.resume or args.run_dir, args.address, "--resume" if args.resume else "--run-dir")
         # --json: stdout holds the final record only (lifecycle/json_stdout.py).
         with stdout_to_stderr(args.json):
             ray_before = ray.is_initialized()
@@ -137,7 +145,7 @@ def run_training(parser: argparse.ArgumentParser, args) -> int:
                                   wandb_mode=args.wandb)
             if args.json and not ray_before:
                 ray.shutdown()
-    except (ConfigError, storage.StorageError) as err:
+    except (ConfigError, storage.StorageError, WaitExpired) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if args.json:

@@ -406,10 +406,24 @@ def apply_overrides(config: TrainConfig, overrides: list[str]) -> TrainConfig:
         if dataclasses.is_dataclass(current):
             raise ConfigError(f"--set {item!r}: set the fields of {key!r} one by one ({key}.FIELD=...)")
         try:
-            config = changed(config, **{key: parse_value(raw, current)})
+            try:
+                value = parse_value(raw, current)
+            except ValueError:
+                # A field of a number or a word (``float | str``: seconds or auto) takes either,
+                # whichever it holds now; the field's own check refuses a wrong word.
+                if "str" not in _union(record, parts[-1]):
+                    raise
+                value = raw
+            config = changed(config, **{key: value})
         except ValueError as err:
             raise ConfigError(f"--set {item!r}: {err}") from None
     return config
+
+
+def _union(record, name: str) -> list[str]:
+    """The types of the annotation of ``record``'s field ``name`` (``int | str``: int, str)."""
+    annotation = {f.name: f.type for f in fields(record)}[name]
+    return [part.strip() for part in str(annotation).split("|")]
 
 
 def _check_key(item: str, parts: list[str]) -> None:

@@ -7,10 +7,17 @@
   redoes the call, unless the answer came from the restored learner (a ``train`` reply
   names the incarnation that trained).
 - A replay shard restarts from its snapshot: :func:`replay_call` asks again meanwhile.
+
+Every wait here is bounded, and a wait that runs out raises :class:`WaitExpired`, whose
+message names what was waited for and the setting that bounds it: the learner's first
+answer and its answer after a restart wait ``learner.restart_wait_s`` (the learner may have
+to wait for a node: a GPU node booting or replaced, its image pulled), a replay shard
+:data:`REPLAY_RESTART_S` (shards restart on the head, where the driver is).
 """
 
 from __future__ import annotations
 
+import sys
 import time
 
 import ray
@@ -20,30 +27,47 @@ from launch.faults import FaultLedger
 from launch.records import RunCounters
 from learner.actor import LearnerStatus, TrainReply
 
-RESTART_TIMEOUT = 180.0  # seconds to wait for a restarted learner or replay shard to answer
+REPLAY_RESTART_S = 180.0  # seconds to wait for a restarted replay shard (on the head) to answer
+ASK_EVERY_S = 10.0  # how long one status request to the learner waits before it is asked again
+REPORT_EVERY_S = 30.0  # how often a run waiting for its learner says so
+
+
+class WaitExpired(RuntimeError):
+    """A bounded wait ran out; the message names the wait and the setting to raise."""
 
 
 def replay_call(call):
     """``call()`` (a replay service request), asked again while a shard restarts."""
-    deadline = time.monotonic() + RESTART_TIMEOUT
+    deadline = time.monotonic() + REPLAY_RESTART_S
     while True:
         try:
             return call()
-        except RayActorError:
+        except RayActorError as error:
             if time.monotonic() > deadline:
-                raise
+                raise WaitExpired(f"a replay shard did not come back within {REPLAY_RESTART_S:g} s "
+                                  f"(launch.restarts.REPLAY_RESTART_S): {error}") from error
             time.sleep(0.5)
 
 
 class LearnerLink:
-    """Calls to the learner actor ``learner`` that outlive its restarts."""
+    """Calls to the learner actor ``learner`` that outlive its restarts, each wait for it
+    bounded by ``wait_s`` (``learner.restart_wait_s``)."""
 
-    def __init__(self, learner, counters: RunCounters, faults: FaultLedger):
-        self.learner, self.counters, self.faults = learner, counters, faults
-        self.incarnation = ray.get(learner.status.remote()).incarnation
+    def __init__(self, learner, counters: RunCounters, faults: FaultLedger, *, wait_s: float):
+        self.learner, self.counters, self.faults, self.wait_s = learner, counters, faults, wait_s
+        self.incarnation: str | None = None  # known once wait_started() returns
+
+    def wait_started(self) -> None:
+        """Wait for the learner's first answer: Ray places it once a node offers what it
+        asks (on a cluster, a GPU node may still be booting), for at most ``wait_s``."""
+        status = self._await_status("the learner did not start",
+                                    "no node offered what it asks (the `learner` resource, its GPU), or it "
+                                    "could not start there", None)
+        self.incarnation = status.incarnation
 
     def call(self, method: str, *args):
-        """``ray.get`` of a learner method, made again until an answer stands."""
+        """``ray.get`` of a learner method that answers (not None), made again until an
+        answer stands."""
         while True:
             start = time.time()
             result = self.answer(getattr(self.learner, method).remote(*args), method, start)
@@ -69,17 +93,31 @@ class LearnerLink:
         return result
 
     def await_restart(self, error: Exception) -> LearnerStatus:
-        deadline = time.monotonic() + RESTART_TIMEOUT
+        """The restarted learner's status, once it answers (within ``wait_s``)."""
+        return self._await_status("the learner did not come back", f"after it failed: {error}", error)
+
+    def _await_status(self, what: str, why: str, cause: Exception | None) -> LearnerStatus:
+        """The learner's status, asked every :data:`ASK_EVERY_S` until it answers; past
+        ``wait_s``, :class:`WaitExpired` saying ``what`` and ``why``."""
+        began = time.monotonic()
+        deadline, next_report = began + self.wait_s, began + REPORT_EVERY_S
         while True:
             try:
-                return ray.get(self.learner.status.remote(), timeout=10)
+                return ray.get(self.learner.status.remote(), timeout=max(0.1, min(ASK_EVERY_S, deadline - time.monotonic())))
             except (RayActorError, GetTimeoutError) as again:
                 if _failed_to_start(again):  # Ray restarts no actor whose start raised: say why now
                     raise RuntimeError(f"the learner could not restart: {_failed_to_start(again)}") from again
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"the learner did not come back within {RESTART_TIMEOUT:.0f} s "
-                                       f"after it failed: {error}") from error
-                time.sleep(0.5)
+                now = time.monotonic()
+                if now >= deadline:
+                    raise WaitExpired(f"{what} within learner.restart_wait_s={self.wait_s:g} s, {why}; raise "
+                                      f"learner.restart_wait_s where a node takes longer to join (--set "
+                                      f"learner.restart_wait_s=SECONDS)") from (cause or again)
+                if now >= next_report:
+                    print(f"waiting for the learner ({now - began:.0f} of {self.wait_s:g} s, "
+                          f"learner.restart_wait_s)", file=sys.stderr, flush=True)
+                    next_report += REPORT_EVERY_S
+                if isinstance(again, RayActorError):  # an answer that failed at once: not a busy loop
+                    time.sleep(min(0.5, max(0.0, deadline - now)))
 
     def _restarted(self, status: LearnerStatus, seconds: float) -> None:
         """The learner came back as ``status`` says: its counters (a checkpoint's) are the run's now."""

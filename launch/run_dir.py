@@ -9,15 +9,26 @@ or an object store's URI (``s3://bucket/run``), read and written the same way.""
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
 
 import storage
 from evaluation.run_config import CONFIG_FILE
-from launch.config import ConfigError, TrainConfig
+from launch.config import ConfigError, TrainConfig, changed
 
 SUBDIRECTORIES = ("checkpoints", "replay", "plots")
+# What ``--set`` may change on ``--resume``: the bounds of the run's waits, which belong to the
+# cluster it runs on (a new one after a lost head), not to what it trains. Its budget
+# (--updates, --minutes, --train-minutes) is given anew at every start.
+RESUME_SETTABLE = ("learner.wait_for_gpu_s", "learner.restart_wait_s", "storage_outage_s")
+# The filesystems a path every node of a cluster sees may be on (an NFS or EFS mount, a
+# Filestore share, a Kubernetes ReadWriteMany volume, a FUSE bucket mount).
+NETWORK_FILESYSTEMS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "lustre", "gpfs", "beegfs")
+# Directories a cluster's nodes declare that every node mounts (deploy/: KubeRay's runs claim,
+# the local check's shared directory), comma-separated.
+SHARED_DIRS_ENV = "SELFPLAY_SHARED_DIRS"
 # One JSON line per start and resume of the run: the commit and the machine it ran on, so
 # that a result drawn from the run names where it came from (launch/results/record.py).
 PROVENANCE_FILE = "provenance.jsonl"
@@ -93,15 +104,72 @@ def write_run_config(run_dir, config: TrainConfig) -> None:
 
 def prepare_run_dir(config: TrainConfig, run_dir, resume):
     """The config to run and its directory: ``resume``'s own config (of the same algorithm
-    and game as ``config``), or ``config`` in a new directory; either way the start is
-    added to the run's provenance."""
+    and game as ``config``) with ``config``'s :data:`RESUME_SETTABLE` settings, or ``config``
+    in a new directory; either way the start is added to the run's provenance."""
     if resume is not None:
-        config, run_dir = (resumed_config(resume, algo=config.algo, game=config.game, game_params=config.game_params),
-                           run_location(resume))
+        saved = resumed_config(resume, algo=config.algo, game=config.game, game_params=config.game_params)
+        config, run_dir = changed(saved, **{key: _get(config, key) for key in RESUME_SETTABLE}), run_location(resume)
     else:
         config, run_dir = config, new_run_dir(config, run_dir)
     record_start(run_dir, resumed=resume is not None)
     return config, run_dir
+
+
+def _get(config, key: str):
+    for part in key.split("."):
+        config = getattr(config, part)
+    return config
+
+
+def resume_changes(run_dir, overrides: list[str]) -> list[str]:
+    """The ``--set`` pairs ``overrides`` a resume of ``run_dir`` takes (those of
+    :data:`RESUME_SETTABLE`); any other is refused, by its key."""
+    refused = [item for item in overrides if item.partition("=")[0].strip() not in RESUME_SETTABLE]
+    if refused:
+        raise ConfigError(f"--set {', '.join(refused)} cannot change a resumed run; --resume {run_dir} keeps its "
+                          f"config.json. A resume may lengthen the run (--updates, --minutes) and set "
+                          f"{', '.join(RESUME_SETTABLE)}")
+    return list(overrides)
+
+
+def check_shared(run_dir, address: str | None, flag: str = "--run-dir") -> None:
+    """A run on a cluster (``address``) keeps its directory where every node reads and
+    writes it: a learner restarted on another node reads its checkpoints there, the head's
+    replay shards write their snapshots. An object store's URI is, and so is a path on a
+    network filesystem or under a directory the nodes declare shared
+    (``$SELFPLAY_SHARED_DIRS``); a path on the driver's own disk is refused, naming the fix
+    (``flag``: the option that gave ``run_dir``, ``--run-dir`` or ``--resume``)."""
+    if address is None or (run_dir is not None and storage.is_remote(run_location(run_dir))):
+        return
+    if run_dir is not None:
+        path = Path(run_dir).resolve()
+        declared = [Path(d.strip()).resolve() for d in os.environ.get(SHARED_DIRS_ENV, "").split(",") if d.strip()]
+        if any(path == d or d in path.parents for d in declared) or _filesystem(path) in NETWORK_FILESYSTEMS \
+                or _filesystem(path).startswith("fuse."):
+            return
+    where = f"{flag} {run_dir} is on the driver's own disk ({_filesystem(Path(run_dir).resolve())})" \
+        if run_dir is not None else "no --run-dir: the default (runs/...) is on the driver's own disk"
+    raise ConfigError(f"{where}, and --address {address} runs on a cluster whose other nodes do not see it (a "
+                      f"learner restarted there could not read its checkpoints): give an object store's URI "
+                      f"(--run-dir s3://BUCKET/RUN, gs://BUCKET/RUN) or a path on a filesystem every node mounts "
+                      f"(NFS, EFS, Filestore, a ReadWriteMany volume; or a directory listed in ${SHARED_DIRS_ENV})")
+
+
+def _filesystem(path: Path, mounts: str = "/proc/mounts") -> str:
+    """The type of the filesystem ``path`` is on (its longest mount point), or ``unknown``."""
+    try:
+        lines = Path(mounts).read_text().splitlines()
+    except OSError:
+        return "unknown"
+    best, kind = -1, "unknown"
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = Path(fields[1].replace("\\040", " "))
+        if (point == path or point in path.parents) and len(point.parts) > best:
+            best, kind = len(point.parts), fields[2]
+    return kind
 
 
 def record_start(run_dir, *, resumed: bool) -> None:

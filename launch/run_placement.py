@@ -11,7 +11,8 @@ from typing import NamedTuple
 import ray
 
 from launch.config import ConfigError, TrainConfig
-from launch.placement import gpu_shares, inference_device, learner_device, offered_resources, role_options, run_options
+from launch.placement import (MARKER, gpu_shares, inference_device, learner_device, offered_resources, role_options,
+                              run_options)
 from learner.config import LearnerConfig
 
 GPU_WAIT_REPORT_S = 30.0  # how often a run waiting for a GPU node says so
@@ -27,7 +28,7 @@ def resources_after_gpu_wait(learner: LearnerConfig, *, embedded: bool, report_e
     seconds, for a node with one, printing every ``report_every_s`` seconds that it waits.
     The second value is the reason that goes into ``learner.device_note``."""
     resources = ray.cluster_resources()
-    limit = learner.wait_for_gpu_s
+    limit = learner.waits_for(embedded=embedded).wait_for_gpu_s  # auto: 0 embedded, a node's boot on a cluster
     if resources.get("GPU", 0) >= 1 or learner.device == "cpu" or embedded:  # no node will join an embedded Ray
         return resources, ""
     if limit <= 0:
@@ -79,7 +80,26 @@ def place_run(config: TrainConfig, fixed_cluster: bool) -> RunPlacement:
     # waits for its labels leaves its CPU to it.
     options["oracle"] = role_options("oracle", embedded=fixed_cluster, offered=offered,
                                      cpus=0 if fixed_cluster else 1)
+    if not fixed_cluster:
+        options["learner"] = cpu_learner_where_nodes_are(options["learner"], offered, resources)
     return RunPlacement(options, serving)
+
+
+def cpu_learner_where_nodes_are(learner: dict, offered, live: dict) -> dict:
+    """The Ray options ``learner`` of a learner on a cluster, where it can start: a CPU
+    learner (``learner.device`` cpu, or auto after the GPU wait found no GPU) confined to
+    the ``learner`` nodes while none is live (``live``: ``ray.cluster_resources()``; the
+    name only in ``$SELFPLAY_PLACEMENT_RESOURCES``, ``offered``) would wait for the GPU node
+    that did not join. It goes to the CPU workers (``actor``) instead, said on the console;
+    a GPU learner keeps its request (it needs that node)."""
+    if learner.get("num_gpus") or learner.get("resources", {}).get("learner") is None or live.get("learner", 0) > 0:
+        return learner
+    moved = {k: v for k, v in learner.items() if k != "resources"}
+    if "actor" in offered:
+        moved["resources"] = {"actor": MARKER}
+    print("learner on the CPU: no node declaring `learner` has joined the cluster, so it trains on "
+          f"{'a CPU worker (`actor`)' if 'actor' in offered else 'any node with a free CPU'}", flush=True)
+    return moved
 
 
 def _learner_gets_gpu(config: TrainConfig, resources: dict, fixed_cluster: bool) -> bool:

@@ -229,3 +229,12 @@ def prune_pairs(run_dir, keep: int) -> None:
     for name in storage.listdir(replay):
         if name.startswith("pair-") and name not in kept and storage.is_dir(storage.join(replay, name)):
             storage.delete_tree(storage.join(replay, name))
+
+
+def check_lengthens(run_dir, updates: int | None) -> None:
+    """``--updates`` on ``--resume`` is the run's total: more than its newest pair's."""
+    pairs = list_pairs(run_location(run_dir)) if updates is not None else []
+    done = int(PAIR_NAME.fullmatch(storage.basename(pairs[0])).group(1)) if pairs else 0
+    if updates is not None and updates <= done:
+        raise ConfigError(f"--updates {updates} is the run's total, and {run_dir} holds {done:,} updates already: "
+                          f"give more to lengthen it (--updates N, N > {done}), or --minutes M")

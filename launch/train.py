@@ -28,6 +28,12 @@ Faults (a process or a whole node dying) do not end a run:
   (``learner/actor.py``); the driver waits for it, takes its update counter (the
   checkpoint's) and redoes the interrupted call (``launch/restarts.py``). Weights are
   published from the driver's object store, so they do not die with the learner's node.
+
+No wait for the learner is endless (``launch/restarts.py``): its first answer and its
+answer after a restart are waited for ``learner.restart_wait_s`` at most (on a cluster long
+enough for a GPU node to boot and pull its image). A learner that does not come back within
+it ends the run with that error (``WaitExpired``), after an end row in ``metrics.jsonl``
+that says so; the newest checkpoint pair stays, and ``--resume`` continues from it.
 """
 
 from __future__ import annotations
@@ -54,8 +60,8 @@ from launch.faults import FaultLedger
 from launch.metrics import MetricsLogger
 from launch.run_placement import place_run, resources_after_gpu_wait
 from launch.records import RunCounters, inference_record, replay_record
-from launch.restarts import LearnerLink, replay_call
-from launch.run_dir import actor_log_dir, prepare_run_dir, run_location, write_run_config
+from launch.restarts import LearnerLink, WaitExpired, replay_call
+from launch.run_dir import actor_log_dir, check_shared, prepare_run_dir, run_location, write_run_config
 from launch.run_store import RunStore
 from launch.safe_tree import from_safe, to_safe
 from launch.run_budget import RunBudget, check_budget
@@ -97,9 +103,17 @@ class Run:
         self._start_roles()
         self._checkpointed_at: tuple[int, int] | None = None  # (iteration, updates) of the newest checkpoint
         self._checkpoint_path: Path | None = None
-        if resume:
-            self._restore()
-        self.weights = publish(self.link.call("get_weights"), self.counters.version)
+        self._last: dict = {}  # the newest iteration's record
+        self._restored_from = None  # the pair a resumed run started from
+        try:
+            self.link.wait_started()  # placed once a node offers what it asks: bounded
+            if resume:
+                self._restore()
+            self.weights = publish(self.link.call("get_weights"), self.counters.version)
+        except WaitExpired as err:
+            log_error_end(self, err)
+            self.close()
+            raise
 
     def _start_roles(self) -> None:
         """Every role on Ray, each given its config (and the workers the run's game and
@@ -128,7 +142,7 @@ class Run:
                               keep_every=config.keep_checkpoints_every)
         self.faults = FaultLedger([r.incarnation for r in self.replay.recoveries()])
         self.inference, self.actors = self._start_self_play()
-        self.link = LearnerLink(learner, self.counters, self.faults)
+        self.link = LearnerLink(learner, self.counters, self.faults, wait_s=config.learner.restart_wait_s)
         # One path for the exact metrics of states: the evaluator's states suite where it
         # runs one (Chomp, F-Games), else the labels built in here (tic-tac-toe, or none).
         states_suites = {s.name for s in suites_for(self.game) if s.kind == "states"}
@@ -213,7 +227,7 @@ class Run:
                         and spend.cadence_allows()):
                     record.update(spend.evaluate(play=self.plays_at(self.counters.iteration)))
                 self.logger.log(record)
-                last = record
+                last = self._last = record
                 spend.progress.update(spend.spent(), record)
                 if self.counters.iteration % self.config.checkpoint_every == 0:
                     spend.checkpoint()
@@ -339,6 +353,8 @@ class Run:
             self.faults.restore(saved.checkpoint.faults)
         except ValueError as err:
             raise ConfigError(f"--resume {self.run_dir}: {storage.basename(saved.path)}: {err}") from None
+        self._restored_from = saved.path
+        # The learner answered a moment ago (LearnerLink.wait_started); lost meanwhile, this raises.
         ray.get(self.link.learner.load_state_dict.remote(saved.checkpoint.learner))
         actor_states = from_safe(saved.checkpoint.actors)
         ray.get([a.set_state.remote(s) for a, s in zip(self.actors, actor_states)])
@@ -356,11 +372,27 @@ class Run:
             self.oracle.close()
 
 
+def log_error_end(run: Run, error: Exception) -> None:
+    """The end row of ``run``, which a bounded wait ended (``error``): its last record, its
+    counters and faults, the error, and its newest checkpoint pair, which ``--resume``
+    continues from."""
+    end = {**run._last, **run.counters.as_dict(), "compute": run.counters.compute, "end": "error",
+           "error": str(error), "checkpoint": str(run._checkpoint_path or run._restored_from), **run.faults.record()}
+    run.logger.log(end)
+    kept = (f"its newest checkpoint pair kept ({end['checkpoint']}): --resume {run.run_dir} continues from it"
+            if run._checkpoint_path or run._restored_from else "no checkpoint pair yet")
+    print(f"error: {error}; the run ends at {run.counters.updates} updates, {kept}", file=sys.stderr, flush=True)
+
+
 def resolved_for_cluster(config: TrainConfig, fixed_cluster: bool) -> TrainConfig:
     """``config`` with every auto made concrete for the cluster Ray offers, once, before
     any actor starts (and recorded by the run); on a cluster still bringing up its GPU
-    node, after a bounded wait for it (``learner.wait_for_gpu_s``)."""
+    node, after a bounded wait for it (``learner.wait_for_gpu_s``). The waits' ``auto``
+    (``learner.wait_for_gpu_s``, ``learner.restart_wait_s``) become the embedded Ray's or a
+    cluster's (``LearnerConfig.waits_for``)."""
     validate(config)
+    # The waits' auto: none for a GPU on the embedded Ray, a node's boot and image pull on a cluster.
+    config = dataclasses.replace(config, learner=config.learner.waits_for(embedded=fixed_cluster))
     resources, gpu_wait = resources_after_gpu_wait(config.learner, embedded=fixed_cluster)
     config = resolved(config, cpus=resources.get("CPU", 0), gpus=resources.get("GPU", 0), gpu_wait=gpu_wait)
     validate(config)
@@ -384,6 +416,7 @@ def train(config: TrainConfig, *, run_dir=None, resume=None, updates=None, minut
     budget as :meth:`Run.run` takes it; the wall clock of ``minutes`` starts once Ray is up.
     ``wandb_as``: where W&B files the run (``launch.wandb_run.WandbRun``; default a plain run's)."""
     check_budget(updates, minutes, train_minutes)  # before a run directory or Ray exists
+    check_shared(resume or run_dir, address, "--resume" if resume else "--run-dir")
     config, run_dir = prepare_run_dir(config, run_dir, resume)
     start_ray(address)
     started = time.time()
@@ -391,6 +424,9 @@ def train(config: TrainConfig, *, run_dir=None, resume=None, updates=None, minut
               wandb_as=wandb_as)
     try:
         last = run.run(updates=updates, minutes=minutes, train_minutes=train_minutes, started=started, stop=stop)
+    except WaitExpired as err:  # the learner did not come back in time: the run ends, saying so
+        log_error_end(run, err)
+        raise
     finally:
         run.close()
     return run_dir, last

@@ -6,7 +6,7 @@ learner.KEY=VALUE`` sets one field. No torch here: the driver reads configs with
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from inference.machine import Bf16Support, threads_value
 
@@ -37,6 +37,34 @@ def auto_precision(device: str, bf16: Bf16Support, network) -> tuple[str, str]:
     return "bf16", f"auto on cpu: bf16, {bf16.reason}"
 
 
+# The waits' defaults (``wait_for_gpu_s`` and ``restart_wait_s`` auto). On a cloud cluster a
+# lost GPU node is replaced by the autoscaler, and a first one joins after `ray up` returns:
+# the autoscaler's launch request (under a minute), the VM's boot with its NVIDIA driver
+# (2-4 minutes on AWS's and GCP's Deep Learning images), the pull and unpacking of the
+# selfplay:cuda image (several GB: torch's CUDA wheels; 5-10 minutes from a registry in the
+# node's region), Ray's start, and the restarted learner's read of its checkpoint (under a
+# minute). About 15 minutes, 20 with a margin. Estimated from those steps, not measured on
+# a cloud. A spot node the cloud has no capacity for, or a GPU quota of 0, outlasts any
+# bound: past it the run ends and says which setting to raise.
+CLUSTER_NODE_WAIT_S = 1200.0
+# On the embedded Ray a learner restarts in its own machine's process: seconds, unless the
+# machine is loaded (a restart imports torch and reads the checkpoint).
+EMBEDDED_RESTART_WAIT_S = 180.0
+
+
+def _seconds(value, name: str):
+    """A wait's bound: ``auto`` or a number of seconds >= 0 (``--set`` hands over text)."""
+    if value == "auto":
+        return value
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be auto or a number of seconds >= 0, got {value!r}") from None
+    if not seconds >= 0:
+        raise ValueError(f"{name} must be >= 0 seconds (or auto), got {value!r}")
+    return seconds
+
+
 @dataclass(frozen=True)
 class LearnerConfig:
     """Optimisation (AVI paper, Table 3): Adam on minibatches sampled from the replay."""
@@ -50,9 +78,17 @@ class LearnerConfig:
     device_note: str = ""  # why device is what it is, written where the run resolves auto
     # Seconds a run on a Ray cluster it joined (--address) waits for a node with a GPU before
     # it makes device auto concrete (or refuses cuda): `ray up` and KubeRay report a cluster
-    # up before its GPU worker has booted and pulled its image. 0: no wait; the embedded
-    # Ray never waits (its nodes are fixed); device cpu never does.
-    wait_for_gpu_s: float = 0.0
+    # up before its GPU worker has booted and pulled its image. auto: 1200 s on a cluster
+    # (CLUSTER_NODE_WAIT_S, a GPU node's boot and image pull); 0: no wait; the embedded Ray
+    # never waits (its nodes are fixed); device cpu never does. Past it, auto trains on the
+    # CPU and cuda is refused.
+    wait_for_gpu_s: float | str = "auto"
+    # Seconds the run waits for its learner to answer, at its start and after it died (its
+    # process, or its node: Ray restarts it where a node offers what it asks, a replacement
+    # GPU node included), before the run ends with an error naming this setting, after its
+    # end row, its newest checkpoint pair kept. auto: 180 s on the embedded Ray
+    # (EMBEDDED_RESTART_WAIT_S), 1200 s on a cluster (CLUSTER_NODE_WAIT_S).
+    restart_wait_s: float | str = "auto"
     # The forward and backward passes: fp32, tf32 (CUDA), bf16 (autocast), or auto: bf16 on a
     # CPU with native bf16 (AVX512_BF16, AMX) unless the MLP is narrow, else fp32
     # (auto_precision); the run makes it concrete and says why in precision_note.
@@ -74,8 +110,8 @@ class LearnerConfig:
         for name in ("lr", "epochs_per_iteration"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
-        if not self.wait_for_gpu_s >= 0:
-            raise ValueError(f"wait_for_gpu_s must be >= 0 seconds, got {self.wait_for_gpu_s}")
+        for name in ("wait_for_gpu_s", "restart_wait_s"):
+            object.__setattr__(self, name, _seconds(getattr(self, name), name))
         if self.aux_weight < 0:
             raise ValueError(f"aux_weight must be >= 0, got {self.aux_weight}")
         if self.device not in DEVICES:
@@ -83,3 +119,12 @@ class LearnerConfig:
         if self.precision not in ("auto", *PRECISIONS):
             raise ValueError(f"precision must be one of auto, {', '.join(PRECISIONS)}, got {self.precision!r}")
         object.__setattr__(self, "threads", threads_value(self.threads, "learner"))
+
+    def waits_for(self, *, embedded: bool) -> "LearnerConfig":
+        """This config with its waits' ``auto`` made concrete for the embedded Ray (no GPU
+        wait, :data:`EMBEDDED_RESTART_WAIT_S`) or for a cluster it joined
+        (:data:`CLUSTER_NODE_WAIT_S` each)."""
+        gpu = 0.0 if embedded else CLUSTER_NODE_WAIT_S
+        restart = EMBEDDED_RESTART_WAIT_S if embedded else CLUSTER_NODE_WAIT_S
+        return replace(self, wait_for_gpu_s=gpu if self.wait_for_gpu_s == "auto" else self.wait_for_gpu_s,
+                       restart_wait_s=restart if self.restart_wait_s == "auto" else self.restart_wait_s)

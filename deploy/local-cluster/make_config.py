@@ -54,14 +54,16 @@ def _setup(base: list[str], python: str, packages: str) -> list[str]:
     return _offline_setup(python, packages) + rest
 
 
-def _start(command: str, extra: str) -> str:
+def _start(command: str, extra: str, shared: Path) -> str:
     # No default route on these hosts: Ray's own guess of its address (a UDP socket towards
-    # 8.8.8.8) fails there, so each node names its bridge address itself.
+    # 8.8.8.8) fails there, so each node names its bridge address itself. ``shared`` is the
+    # directory every host sees (hosts.sh), declared so (SELFPLAY_SHARED_DIRS): a run there
+    # passes a cluster run's check that its directory is shared, as one on NFS would.
     node_ip = "--node-ip-address=$(hostname -I | awk '{print $1}')"
     if "ray start" not in command:
         return command
-    return command.replace("ray start", f"RAY_USAGE_STATS_ENABLED=0 ray start {node_ip} "
-                           f"--object-store-memory={OBJECT_STORE_BYTES} {extra}", 1)
+    return command.replace("ray start", f"SELFPLAY_SHARED_DIRS={shared} RAY_USAGE_STATS_ENABLED=0 ray start "
+                           f"{node_ip} --object-store-memory={OBJECT_STORE_BYTES} {extra}", 1)
 
 
 def make_config(state: Path, source: Path = REPO) -> dict:
@@ -78,8 +80,8 @@ def make_config(state: Path, source: Path = REPO) -> dict:
     config["file_mounts"] = {"~/selfplay": f"{source}/", "~/.ray/auth_token": str(state / "auth_token"),
                              "~/.selfplay/redis_password": str(state / "redis_password")}
     config["setup_commands"] = _setup(base["setup_commands"], python, packages)
-    config["head_start_ray_commands"] = [_start(c, "") for c in base["head_start_ray_commands"]]
-    config["worker_start_ray_commands"] = [_start(c, f"--num-cpus={WORKER_CPUS}")
+    config["head_start_ray_commands"] = [_start(c, "", state / "shared") for c in base["head_start_ray_commands"]]
+    config["worker_start_ray_commands"] = [_start(c, f"--num-cpus={WORKER_CPUS}", state / "shared")
                                            for c in base["worker_start_ray_commands"]]
     return config
 

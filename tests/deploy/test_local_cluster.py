@@ -39,6 +39,8 @@ def test_the_generated_config_is_a_valid_local_cluster_of_the_hosts(state):
         assert "RAY_AUTH_MODE=token" in command
         assert "--node-ip-address=$(hostname -I" in command  # no default route to guess it from
         assert "ulimit -n 65536 2>/dev/null || ulimit -n" in command
+        # The directory every host sees is declared shared: a run there passes a cluster run's check.
+        assert f"SELFPLAY_SHARED_DIRS={state / 'shared'} " in command
     worker = config["worker_start_ray_commands"][1]
     assert "test -e ~/.selfplay/learner-host" in worker and f"--num-cpus={make_config.WORKER_CPUS}" in worker
 

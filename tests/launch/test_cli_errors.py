@@ -114,6 +114,62 @@ def test_resume_refuses_what_would_change_the_run(tmp_path, capsys):
     run_dir.mkdir()
     (run_dir / "config.json").write_text(resolve("tictactoe").to_json())
     for flags, named in ((["--seed", "3"], "--seed"), (["--preset", "small"], "--preset"),
-                         (["--set", "learner.lr=0.1"], "--set"), (["--seed", "0", "--set", "learner.lr=0.1"], "--set and --seed")):
+                         (["--seed", "0", "--preset", "small"], "--seed and --preset")):
         code, err = run_cli(["--resume", str(run_dir), "--updates", "1", *flags], capsys)
         assert code == 2 and f"{named} cannot change a resumed run; --resume {run_dir} keeps its config.json" in err
+    # --set by name: what it trains is refused, the bounds of its waits are not.
+    code, err = run_cli(["--resume", str(run_dir), "--updates", "1", "--set", "learner.lr=0.1",
+                         "--set", "learner.restart_wait_s=60", "--set", "actors.epsilon=0.2"], capsys)
+    assert code == 2 and (f"--set learner.lr=0.1, actors.epsilon=0.2 cannot change a resumed run; --resume {run_dir} "
+                          "keeps its config.json. A resume may lengthen the run (--updates, --minutes) and set "
+                          "learner.wait_for_gpu_s, learner.restart_wait_s, storage_outage_s") in err
+
+
+def test_resume_takes_the_bounds_of_its_waits_and_keeps_the_rest(tmp_path):
+    from launch.run_dir import prepare_run_dir, resume_changes, resumed_config
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    saved = resolve("tictactoe", overrides=["learner.lr=0.01", "learner.restart_wait_s=180"])
+    (run_dir / "config.json").write_text(saved.to_json())
+    given = apply_overrides(resumed_config(run_dir), resume_changes(run_dir, ["learner.restart_wait_s=1800",
+                                                                                "storage_outage_s=900"]))
+    config, _ = prepare_run_dir(given, None, run_dir)
+    assert (config.learner.restart_wait_s, config.storage_outage_s, config.learner.lr) == (1800.0, 900.0, 0.01)
+
+
+def test_resume_lengthens_a_run_or_says_by_how_much(tmp_path, capsys):
+    """--updates on --resume is the run's total: at or below the newest pair's it is refused."""
+    run_dir = tmp_path / "run"
+    (run_dir / "checkpoints").mkdir(parents=True)
+    (run_dir / "config.json").write_text(resolve("tictactoe").to_json())
+    (run_dir / "checkpoints" / "pair-000000040.json").write_text("{}")
+    code, err = run_cli(["--resume", str(run_dir), "--updates", "40"], capsys)
+    assert code == 2 and (f"--updates 40 is the run's total, and {run_dir} holds 40 updates already: give more to "
+                          "lengthen it (--updates N, N > 40), or --minutes M") in err
+
+
+def test_a_cluster_run_refuses_a_directory_its_nodes_do_not_share(tmp_path, capsys, monkeypatch):
+    from launch.run_dir import SHARED_DIRS_ENV, check_shared
+
+    monkeypatch.delenv(SHARED_DIRS_ENV, raising=False)
+    local = tmp_path / "run"
+    code, err = run_cli(["--algo", "avi", "--game", "tictactoe", "--address", "auto", "--run-dir", str(local),
+                         "--updates", "1"], capsys)
+    assert code == 2 and f"--run-dir {local} is on the driver's own disk" in err
+    assert ("give an object store's URI (--run-dir s3://BUCKET/RUN, gs://BUCKET/RUN) or a path on a filesystem every "
+            "node mounts") in err
+    assert not local.exists()  # refused before anything is written, or Ray joined
+    code, err = run_cli(["--algo", "avi", "--game", "tictactoe", "--address", "auto", "--updates", "1"], capsys)
+    assert code == 2 and "no --run-dir: the default (runs/...) is on the driver's own disk" in err
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    (saved / "config.json").write_text(resolve("tictactoe").to_json())
+    code, err = run_cli(["--resume", str(saved), "--address", "auto", "--updates", "1"], capsys)
+    assert code == 2 and f"--resume {saved} is on the driver's own disk" in err  # a resumed run's, as well
+    # What every node reads and writes: an object store, a directory the nodes declare shared.
+    check_shared("s3://bucket/run", "auto")
+    check_shared("gs://bucket/run", "auto")
+    monkeypatch.setenv(SHARED_DIRS_ENV, f"/elsewhere,{tmp_path}")
+    check_shared(local, "auto")
+    check_shared(local, None)  # the embedded Ray: one machine

@@ -186,14 +186,60 @@ def test_cloud_gpu_node_boots_a_gpu_host_image_and_hands_the_gpu_in(path):
         assert gpu_node["machineType"].startswith(("g2-", "a2-", "a3-")) or gpu_node.get("guestAccelerators")
 
 
+def _without_region(commands_: list[str]) -> list[str]:
+    return [re.sub(r" AWS_REGION=\S+", "", c) for c in commands_]
+
+
 def test_gcp_and_aws_clusters_start_ray_alike():
     aws, gcp = _load(DEPLOY / "cluster.yaml"), _load(DEPLOY / "cluster-gcp.yaml")
-    for key in ("head_start_ray_commands", "worker_start_ray_commands", "file_mounts", "docker"):
+    for key in ("head_start_ray_commands", "worker_start_ray_commands"):  # AWS's also name its region
+        assert _without_region(aws[key]) == gcp[key], key
+    for key in ("file_mounts", "docker"):
         assert aws[key] == gcp[key], key
     assert aws["available_node_types"].keys() == gcp["available_node_types"].keys()
     for name, node_type in aws["available_node_types"].items():
         other = gcp["available_node_types"][name]
         assert (node_type["resources"], node_type.get("docker")) == (other["resources"], other.get("docker")), name
+
+
+def test_aws_nodes_know_their_region():
+    """The run storage's S3 client asks the bucket's region of AWS_REGION: every node gets the
+    provider's."""
+    config = _load(DEPLOY / "cluster.yaml")
+    starts = [c for c in _start_commands(config) if "ray start" in c]
+    assert len(starts) == 2
+    for cmd in starts:
+        assert re.search(r"export [^&]*AWS_REGION=(\S+)", cmd).group(1) == config["provider"]["region"], cmd
+
+
+@pytest.mark.parametrize("path", CLOUD_YAMLS, ids=lambda p: p.name)
+def test_workers_have_an_identity_of_their_own_with_its_policy_stated(path):
+    """Every worker node type runs as the workers' own identity (not the head's, which Ray
+    gives the head alone): an instance profile on AWS, a service account on GCP; the
+    config passes Ray's schema with it, and its policy is the one deploy/iam states."""
+    config = _ray_up_config(_load(path))
+    head = config["head_node_type"]
+    workers = {name: t["node_config"] for name, t in config["available_node_types"].items() if name != head}
+    assert workers.keys() == {"actor_worker", "learner_worker"}
+    for name, node in workers.items():
+        if config["provider"]["type"] == "aws":
+            assert node["IamInstanceProfile"] == {"Name": "selfplay-worker"}, name
+        else:
+            (account,) = node["serviceAccounts"]
+            assert account["email"] == f"selfplay-worker@{config['provider']['project_id']}.iam.gserviceaccount.com", name
+    head_config = config["available_node_types"][head]["node_config"]
+    assert "IamInstanceProfile" not in head_config and "serviceAccounts" not in head_config  # Ray's default, stated
+    if config["provider"]["type"] == "aws":
+        policy = json.loads((DEPLOY / "iam" / "aws-worker-policy.json").read_text())
+        actions = {a for st in policy["Statement"] for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])}
+        assert {"s3:GetObject", "s3:PutObject", "s3:ListBucket", "ecr:BatchGetImage"} <= actions
+        assert not any(a.endswith("*") for a in actions)  # named actions only
+        objects = next(st for st in policy["Statement"] if "s3:PutObject" in st["Action"])
+        assert objects["Resource"] == "arn:aws:s3:::BUCKET/selfplay/*"  # the runs' prefix, not every bucket
+        passrole = json.loads((DEPLOY / "iam" / "aws-head-passrole.json").read_text())
+        assert passrole["Statement"][0]["Resource"].endswith(":role/selfplay-worker")
+    text = (DEPLOY / "README.md").read_text()
+    assert "selfplay-worker" in text and ("aws-worker-policy.json" in text) and "roles/storage.objectUser" in text
 
 
 def test_local_cluster_start_commands_declare_the_placement_resources():
@@ -366,6 +412,15 @@ def test_kuberay_groups_share_one_oracle_store_and_one_run_directory():
     assert admitted == {"app.kubernetes.io/part-of": "selfplay"}
 
 
+def _on_a_cluster(args):
+    """The learner config of the run ``args`` starts on a cluster (``--address``): its
+    waits' auto made the cluster's."""
+    from launch.config import resolve
+
+    config = resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed)
+    return config.learner.waits_for(embedded=args.address is None)
+
+
 def test_rayjob_results_outlive_it():
     job = _rayclusters()[1]
     assert job["spec"]["shutdownAfterJobFinishes"] is True and job["spec"]["ttlSecondsAfterFinished"] > 0
@@ -374,11 +429,36 @@ def test_rayjob_results_outlive_it():
     head = job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
     runs = next(m for m in head["containers"][0]["volumeMounts"] if args.run_dir.startswith(m["mountPath"] + "/"))
     assert "persistentVolumeClaim" in {v["name"]: v for v in head["volumes"]}[runs["name"]]
-    # It waits for the GPU pod, which KubeRay may still be scaling up when the job starts.
-    from launch.config import resolve
+    # It follows the job (the RayCluster KubeRay names after it), so no job finds another's run.
+    assert args.run_dir == f"{runs['mountPath']}/$RAY_CLUSTER_NAME"
+    # It waits for the GPU pod, which KubeRay may still be scaling up when the job starts,
+    # and for a lost GPU node; the job's deadline holds its run and both waits.
+    learner = _on_a_cluster(args)
+    assert learner.wait_for_gpu_s >= 600 and learner.restart_wait_s >= 600
+    assert job["spec"]["activeDeadlineSeconds"] >= args.minutes * 60 + learner.wait_for_gpu_s + learner.restart_wait_s
+    text = (KUBERAY / "rayjob.yaml").read_text()
+    assert "the RayJob itself: never" in text  # ttlSecondsAfterFinished deletes the RayCluster, not the RayJob
 
-    config = resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed)
-    assert config.learner.wait_for_gpu_s >= 600
+
+def test_kuberay_pods_share_an_identity_and_gcs_fault_tolerance():
+    """Every group's pods run as the service account of service-account.yaml (a cloud
+    identity by its annotations), list the runs claim as shared, and the GCS keeps its
+    state in redis.yaml's Redis (KubeRay's gcsFaultToleranceOptions), with the Secret's password."""
+    (account,) = _manifests()["service-account.yaml"]
+    assert account["kind"] == "ServiceAccount"
+    assert {"eks.amazonaws.com/role-arn", "iam.gke.io/gcp-service-account"} <= account["metadata"]["annotations"].keys()
+    deployment, service = _redis()
+    for manifest in _rayclusters():
+        spec = manifest["spec"].get("rayClusterSpec", manifest["spec"])
+        for name, group in _groups(spec):
+            assert group["template"]["spec"]["serviceAccountName"] == account["metadata"]["name"], name
+            for container in group["template"]["spec"]["containers"]:
+                env = {e["name"]: e.get("value") for e in container["env"]}
+                assert env["SELFPLAY_SHARED_DIRS"] == "/home/ray/runs", name
+        ft = spec["gcsFaultToleranceOptions"]
+        host, port = ft["redisAddress"].split(":")
+        assert host == service["metadata"]["name"] and int(port) == service["spec"]["ports"][0]["port"]
+        assert ft["redisPassword"]["valueFrom"]["secretKeyRef"] == {"name": "selfplay-redis", "key": "password"}
 
 
 def test_kuberay_groups_declare_the_placement_resources():
@@ -542,13 +622,23 @@ def _readme_launch_commands() -> list[list[str]]:
 
 def test_readme_launch_commands_are_valid_runs():
     from launch.config import resolve, validate
+    from launch.run_dir import check_shared
 
     commands_ = _readme_launch_commands()
-    assert len(commands_) >= 2
-    for words in commands_:
+    starts = [words for words in commands_ if "--resume" not in words]
+    resumes = [words for words in commands_ if "--resume" in words]
+    assert len(starts) >= 2 and len(resumes) >= 1  # the recovery after a lost head resumes
+    for words in starts:
         args = train_parser().parse_args(words)
         assert args.address == "auto", words
         config = resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed)
         validate(config)
-        # A job on a fresh cloud cluster waits for its GPU node, which joins after `ray up` returns.
-        assert config.learner.wait_for_gpu_s >= 600, words
+        # A job on a fresh cloud cluster waits for its GPU node, which joins after `ray up`
+        # returns, and for a replacement: the defaults on a cluster do, where nothing sets them.
+        assert _on_a_cluster(args).wait_for_gpu_s >= 600 and _on_a_cluster(args).restart_wait_s >= 600, words
+        assert args.run_dir.startswith(("s3://", "gs://", "/home/ray/runs/")), words  # shared by every node
+    for words in resumes:
+        args = train_parser().parse_args(words)
+        assert args.address == "auto" and not args.overrides and (args.minutes or args.updates), words
+        assert args.resume.startswith(("s3://", "gs://")), words
+        check_shared(args.resume, args.address, "--resume")

@@ -38,7 +38,8 @@ COVERED = {
     "peer_speed": "test_subprocess[peer_speed_ours]; tests/benchmarks/test_peer_speed.py",
     "phase_threads": "test_subprocess[phase_threads]",
     "replay_speed": "test_replay_speed_on_ray",
-    "soak": "tests/benchmarks/test_soak.py (its parts; a soak is minutes of training with faults)",
+    "soak": "test_subprocess[soak_help] (its imports and arguments) and tests/benchmarks/test_soak.py (its parts; "
+            "a soak is minutes of training with faults and a Redis server)",
     "tree_reuse": "test_subprocess[tree_reuse]",
 }
 
@@ -99,6 +100,7 @@ CASES = [
      lambda out: bool(json_doc(out)), True),
     ("tree_reuse", "tree_reuse", ["--simulations", "4", "--openings", "1", "--repeats", "1", "--json"],
      lambda out: bool(json_doc(out)), True),
+    ("soak_help", "soak", ["--help"], lambda out: "--fault-every" in out and "--hosts" in out, True),
     ("peer_speed_ours", "peer_speed", ["--tiny", "--ours-only", "--json", "--tasks", "alphazero_puct_connect4",
                                        "avi_connect4", "learner_alphazero_connect4"],
      lambda out: {row["task"] for row in json_lines(out)} >= {"alphazero_puct_connect4", "avi_connect4",

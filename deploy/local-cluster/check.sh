@@ -13,13 +13,17 @@
 # is an S3-protocol server (moto's) on a fifth host of its own, and every role reads and
 # writes the run there; two hosts declare `learner`, so a learner whose host is lost comes
 # back on the other one, restored from the store (the lost host returns only after that).
+# --storage-outage S (with --storage s3): no host is lost; instead the store's host is cut
+# off the network halfway (its link down: every request to it times out, as in an object
+# store's or a DNS outage) for S seconds and then comes back; the job must succeed, the JSON
+# counting the checkpoints the outage refused (storage_retries) and the replay rows lost (0).
 #
 #   bash deploy/local-cluster/check.sh --minutes M | --updates U [--keep-logs DIR] [--lose worker|learner]
-#                                      [--storage shared|s3]
+#                                      [--storage shared|s3] [--storage-outage S]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-minutes=1.5 updates="" logs="" lose=worker storage_mode=shared
+minutes=1.5 updates="" logs="" lose=worker storage_mode=shared outage=""
 while [[ $# -gt 0 ]]; do
     case $1 in
         --minutes) minutes=$2; shift 2 ;;
@@ -27,11 +31,15 @@ while [[ $# -gt 0 ]]; do
         --keep-logs) logs=$2; shift 2 ;;
         --lose) lose=$2; shift 2 ;;
         --storage) storage_mode=$2; shift 2 ;;
-        *) echo "check.sh: unknown argument $1 (--minutes M | --updates U, --keep-logs DIR, --lose worker|learner, --storage shared|s3)" >&2; exit 2 ;;
+        --storage-outage) outage=$2; shift 2 ;;
+        *) echo "check.sh: unknown argument $1 (--minutes M | --updates U, --keep-logs DIR, --lose worker|learner, --storage shared|s3, --storage-outage S)" >&2; exit 2 ;;
     esac
 done
 case $lose in worker) role=SelfPlayWorker ;; learner) role=LearnerWorker ;; *) echo "check.sh: --lose worker|learner" >&2; exit 2 ;; esac
 case $storage_mode in shared|s3) ;; *) echo "check.sh: --storage shared|s3" >&2; exit 2 ;; esac
+if [[ -n $outage && ( $storage_mode != s3 || ! $outage =~ ^[0-9]+$ ) ]]; then
+    echo "check.sh: --storage-outage S (whole seconds) needs --storage s3" >&2; exit 2
+fi
 victim="" job_at_loss="" learner_host_after=""  # checked where given: --storage s3 --lose learner
 if [[ -n $updates ]]; then budget="--updates $updates"; else budget="--minutes $minutes"; fi
 
@@ -178,6 +186,15 @@ lose_host() {
     bash "$here/hosts.sh" start "$victim"
 }
 
+cut_store() {  # the store's host off the network for $1 seconds: its link down, then up
+    log "the store's host (sp-h5) cut off for $1 s"
+    victim=none job_at_loss=$(job_status)
+    ip link set sp-h5-br down
+    sleep "$1"
+    ip link set sp-h5-br up
+    log "the store's host is back"
+}
+
 wait_job() {
     local deadline=$(($(date +%s) + $1)) status
     while (($(date +%s) < deadline)); do
@@ -228,7 +245,7 @@ fi
     --address auto --wandb disabled --run-dir $run --set actors.num_actors=2 --set evaluation.suites=none" \
     >"$state/job_submit.log" 2>&1 || { log "ray job submit failed; see $state/job_submit.log"; exit 1; }
 halfway 300
-lose_host
+if [[ -n $outage ]]; then cut_store "$outage"; else lose_host; fi
 wait_nodes 4 180 || true
 host_back_nodes=$(alive_nodes)
 job=$(wait_job $(if [[ -n $updates ]]; then echo $((updates * 10 + 300)); else "$py" -c "print(round($minutes * 60 + 300))"; fi))
@@ -245,5 +262,5 @@ for ip in 10.77.0.12 10.77.0.13 10.77.0.14; do
     left=$((left + ${n:-0}))
 done
 store_env "$py" "$here/summary.py" "$run" --storage "$storage_mode" --learner-host-after "$learner_host_after" --hosts 4 --ray-up-seconds "$ray_up_seconds" --job-status "$job" \
-    --lost-host "$victim" --job-at-loss "${job_at_loss:-none}" --nodes-after-return "$host_back_nodes" --workers-left-running "$left" \
+    --lost-host "$victim" --job-at-loss "${job_at_loss:-none}" --storage-outage "${outage:-0}" --nodes-after-return "$host_back_nodes" --workers-left-running "$left" \
     --seconds $(($(date +%s) - t0))

@@ -2,7 +2,8 @@
 storage: a path, or an object store's URI); exit status 1 when the job did not succeed,
 did not train, or the host loss was not counted in faults/*; with the run on an object
 store and the learner's host lost, also when the learner did not come back on another
-host with the updates of a checkpoint."""
+host with the updates of a checkpoint; with the store cut off for a while (no host lost),
+when the outage lost replay rows or no checkpoint saw it."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ def main() -> int:
     p.add_argument("--job-status", required=True)
     p.add_argument("--lost-host", required=True)
     p.add_argument("--job-at-loss", default="RUNNING", help="the job's status just after the host was lost")
+    p.add_argument("--storage-outage", type=int, default=0, help="seconds the store was cut off (no host lost)")
     a = p.parse_args()
     try:
         records = read_metrics(a.run)
@@ -43,6 +45,9 @@ def main() -> int:
            "job_at_loss": a.job_at_loss,
            "nodes_after_return": a.nodes_after_return, "workers_left_running_after_down": a.workers_left_running,
            "seconds": a.seconds}
+    if a.storage_outage:  # the checkpoints the outage refused, tried again; the rows it lost
+        out.update(storage_outage_s=a.storage_outage, storage_retries=last.get("checkpoints_failed", 0),
+                   rows_lost=faults.get("replay_rows_lost", 0))
     print(json.dumps(out), flush=True)
     problems = []
     if a.job_status != "SUCCEEDED":
@@ -50,8 +55,14 @@ def main() -> int:
     if not out["updates"]:
         problems.append("no updates in metrics.jsonl")
     if a.job_at_loss != "RUNNING":
-        problems.append(f"{a.lost_host} was lost when the job was {a.job_at_loss}, not under it: "
+        what = "the store was cut off" if a.storage_outage else f"{a.lost_host} was lost"
+        problems.append(f"{what} when the job was {a.job_at_loss}, not under it: "
                         "a budget too short for this machine (--updates makes it wait)")
+    elif a.storage_outage:
+        if out["rows_lost"]:
+            problems.append(f"the storage outage lost {out['rows_lost']} replay rows")
+        if out["storage_retries"] < 1:
+            problems.append(f"no checkpoint was refused during the {a.storage_outage} s outage: it was not seen")
     elif restarts < 1:
         problems.append(f"losing {a.lost_host} was not counted in faults/* ({faults})")
     if a.learner_host_after and a.job_at_loss == "RUNNING":

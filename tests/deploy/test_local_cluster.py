@@ -121,3 +121,22 @@ def test_a_learner_back_on_another_host_with_its_updates_passes(tmp_path):
 def test_a_learner_not_restored_elsewhere_fails(tmp_path, record, host_after, problem):
     rc, _, err = summary(tmp_path, [record], **{"storage": "s3", "lost-host": "sp-h2", "learner-host-after": host_after})
     assert rc == 1 and problem in err
+
+
+OUTAGE_END = {"updates": 128, "checkpoints_failed": 2, "faults/replay_rows_lost_total": 0,
+              "faults/actor_restarts_total": 0}
+
+
+def test_a_storage_outage_ridden_out_passes_with_its_counts(tmp_path):
+    rc, out, err = summary(tmp_path, [OUTAGE_END], **{"storage": "s3", "lost-host": "none", "storage-outage": 60})
+    assert rc == 0, err
+    assert (out["storage_outage_s"], out["storage_retries"], out["rows_lost"]) == (60, 2, 0)
+
+
+@pytest.mark.parametrize("record, problem", [
+    ({**OUTAGE_END, "faults/replay_rows_lost_total": 64}, "the storage outage lost 64 replay rows"),
+    ({k: v for k, v in OUTAGE_END.items() if k != "checkpoints_failed"}, "no checkpoint was refused during the 60 s"),
+])
+def test_a_storage_outage_that_lost_rows_or_went_unseen_fails(tmp_path, record, problem):
+    rc, _, err = summary(tmp_path, [record], **{"storage": "s3", "lost-host": "none", "storage-outage": 60})
+    assert rc == 1 and problem in err

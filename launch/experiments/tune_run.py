@@ -285,15 +285,16 @@ def trial_outcomes(plan: Plan, out: Path, failed: dict) -> dict:
 
 def _tune(plan: Plan, steps: list, out: Path, address, max_concurrent, wandb_mode, log) -> dict:
     """Run the tuning ``steps`` that have not ended (a step interrupted before its
-    ``tune.json`` starts again: its trials are a part of one comparison trial each);
-    returns ``{(instance, arm): why}`` for the steps that chose no value."""
+    ``tune.json`` runs again: its finished trials give Tune their records again, the others
+    go on from their checkpoints); returns ``{(instance, arm): why}`` for the steps that
+    chose no value."""
     from launch.experiments.tuning import GRACE_EVALUATIONS, run_tuning
 
     untuned = {}
     for step in steps:
         where = out / TUNING_DIR / step.name
         if not (where / TUNE_FILE).exists():
-            shutil.rmtree(where, ignore_errors=True)
+            shutil.rmtree(where / "tune", ignore_errors=True)  # Tune's own records of the interrupted run
             log(f"tuning {step.arm} on {step.instance or plan.spec.game}: {step.samples} trials of "
                 f"{step.updates} updates")
             try:

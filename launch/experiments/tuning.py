@@ -43,12 +43,14 @@ import inspect
 import json
 import math
 import shlex
+import shutil
 import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import games
+from evaluation.run_config import CONFIG_FILE
 from launch.config import ConfigError, TrainConfig, apply_overrides, validate
 from launch.evaluator import evaluated_suites
 from launch.experiments.layout import DONE_FILE, TUNE_FILE, TUNE_REPORT
@@ -328,9 +330,10 @@ def _trainable(params: dict) -> None:
     (ASHA's decisions need it, and Tune refuses a result without the scheduler's metric)."""
     from ray import tune
 
+    from evaluation.run_metrics import read_metrics
     from launch.train import train
-
     from launch.wandb_run import trial_run
+    from learner.checkpoint import latest_checkpoint
 
     trial = params["trial"]
     value = _clean(params["value"] if "value" in params else trial["value"])
@@ -345,8 +348,22 @@ def _trainable(params: dict) -> None:
             tune.report({**numbers(record), "value": value})
         return goal.observe(record)  # the spec's goal, held, ends the run, as in the experiment
 
+    # A tuning run started again (an experiment's tuning step, resumed): a trial that
+    # finished gives Tune its records again, as it gave them (ASHA decides on the same
+    # reports), and one with a checkpoint goes on from it after giving its records so far.
+    run_dir = Path(trial["run_dir"])
+    finished = (run_dir / DONE_FILE).exists()
+    resume = not finished and (run_dir / CONFIG_FILE).exists() and latest_checkpoint(run_dir / "checkpoints")
+    if not finished and not resume and run_dir.exists():
+        shutil.rmtree(run_dir)  # started but never checkpointed: nothing to continue from
+    for record in read_metrics(run_dir) if finished or resume else []:
+        if record.get("iteration", 0) > 0:  # the untrained network's evaluation was never reported
+            report(record)
+    if finished:
+        return
     start = time.time()
-    run_dir, last = train(config, run_dir=trial["run_dir"], updates=trial["updates"], address=trial["address"],
+    run_dir, last = train(config, run_dir=None if resume else run_dir, resume=run_dir if resume else None,
+                          updates=trial["updates"], address=trial["address"],
                           wandb_mode=trial["wandb_mode"], stop=report,
                           wandb_as=trial_run(trial["group"], trial["arm"], trial["instance"], trial["seed"],
                                              trial["config"]))

@@ -162,3 +162,19 @@ def test_a_tuning_step_runs_before_its_board_and_its_value_is_the_trials(ray_ses
     before = sorted(p.name for p in (out / TUNING_DIR).rglob("*"))
     assert run_experiment(str(path), out, resume=True, wandb_mode="disabled", log=lambda line: None) == outcome
     assert sorted(p.name for p in (out / TUNING_DIR).rglob("*")) == before
+    # A tuning step stopped before its tune.json (its board's trials not started): run
+    # again, its finished trials give Tune their records again instead of training again,
+    # and it chooses as it did.
+    from launch.experiments.tuning import run_tuning
+
+    step = out / TUNING_DIR / "hex3-avi"
+    (step / TUNE_FILE).unlink()
+    metrics = {p: p.stat().st_mtime_ns for p in step.glob("*/metrics.jsonl")}
+    assert len(metrics) == 2
+    run_tuning(str(out / "spec.toml"), "avi", step, size="test", instance="hex3", samples=2, updates=64,
+               wandb_mode="disabled", log=lambda line: None)
+    again = json.loads((step / TUNE_FILE).read_text())
+    assert again["chosen"] == record["chosen"]
+    assert [(t["seed"], t["metric"], t["updates"]) for t in again["trials"]] == [
+        (t["seed"], t["metric"], t["updates"]) for t in record["trials"]]
+    assert {p: p.stat().st_mtime_ns for p in step.glob("*/metrics.jsonl")} == metrics

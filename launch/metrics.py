@@ -25,6 +25,11 @@ from evaluation.run_metrics import read_metrics  # noqa: F401  (the reader of wh
 from launch import wandb_run
 
 
+def numbers(record: dict) -> dict:
+    """The numeric entries of a record (what Ray Tune takes as a trial's result)."""
+    return {k: v for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
 def default_wandb_mode() -> str:
     return "online" if os.environ.get("WANDB_API_KEY") else "offline"
 

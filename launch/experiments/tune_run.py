@@ -30,9 +30,11 @@ import sys
 import time
 from pathlib import Path
 
+from evaluation.run_config import CONFIG_FILE
 from evaluation.run_metrics import read_metrics
 from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE, TUNE_FILE, TUNING_DIR
 from launch.config import TrainConfig
+from launch.metrics import numbers
 from launch.experiments.spec import MIN_HOLD, GoalWatch, SpecError, Plan, check_datasets, check_placement, load_spec
 from launch.experiments.spec import plan as make_plan
 
@@ -43,10 +45,6 @@ def run_dir_name(plan: Plan, trial) -> str:
     """The trial's run directory name, also the prefix of its actors' names on the cluster
     (launch/train.py): the spec's name keeps two experiments' actors apart."""
     return f"{plan.spec.name}-{trial.name}"
-
-
-def numbers(record: dict) -> dict:
-    return {k: v for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 def _trainable(params: dict) -> None:
@@ -65,8 +63,8 @@ def _trainable(params: dict) -> None:
         tune.report(json.loads(done.read_text())["final"])
         return
     config = TrainConfig.from_dict(trial["config"])
-    resume = (run_dir / "config.json").exists() and latest_checkpoint(run_dir / "checkpoints") is not None
-    if (run_dir / "config.json").exists() and not resume:
+    resume = (run_dir / CONFIG_FILE).exists() and latest_checkpoint(run_dir / "checkpoints") is not None
+    if (run_dir / CONFIG_FILE).exists() and not resume:
         shutil.rmtree(run_dir)  # started but never checkpointed: nothing to continue from
     start = time.time()
     goal = GoalWatch(trial.get("stop_when") or {}, trial.get("hold", MIN_HOLD))

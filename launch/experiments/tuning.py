@@ -53,11 +53,11 @@ import games
 from evaluation.run_config import CONFIG_FILE
 from launch.config import ConfigError, TrainConfig, apply_overrides, validate
 from launch.evaluator import evaluated_suites
+from launch.metrics import numbers
 from launch.experiments.layout import DONE_FILE, TUNE_FILE, TUNE_REPORT
 from launch.experiments.spec import (SIZES, GoalWatch, Plan, SpecError, Trial, arm_config, check_placement, check_datasets,
                                      load_spec)
 from launch.experiments.spec import plan as make_plan
-from launch.experiments.tune_run import numbers
 
 SEED_BASE = 10_000  # far above any spec's comparison seeds (0 .. seeds-1)
 SEARCHES = ("grid", "random")

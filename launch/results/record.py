@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from evaluation.run_config import CONFIG_FILE
 from evaluation.metric_keys import parse_metric_key
 from evaluation.run_metrics import read_metrics
 from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE, match_path
@@ -94,7 +95,7 @@ def experiment_tables(exp_dir, study: str, *, stated: dict | None = None) -> dic
         commit, machine = _provenance(run_dir, stated or {})
         times = [r["time"] for r in records if "time" in r]
         # The run's own config.json holds its resolved config; the plan's is the one asked for.
-        written = run_dir / "config.json"
+        written = run_dir / CONFIG_FILE
         config = json.loads(written.read_text()) if written.is_file() else trial["config"]
         trials.append({
             "study": study, "trial": trial["name"], "arm": trial["arm"], "arm_label": labels[trial["arm"]],

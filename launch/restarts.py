@@ -94,7 +94,8 @@ class LearnerLink:
 
     def await_restart(self, error: Exception) -> LearnerStatus:
         """The restarted learner's status, once it answers (within ``wait_s``)."""
-        return self._await_status("the learner did not come back", f"after it failed: {error}", error)
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return self._await_status("the learner did not come back", f"after it failed ({first})", error)
 
     def _await_status(self, what: str, why: str, cause: Exception | None) -> LearnerStatus:
         """The learner's status, asked every :data:`ASK_EVERY_S` until it answers; past

@@ -28,7 +28,7 @@ def resources_after_gpu_wait(learner: LearnerConfig, *, embedded: bool, report_e
     seconds, for a node with one, printing every ``report_every_s`` seconds that it waits.
     The second value is the reason that goes into ``learner.device_note``."""
     resources = ray.cluster_resources()
-    limit = learner.waits_for(embedded=embedded).wait_for_gpu_s  # auto: 0 embedded, a node's boot on a cluster
+    limit = learner.waits_for(embedded=embedded, learner_nodes_joined=learner_nodes_joined()).wait_for_gpu_s
     if resources.get("GPU", 0) >= 1 or learner.device == "cpu" or embedded:  # no node will join an embedded Ray
         return resources, ""
     if limit <= 0:
@@ -50,6 +50,13 @@ def resources_after_gpu_wait(learner: LearnerConfig, *, embedded: bool, report_e
     found = f"a GPU node joined after {time.monotonic() - start:.0f} s of waiting"
     print(f"learner.device={learner.device}: {found}", flush=True)
     return resources, found
+
+
+def learner_nodes_joined() -> bool:
+    """Whether a live node of the cluster declares ``learner`` (the ``deploy/`` clusters'
+    GPU nodes, or a local cluster's learner hosts); then no GPU node is still to come for
+    ``learner.wait_for_gpu_s=auto`` to wait for. Needs Ray connected."""
+    return ray.cluster_resources().get("learner", 0) > 0
 
 
 class RunPlacement(NamedTuple):

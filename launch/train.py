@@ -58,7 +58,7 @@ from launch.evaluator import (EvaluatorActor, Evaluated, chosen_suites, evaluato
                               training_search_settings)
 from launch.faults import FaultLedger
 from launch.metrics import MetricsLogger
-from launch.run_placement import place_run, resources_after_gpu_wait
+from launch.run_placement import learner_nodes_joined, place_run, resources_after_gpu_wait
 from launch.records import RunCounters, inference_record, replay_record
 from launch.restarts import LearnerLink, WaitExpired, replay_call
 from launch.run_dir import actor_log_dir, check_shared, prepare_run_dir, run_location, write_run_config
@@ -391,8 +391,10 @@ def resolved_for_cluster(config: TrainConfig, fixed_cluster: bool) -> TrainConfi
     (``learner.wait_for_gpu_s``, ``learner.restart_wait_s``) become the embedded Ray's or a
     cluster's (``LearnerConfig.waits_for``)."""
     validate(config)
-    # The waits' auto: none for a GPU on the embedded Ray, a node's boot and image pull on a cluster.
-    config = dataclasses.replace(config, learner=config.learner.waits_for(embedded=fixed_cluster))
+    # The waits' auto: none for a GPU on the embedded Ray, a node's boot and image pull on a
+    # cluster (no GPU wait where its `learner` nodes have joined already).
+    config = dataclasses.replace(config, learner=config.learner.waits_for(
+        embedded=fixed_cluster, learner_nodes_joined=not fixed_cluster and learner_nodes_joined()))
     resources, gpu_wait = resources_after_gpu_wait(config.learner, embedded=fixed_cluster)
     config = resolved(config, cpus=resources.get("CPU", 0), gpus=resources.get("GPU", 0), gpu_wait=gpu_wait)
     validate(config)

@@ -79,9 +79,10 @@ class LearnerConfig:
     # Seconds a run on a Ray cluster it joined (--address) waits for a node with a GPU before
     # it makes device auto concrete (or refuses cuda): `ray up` and KubeRay report a cluster
     # up before its GPU worker has booted and pulled its image. auto: 1200 s on a cluster
-    # (CLUSTER_NODE_WAIT_S, a GPU node's boot and image pull); 0: no wait; the embedded Ray
-    # never waits (its nodes are fixed); device cpu never does. Past it, auto trains on the
-    # CPU and cuda is refused.
+    # whose `learner` nodes have not joined yet (CLUSTER_NODE_WAIT_S, a GPU node's boot and
+    # image pull), none where they have (their GPUs are all there will be); 0: no wait; the
+    # embedded Ray never waits (its nodes are fixed); device cpu never does. Past it, auto
+    # trains on the CPU and cuda is refused.
     wait_for_gpu_s: float | str = "auto"
     # Seconds the run waits for its learner to answer, at its start and after it died (its
     # process, or its node: Ray restarts it where a node offers what it asks, a replacement
@@ -120,11 +121,12 @@ class LearnerConfig:
             raise ValueError(f"precision must be one of auto, {', '.join(PRECISIONS)}, got {self.precision!r}")
         object.__setattr__(self, "threads", threads_value(self.threads, "learner"))
 
-    def waits_for(self, *, embedded: bool) -> "LearnerConfig":
+    def waits_for(self, *, embedded: bool, learner_nodes_joined: bool = False) -> "LearnerConfig":
         """This config with its waits' ``auto`` made concrete for the embedded Ray (no GPU
         wait, :data:`EMBEDDED_RESTART_WAIT_S`) or for a cluster it joined
-        (:data:`CLUSTER_NODE_WAIT_S` each)."""
-        gpu = 0.0 if embedded else CLUSTER_NODE_WAIT_S
+        (:data:`CLUSTER_NODE_WAIT_S` each; no GPU wait where ``learner_nodes_joined``: the
+        nodes declaring ``learner`` are live, and no other GPU is coming)."""
+        gpu = 0.0 if embedded or learner_nodes_joined else CLUSTER_NODE_WAIT_S
         restart = EMBEDDED_RESTART_WAIT_S if embedded else CLUSTER_NODE_WAIT_S
         return replace(self, wait_for_gpu_s=gpu if self.wait_for_gpu_s == "auto" else self.wait_for_gpu_s,
                        restart_wait_s=restart if self.restart_wait_s == "auto" else self.restart_wait_s)

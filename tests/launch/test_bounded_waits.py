@@ -30,6 +30,9 @@ def test_the_waits_auto_is_the_embedded_rays_or_a_clusters():
     assert (embedded.wait_for_gpu_s, embedded.restart_wait_s) == (0.0, EMBEDDED_RESTART_WAIT_S)
     # A cluster's covers a GPU node's boot and image pull (learner/config.py says what it assumes).
     assert cluster.wait_for_gpu_s == cluster.restart_wait_s == CLUSTER_NODE_WAIT_S >= 900
+    # A cluster whose `learner` nodes have joined (without a GPU: a local cluster's) waits for no GPU.
+    joined = auto.waits_for(embedded=False, learner_nodes_joined=True)
+    assert (joined.wait_for_gpu_s, joined.restart_wait_s) == (0.0, CLUSTER_NODE_WAIT_S)
     given = LearnerConfig(wait_for_gpu_s=5, restart_wait_s="7").waits_for(embedded=False)
     assert (given.wait_for_gpu_s, given.restart_wait_s) == (5.0, 7.0)  # a number given is kept
 

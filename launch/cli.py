@@ -34,7 +34,7 @@ from launch.run_budget import check_budget
 from launch.train import train
 from lifecycle.json_stdout import stdout_to_stderr
 
-SUBCOMMANDS = ("demo", "evaluate", "report", "play", "gtp", "experiment", "tune", "results")
+SUBCOMMANDS = ("demo", "evaluate", "report", "play", "gtp", "experiment", "tune", "rescore", "results")
 
 
 def parse_game_params(pairs: list[str]) -> dict:
@@ -107,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "tune":  # an arm's exploration parameter on Ray Tune (launch/experiments/tuning.py)
         from launch.experiments.tuning import tune_main
         return tune_main(argv[1:])
+    if argv and argv[0] == "rescore":  # kept checkpoints scored by their search (launch/experiments/rescore.py)
+        from launch.experiments.rescore import rescore_main
+        return rescore_main(argv[1:])
     if argv and argv[0] == "results":  # the results pages from results/ (launch/results/pages.py)
         from launch.results.pages import main as results_main
         return results_main(argv[1:])

@@ -87,3 +87,18 @@ def test_the_trial_data_takes_the_search_scores_in_at_the_runs_counters(tmp_path
     regret = [(r["updates"], r["rows"], r["compute"]) for r in rows
               if r["metric"] == f"eval/chomp-3x4-states@mcts{SIMULATIONS}/policy_regret"]
     assert regret == [(32, 1024, 320.0), (64, 2048, 640.0)]
+
+
+def test_the_command_line_scores_an_experiment_and_names_a_directory_that_is_none(tmp_path, capsys):
+    from launch.cli import main
+
+    assert main(["rescore", str(tmp_path / "nothing")]) == 2
+    assert "no experiment.json, not an experiment directory" in capsys.readouterr().err
+    exp = tmp_path / "exp"
+    _run(exp / "t-az-s0")
+    (exp / EXPERIMENT_FILE).write_text(json.dumps({
+        "spec": "t", "arms": {"az": {"algo": "alphazero"}},
+        "trials": [{"name": "az-s0", "arm": "az", "run_dir": "t-az-s0"}]}))
+    assert main(["rescore", str(exp), "--arm", "az"]) == 0
+    assert "2 checkpoint(s) scored" in capsys.readouterr().out
+    assert len(read_search_scores(exp / "t-az-s0")) == 2

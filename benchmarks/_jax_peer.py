@@ -110,17 +110,19 @@ class _Hex(pgx.hex.Hex):
                              observation=jnp.zeros((self.size, self.size, 4), jnp.bool_))
 
 
+# This project's game -> its pgx environment (Hex sized to the board).
+PGX_GAMES = {"connect4": lambda game: pgx.make("connect_four"), "hex": lambda game: _Hex(size=game.obs_shape[-1])}
+
+
 class Peer:
     """One game's pgx environment and this project's network for it, as jit-compiled steps."""
 
     def __init__(self, game, net_config, net: nn.Module):
         self.game = game
-        if game.name == "connect4":
-            self.env = pgx.make("connect_four")
-        elif game.name == "hex":
-            self.env = _Hex(size=game.obs_shape[-1])
-        else:
-            raise ValueError(f"peer: no pgx game for {game.name!r}")
+        make = PGX_GAMES.get(game.name)
+        if make is None:
+            raise ValueError(f"peer: no pgx game for {game.name!r}; pgx's here: {', '.join(PGX_GAMES)}")
+        self.env = make(game)
         self.A = game.num_actions  # pgx's Hex: one more (swap), masked
         self.params = params_from_torch(net)
         self.symmetrize = net_config.symmetrize

@@ -101,6 +101,11 @@ def pin(cores: int) -> None:
 # ---------------------------------------------------------------------------- ours
 
 
+# A task's first word -> the work it times (a tree search's self-play, every child's value,
+# the learner's update) and the algorithm whose preset it runs at.
+WORK = {"alphazero": ("search", "alphazero"), "avi": ("values", "avi"), "learner": ("learner", "alphazero")}
+
+
 def setup(task: str, size: Size):
     """The task's game, its resolved config (resized) and the preset network at seed 0."""
     import torch
@@ -108,9 +113,9 @@ def setup(task: str, size: Size):
     from launch.config import resolve
     from inference.networks import build_network
 
-    kind, *rest = task.split("_")
+    prefix, *rest = task.split("_")
     game_name = rest[-1]
-    algo = "avi" if kind == "avi" else "alphazero"
+    kind, algo = WORK[prefix]
     overrides = [f"actors.num_envs={size.envs}"] if size.envs else []
     if size.simulations:
         overrides.append(f"actors.mcts.simulations={size.simulations}")
@@ -120,7 +125,7 @@ def setup(task: str, size: Size):
     game = config.game_network.make_game()
     torch.manual_seed(0)
     net = build_network(game, config.network)
-    return kind, rest[0] if kind == "alphazero" else None, config, game, net
+    return kind, rest[0] if kind == "search" else None, config, game, net
 
 
 def ours(task: str, size: Size):
@@ -129,7 +134,7 @@ def ours(task: str, size: Size):
 
     kind, search, config, game, net = setup(task, size)
     actors = config.actors
-    if kind == "alphazero":
+    if kind == "search":
         from actors.alphazero import AlphaZeroCollector
         from inference.network import NetworkEvaluator
 
@@ -141,7 +146,7 @@ def ours(task: str, size: Size):
         def call():
             collector.collect(network, size.moves)
         units = actors.num_envs * size.moves
-    elif kind == "avi":
+    elif kind == "values":
         from actors.avi import AviCollector
         from inference.network import ValueFunction
 
@@ -195,8 +200,8 @@ def peer(task: str, size: Size):
     kind, search, config, game, net = setup(task, size)
     actors = config.actors
     side = _jax_peer.Peer(game, config.network, net)
-    if kind in ("alphazero", "avi"):
-        if kind == "alphazero":
+    if kind in ("search", "values"):
+        if kind == "search":
             run = side.alphazero(actors.num_envs, size.moves, search=search, mcts=actors.mcts, gumbel=actors.gumbel)
         else:
             run = side.avi(actors.num_envs, size.moves, epsilon=actors.epsilon, gamma=config.gamma)

@@ -28,7 +28,7 @@ def resources_after_gpu_wait(learner: LearnerConfig, *, embedded: bool, report_e
     seconds, for a node with one, printing every ``report_every_s`` seconds that it waits.
     The second value is the reason that goes into ``learner.device_note``."""
     resources = ray.cluster_resources()
-    limit = learner.waits_for(embedded=embedded, learner_nodes_joined=learner_nodes_joined()).wait_for_gpu_s
+    limit = learner.waits_for(embedded=embedded, gpu_node_to_come=not embedded and learner_node_to_come()).wait_for_gpu_s
     if resources.get("GPU", 0) >= 1 or learner.device == "cpu" or embedded:  # no node will join an embedded Ray
         return resources, ""
     if limit <= 0:
@@ -52,11 +52,14 @@ def resources_after_gpu_wait(learner: LearnerConfig, *, embedded: bool, report_e
     return resources, found
 
 
-def learner_nodes_joined() -> bool:
-    """Whether a live node of the cluster declares ``learner`` (the ``deploy/`` clusters'
-    GPU nodes, or a local cluster's learner hosts); then no GPU node is still to come for
-    ``learner.wait_for_gpu_s=auto`` to wait for. Needs Ray connected."""
-    return ray.cluster_resources().get("learner", 0) > 0
+def learner_node_to_come() -> bool:
+    """Whether the cluster declares a node type for the learner that no live node is yet:
+    ``$SELFPLAY_PLACEMENT_RESOURCES`` lists ``learner`` (the ``deploy/`` clusters' nodes do,
+    for GPU nodes their autoscaler starts) and no live node offers it. The one case
+    ``learner.wait_for_gpu_s=auto`` waits for: a cluster that declares no learner node type
+    (``ray start`` by hand) has no GPU node coming, and one whose learner nodes are live has
+    them. Needs Ray connected."""
+    return "learner" in offered_resources() and ray.cluster_resources().get("learner", 0) <= 0
 
 
 class RunPlacement(NamedTuple):

@@ -58,10 +58,10 @@ from launch.evaluator import (EvaluatorActor, Evaluated, chosen_suites, evaluato
                               training_search_settings)
 from launch.faults import FaultLedger
 from launch.metrics import MetricsLogger
-from launch.run_placement import learner_nodes_joined, place_run, resources_after_gpu_wait
+from launch.run_placement import learner_node_to_come, place_run, resources_after_gpu_wait
 from launch.records import RunCounters, inference_record, replay_record
 from launch.restarts import LearnerLink, WaitExpired, replay_call
-from launch.run_dir import actor_log_dir, check_shared, prepare_run_dir, run_location, write_run_config
+from launch.run_dir import actor_log_dir, prepare_run_dir, run_location, write_run_config
 from launch.run_store import RunStore
 from launch.safe_tree import from_safe, to_safe
 from launch.run_budget import RunBudget, check_budget
@@ -394,7 +394,7 @@ def resolved_for_cluster(config: TrainConfig, fixed_cluster: bool) -> TrainConfi
     # The waits' auto: none for a GPU on the embedded Ray, a node's boot and image pull on a
     # cluster (no GPU wait where its `learner` nodes have joined already).
     config = dataclasses.replace(config, learner=config.learner.waits_for(
-        embedded=fixed_cluster, learner_nodes_joined=not fixed_cluster and learner_nodes_joined()))
+        embedded=fixed_cluster, gpu_node_to_come=not fixed_cluster and learner_node_to_come()))
     resources, gpu_wait = resources_after_gpu_wait(config.learner, embedded=fixed_cluster)
     config = resolved(config, cpus=resources.get("CPU", 0), gpus=resources.get("GPU", 0), gpu_wait=gpu_wait)
     validate(config)
@@ -418,7 +418,6 @@ def train(config: TrainConfig, *, run_dir=None, resume=None, updates=None, minut
     budget as :meth:`Run.run` takes it; the wall clock of ``minutes`` starts once Ray is up.
     ``wandb_as``: where W&B files the run (``launch.wandb_run.WandbRun``; default a plain run's)."""
     check_budget(updates, minutes, train_minutes)  # before a run directory or Ray exists
-    check_shared(resume or run_dir, address, "--resume" if resume else "--run-dir")
     config, run_dir = prepare_run_dir(config, run_dir, resume)
     start_ray(address)
     started = time.time()

@@ -79,8 +79,9 @@ class LearnerConfig:
     # Seconds a run on a Ray cluster it joined (--address) waits for a node with a GPU before
     # it makes device auto concrete (or refuses cuda): `ray up` and KubeRay report a cluster
     # up before its GPU worker has booted and pulled its image. auto: 1200 s on a cluster
-    # whose `learner` nodes have not joined yet (CLUSTER_NODE_WAIT_S, a GPU node's boot and
-    # image pull), none where they have (their GPUs are all there will be); 0: no wait; the
+    # that declares a `learner` node type no live node is yet ($SELFPLAY_PLACEMENT_RESOURCES
+    # lists it, as deploy/'s nodes do; CLUSTER_NODE_WAIT_S, a GPU node's boot and image
+    # pull), none on any other (learner nodes live, or none declared); 0: no wait; the
     # embedded Ray never waits (its nodes are fixed); device cpu never does. Past it, auto
     # trains on the CPU and cuda is refused.
     wait_for_gpu_s: float | str = "auto"
@@ -121,12 +122,12 @@ class LearnerConfig:
             raise ValueError(f"precision must be one of auto, {', '.join(PRECISIONS)}, got {self.precision!r}")
         object.__setattr__(self, "threads", threads_value(self.threads, "learner"))
 
-    def waits_for(self, *, embedded: bool, learner_nodes_joined: bool = False) -> "LearnerConfig":
+    def waits_for(self, *, embedded: bool, gpu_node_to_come: bool = False) -> "LearnerConfig":
         """This config with its waits' ``auto`` made concrete for the embedded Ray (no GPU
         wait, :data:`EMBEDDED_RESTART_WAIT_S`) or for a cluster it joined
-        (:data:`CLUSTER_NODE_WAIT_S` each; no GPU wait where ``learner_nodes_joined``: the
-        nodes declaring ``learner`` are live, and no other GPU is coming)."""
-        gpu = 0.0 if embedded or learner_nodes_joined else CLUSTER_NODE_WAIT_S
+        (:data:`CLUSTER_NODE_WAIT_S` to restart; the same for a GPU node only where
+        ``gpu_node_to_come``: the cluster declares a learner node type no live node is yet)."""
+        gpu = CLUSTER_NODE_WAIT_S if gpu_node_to_come and not embedded else 0.0
         restart = EMBEDDED_RESTART_WAIT_S if embedded else CLUSTER_NODE_WAIT_S
         return replace(self, wait_for_gpu_s=gpu if self.wait_for_gpu_s == "auto" else self.wait_for_gpu_s,
                        restart_wait_s=restart if self.restart_wait_s == "auto" else self.restart_wait_s)

@@ -323,7 +323,7 @@ def _run_trials(plan: Plan, trials: list, out: Path, manifest: dict, address, wa
     tuner = tune.Tuner(
         trainable, param_space={"trial": tune.grid_search(params)},
         tune_config=tune.TuneConfig(max_concurrent_trials=concurrent, reuse_actors=False),
-        run_config=tune.RunConfig(name=f"{plan.spec.name}-{len(manifest['commands'])}-{phase}",
+        run_config=tune.RunConfig(name=f"{plan.spec.name}-{len(manifest['commands'])}" + (f"-{phase}" if phase else ""),
                                   storage_path=str(out / "tune"),
                                   failure_config=tune.FailureConfig(max_failures=0), verbose=0,
                                   callbacks=[_progress_callback()(_say if inspect.isbuiltin(log) else log, out)]))

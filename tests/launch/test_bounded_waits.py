@@ -26,13 +26,16 @@ TINY = ["network.width=32", "actors.num_envs=32", "actors.collect_steps=4", "lea
 
 def test_the_waits_auto_is_the_embedded_rays_or_a_clusters():
     auto = LearnerConfig()
-    embedded, cluster = auto.waits_for(embedded=True), auto.waits_for(embedded=False)
+    embedded = auto.waits_for(embedded=True)
     assert (embedded.wait_for_gpu_s, embedded.restart_wait_s) == (0.0, EMBEDDED_RESTART_WAIT_S)
-    # A cluster's covers a GPU node's boot and image pull (learner/config.py says what it assumes).
-    assert cluster.wait_for_gpu_s == cluster.restart_wait_s == CLUSTER_NODE_WAIT_S >= 900
-    # A cluster whose `learner` nodes have joined (without a GPU: a local cluster's) waits for no GPU.
-    joined = auto.waits_for(embedded=False, learner_nodes_joined=True)
-    assert (joined.wait_for_gpu_s, joined.restart_wait_s) == (0.0, CLUSTER_NODE_WAIT_S)
+    # A cluster's covers a GPU node's boot and image pull (learner/config.py says what it
+    # assumes), for a restart always, for a first GPU node where one is to come.
+    coming = auto.waits_for(embedded=False, gpu_node_to_come=True)
+    assert coming.wait_for_gpu_s == coming.restart_wait_s == CLUSTER_NODE_WAIT_S >= 900
+    # A cluster that declares no learner node type still to join (one started by hand, or
+    # one whose learner nodes are live) waits for no GPU.
+    none = auto.waits_for(embedded=False)
+    assert (none.wait_for_gpu_s, none.restart_wait_s) == (0.0, CLUSTER_NODE_WAIT_S)
     given = LearnerConfig(wait_for_gpu_s=5, restart_wait_s="7").waits_for(embedded=False)
     assert (given.wait_for_gpu_s, given.restart_wait_s) == (5.0, 7.0)  # a number given is kept
 

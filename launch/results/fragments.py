@@ -165,6 +165,9 @@ def tuning(study: Study, args: dict, ctx: Context) -> str:
                        f"{_num(trial['updates'])} | {trial['end']} |")
         verdict = ("no value chosen: no trial ran to its end" if chosen is None else
                    f"chosen `{key} = {chosen['value']:g}`")
+        values = [trial["value"] for trial in t["trials"]]
+        if chosen is not None and len(values) > 1 and chosen["value"] in (min(values), max(values)):
+            verdict += " (an end of the values tried: a better one may lie beyond the range)"
         same = (ran is not None and chosen is not None and math.isclose(float(ran), float(chosen["value"])))
         mine = study.trials["arm"] == t["arm"]
         if t.get("instance"):

@@ -413,12 +413,20 @@ def test_kuberay_groups_share_one_oracle_store_and_one_run_directory():
 
 
 def _on_a_cluster(args):
-    """The learner config of the run ``args`` starts on a cluster (``--address``): its
-    waits' auto made the cluster's."""
+    """The learner config of the run ``args`` starts on one of deploy/'s clusters
+    (``--address``): its waits' auto made the cluster's, whose nodes declare a learner node
+    type (``SELFPLAY_PLACEMENT_RESOURCES``) that joins after the cluster is up."""
     from launch.config import resolve
+    from launch.placement import offered_resources
 
+    declared = {}
+    for text in [(DEPLOY / name).read_text() for name in ("cluster.yaml", "cluster-gcp.yaml")] + [
+            (KUBERAY / "rayjob.yaml").read_text()]:
+        for value in re.findall(r"SELFPLAY_PLACEMENT_RESOURCES[=:\s]+(?:value:\s*)?\"?([a-z,]+)", text):
+            declared.setdefault(value, 0)
+    assert declared and all("learner" in offered_resources({}, {"SELFPLAY_PLACEMENT_RESOURCES": v}) for v in declared)
     config = resolve(args.game, args.preset, args.overrides, algo=args.algo, seed=args.seed)
-    return config.learner.waits_for(embedded=args.address is None)
+    return config.learner.waits_for(embedded=args.address is None, gpu_node_to_come=args.address is not None)
 
 
 def test_rayjob_results_outlive_it():

@@ -110,6 +110,17 @@ class _Hex(pgx.hex.Hex):
                              observation=jnp.zeros((self.size, self.size, 4), jnp.bool_))
 
 
+def _scanned(move, steps: int):
+    """``move`` (params, (state, key), _) -> ((state, key), row) scanned over ``steps`` moves
+    and jit-compiled: (params, state, key) -> (state, key, rows)."""
+    @jax.jit
+    def run(params, state, key):
+        (state, key), rows = jax.lax.scan(functools.partial(move, params), (state, key), None, length=steps)
+        return state, key, rows
+
+    return run
+
+
 # This project's game -> its pgx environment (Hex sized to the board).
 PGX_GAMES = {"connect4": lambda game: pgx.make("connect_four"), "hex": lambda game: _Hex(size=game.obs_shape[-1])}
 
@@ -186,12 +197,7 @@ class Peer:
             state = jax.vmap(self.env_step)(state, out.action, jax.random.split(k_step, B))
             return (state, key), row
 
-        @jax.jit
-        def run(params, state, key):
-            (state, key), rows = jax.lax.scan(functools.partial(move, params), (state, key), None, length=steps)
-            return state, key, rows
-
-        return run
+        return _scanned(move, steps)
 
     # ------------------------------------------------------------------ AVI self-play
     def avi(self, num_envs: int, steps: int, *, epsilon: float, gamma: float):
@@ -223,12 +229,7 @@ class Peer:
             state = jax.vmap(self.env_step)(state, action, jax.random.split(k_step, B))
             return (state, key), row
 
-        @jax.jit
-        def run(params, state, key):
-            (state, key), rows = jax.lax.scan(functools.partial(move, params), (state, key), None, length=steps)
-            return state, key, rows
-
-        return run
+        return _scanned(move, steps)
 
     # ------------------------------------------------------------------------- learner
     def learner(self, lr: float, policy: bool):

@@ -61,17 +61,19 @@ def rescore_run(run_dir, log=print) -> list[dict]:
     def updates_of(path) -> int:
         return int(Path(str(path)).stem.split("-")[-1])
 
+    runner = None
     for path in sorted(list_checkpoints(run_dir / "checkpoints"), key=updates_of):
         updates = updates_of(path)
         if updates in done or updates not in by_updates:
             continue
         game, net_config, weights, _ = read_checkpoint(path, config.game)
-        suites = chosen_suites(game, config.evaluation.suites)
-        if suites is False:
-            return []
-        runner = SuiteRunner(game, net_config, suites=suites,
-                             evaluation=replace(config.evaluation, also_search="auto"), gamma=config.gamma,
-                             training_search=search, search_settings=training_search_settings(config))
+        if runner is None:  # one runner for the run's checkpoints: its suites and oracle loaded once
+            suites = chosen_suites(game, config.evaluation.suites)
+            if suites is False:
+                return []
+            runner = SuiteRunner(game, net_config, suites=suites,
+                                 evaluation=replace(config.evaluation, also_search="auto"), gamma=config.gamma,
+                                 training_search=search, search_settings=training_search_settings(config))
         metrics = runner.evaluate(weights, skip=[run.name for run in runner.runs if run.own])
         record = {**by_updates[updates], **metrics, "scored_from": f"checkpoints/{Path(str(path)).name}"}
         with open(run_dir / SEARCH_SCORES, "a") as f:

@@ -478,3 +478,30 @@ def test_an_archive_ladder_size_is_the_ladders_trials_with_archive_starts(name, 
         assert (trial.updates, trial.rows, trial.stop_when) == (plain.updates, plain.rows, plain.stop_when)
         archive_start = 0.5 if trial.arm.endswith("_archive") else 0.0
         assert trial.config == replace(plain.config, actors=replace(plain.config.actors, archive_start=archive_start))
+
+
+@pytest.mark.parametrize("name, arms", [
+    ("hybrid-vs-avi-vs-az-hex", {"hybrid": "avi"}),
+    ("sampled-avi-hex", {"avi_k4": "avi", "hybrid_k4": "avi"}),
+    ("archive-starts-hex", {"az32_archive": "az32"})])
+def test_a_held_ladder_size_joins_the_hex_ladders_held_trials(name, arms):
+    """The results pages draw these trials beside the ladder's `small-held` trials of the same
+    board and seed: each must be that trial but for what its arm changes (the hybrid's
+    algorithm and policy head, the sample, the archive), with the same budget, goal, hold
+    and kept checkpoints, and every seed of a board before the next board."""
+    held = plan(load_spec(name), "ladder-held")
+    ladder = {(t.arm, t.instance, t.seed): t for t in plan(load_spec("ladder-hex"), "small-held").trials}
+    assert sorted((t.arm, t.instance, t.seed) for t in held.trials) == sorted(
+        (arm, board, seed) for arm in arms for (base, board, seed) in ladder if base == arms[arm])
+    assert [t.instance for t in held.in_run_order()] == sorted(t.instance for t in held.trials)
+    for trial in held.trials:
+        base = ladder[arms[trial.arm], trial.instance, trial.seed]
+        assert trial.group == base.group
+        assert (trial.updates, trial.rows, trial.stop_when, trial.hold) == (base.updates, base.rows, base.stop_when, base.hold)
+        config, actors = trial.config, trial.config.actors
+        undone = replace(config, algo=base.config.algo, network=base.config.network,
+                         actors=replace(actors, sample_actions=base.config.actors.sample_actions,
+                                        sample_by=base.config.actors.sample_by,
+                                        archive_start=base.config.actors.archive_start),
+                         evaluation=replace(config.evaluation, policy=base.config.evaluation.policy))
+        assert undone == base.config, trial.name

@@ -29,11 +29,14 @@ class StudyMissing(FileNotFoundError):
     pass
 
 
+JOIN = "+"  # a marker's study=a+b draws the trials of studies a and b as one
+
+
 @dataclass
 class Study:
-    name: str
-    path: Path  # results/<study>/
-    info: dict  # study.json
+    name: str  # a study's directory name, or the joined names (a+b)
+    paths: list  # results/<study>/, one a study joined
+    info: dict  # study.json (joined: the parts' arms in order, each part's own under "parts")
     trials: pd.DataFrame
     evaluations: pd.DataFrame
     matches: pd.DataFrame
@@ -119,14 +122,37 @@ class Study:
 
 
 def load_study(name: str, root: Path = RESULTS_DIR) -> Study:
+    """``results/<name>/``; a name of studies joined by ``+`` gives their trials as one study,
+    so that a page draws trials of one protocol that ran in separate experiments (a
+    ladder's arms and an arm run beside them later, on the same boards and seeds) in one
+    table. Two parts holding the same board, arm and seed are refused."""
+    if JOIN in name:
+        return _joined(name, [load_study(part, root) for part in name.split(JOIN)])
     path = Path(root) / name
     if not (path / STUDY_FILE).is_file():
         raise StudyMissing(f"results/{name}: no such study (no {STUDY_FILE}); studies: "
                            f"{', '.join(study_names(root)) or 'none'}")
     frames = {t: pq.read_table(path / f"{t}.parquet").to_pandas() for t in TABLES}
     tunings = [json.loads(p.read_text()) for p in sorted(path.glob(f"{TUNING_PREFIX}*.json"))]
-    return Study(name, path, json.loads((path / STUDY_FILE).read_text()), frames["trials"], frames["evaluations"],
+    return Study(name, [path], json.loads((path / STUDY_FILE).read_text()), frames["trials"], frames["evaluations"],
                  frames["matches"], tunings)
+
+
+def _joined(name: str, parts: list[Study]) -> Study:
+    trials = pd.concat([p.trials for p in parts], ignore_index=True)
+    twice = trials[trials.duplicated(["board", "arm", "seed"], keep=False)]
+    if not twice.empty:
+        first = twice.iloc[0]
+        holders = sorted(set(twice.loc[(twice["board"] == first["board"]) & (twice["arm"] == first["arm"])
+                                       & (twice["seed"] == first["seed"]), "study"]))
+        raise ValueError(f"study={name}: {first['board']}, arm {first['arm']}, seed {first['seed']} is in "
+                         f"{' and '.join(holders)}; a joined study takes each trial from one part")
+    arms = list(dict.fromkeys(a for p in parts for a in (p.info.get("arms") or [])))
+    info = {"study": name, "arms": arms, "parts": [p.info for p in parts],
+            "planned_trials": sum(p.info.get("planned_trials", len(p.trials)) for p in parts)}
+    return Study(name, [path for p in parts for path in p.paths], info, trials,
+                 pd.concat([p.evaluations for p in parts], ignore_index=True),
+                 pd.concat([p.matches for p in parts], ignore_index=True), [t for p in parts for t in p.tunings])
 
 
 def study_names(root: Path = RESULTS_DIR) -> list[str]:

@@ -198,9 +198,10 @@ def provenance(study: Study, args: dict, ctx: Context) -> str:
                      f"{', '.join(map(str, g['seed']))} | {reached} ({_num(int(g['budget_updates'].max()))}) | "
                      f"{', '.join(sorted(set(g['commit'])))} | {'; '.join(sorted(set(g['machine'])))} | "
                      f"{min(g['started'])[:16]} to {max(g['ended'])[:16]} UTC |")
-    commands = [c["argv"] for c in study.info.get("commands", [])]
-    lines += ["", "Commands (`results/" + study.name + "/study.json`):", "", "```", *(commands or ["(none recorded)"]),
-              f"python -m launch results add EXP_DIR --study {study.name}", "```"]
+    for part in study.info.get("parts", [study.info | {"study": study.name}]):
+        commands = [c["argv"] for c in part.get("commands", [])]
+        lines += ["", f"Commands (`results/{part['study']}/study.json`):", "", "```", *(commands or ["(none recorded)"]),
+                  f"python -m launch results add EXP_DIR --study {part['study']}", "```"]
     return "\n".join(lines)
 
 
@@ -219,8 +220,9 @@ def _digest(study: Study, kind: str, args: dict) -> str:
     """What a figure is drawn from: its data's bytes and the arguments, hashed; a figure
     whose recorded digest differs is out of date."""
     h = hashlib.sha256(json.dumps({"kind": kind, "args": args}, sort_keys=True).encode())
-    for name in ("trials", "evaluations"):
-        h.update((study.path / f"{name}.parquet").read_bytes())
+    for path in study.paths:
+        for name in ("trials", "evaluations"):
+            h.update((path / f"{name}.parquet").read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -244,7 +246,8 @@ def figure(study: Study, args: dict, ctx: Context) -> str:
         caption = figures.caption(kind, study, args)
     machines = "; ".join(sorted(set(study.trials["machine"])))
     commits = ", ".join(sorted(set(c for cs in study.trials["commit"] for c in cs.split(", "))))
-    return (f"![{caption}](figures/{name})\n\n*{caption}* Data: `results/{study.name}/` ({len(study.trials)} trials, "
+    data = ", ".join(f"`results/{path.name}/`" for path in study.paths)
+    return (f"![{caption}](figures/{name})\n\n*{caption}* Data: {data} ({len(study.trials)} trials, "
             f"{_dates(study)}), commits {commits}, {machines}; drawn by `python -m launch results`.")
 
 

@@ -131,3 +131,28 @@ def test_a_tuned_arm_is_shown_with_every_trial_and_whether_the_study_used_its_va
     assert "chosen `actors.epsilon = 0.171`; the study's avi trials ran with `actors.epsilon = 0.3` (not the chosen" in text
     with pytest.raises(ValueError, match="no tune.json"):
         add(exp, "demo", commit=None, machine=None, data_root=tmp_path / "results", tunings=(tmp_path,))
+
+
+def test_studies_joined_by_a_plus_draw_as_one_and_a_trial_in_both_is_refused(tmp_path):
+    """An arm run later beside a study's trials (its own experiment, the same boards and
+    seeds) is drawn in the same table as they are: ``study=a+b``."""
+    from launch.results.data import load_study
+
+    data = tmp_path / "results"
+    avi = {k: v for k, v in ERROR_RATES.items() if k[1] == "avi"}
+    az = {k: v for k, v in ERROR_RATES.items() if k[1] == "az"}
+    add(write_experiment(tmp_path / "exp-avi", rates=avi), "first", commit=None, machine=None, data_root=data)
+    add(write_experiment(tmp_path / "exp-az", rates=az), "later", commit=None, machine=None, data_root=data)
+    add(write_experiment(tmp_path / "exp-all"), "whole", commit=None, machine=None, data_root=data)
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    page = tmp_path / "docs" / "results" / "joined.md"
+    page.write_text("<!-- results: time-to-goal study=first+later -->\n<!-- /results -->\n\n"
+                    "<!-- results: time-to-goal study=whole -->\n<!-- /results -->\n\n"
+                    "<!-- results: provenance study=first+later -->\n<!-- /results -->\n")
+    assert generate(root=tmp_path, data_root=data, check=False, out=io.StringIO()) == 0
+    joined, whole, provenance = re.findall(r"-->\n(.*?)<!-- /results -->", page.read_text(), re.S)
+    assert joined == whole and "| hex 3x3 | AVI | 3 | 3 of 3 |" in joined and "| hex 3x3 | AlphaZero S=32 |" in joined
+    assert "`results/first/study.json`" in provenance and "`results/later/study.json`" in provenance
+    assert load_study("first+later", data).arms() == ["avi", "az"]
+    with pytest.raises(ValueError, match=r"hex 3x3, arm avi, seed 0 is in first and whole"):
+        load_study("first+whole", data)

@@ -183,6 +183,8 @@ def tuning(study: Study, args: dict, ctx: Context) -> str:
 
 def _dates(study: Study) -> str:
     t = study.trials
+    if t.empty:  # a study entered with its tuning steps alone
+        return "no trial yet"
     return f"{min(t['started'])[:10]} to {max(t['ended'])[:10]}"
 
 
@@ -190,7 +192,7 @@ def provenance(study: Study, args: dict, ctx: Context) -> str:
     """Where and when the study's trials ran, and the commands that ran them."""
     t = study.trials
     lines = ["| board | arm | trials (finished) | seeds | updates reached (budget) | commit | machine | ran |",
-             "|---|---|---:|---|---|---|---|---|"]
+             "|---|---|---:|---|---|---|---|---|"] if not t.empty else ["No trial of this study has data yet."]
     for (board, arm), g in t.groupby(["board", "arm"], sort=False):
         g = g.sort_values("seed")
         reached = ", ".join(_num(u) for u in g["final_updates"])
@@ -257,8 +259,8 @@ def index(_: None, args: dict, ctx: Context) -> str:
     for name in study_names(ctx.root):
         s = load_study(name, ctx.root)
         link = _page_link(name, ctx)
-        lines.append(f"| `{name}` | `{s.info.get('spec')}` ({s.info.get('size')}) | {', '.join(s.boards())} | "
-                     f"{', '.join(s.label(a) for a in s.arms())} | {_finished(s)} | {_dates(s)} | {link} |")
+        lines.append(f"| `{name}` | `{s.info.get('spec')}` ({s.info.get('size')}) | {', '.join(s.boards()) or '–'} | "
+                     f"{', '.join(s.label(a) for a in s.arms()) or '–'} | {_finished(s)} | {_dates(s)} | {link} |")
     return "\n".join(lines)
 
 
@@ -268,6 +270,8 @@ def headline(_: None, args: dict, ctx: Context) -> str:
              "|---|---|---|"]
     for name in study_names(ctx.root):
         s = load_study(name, ctx.root)
+        if s.trials.empty:  # its tuning steps alone: no goal to report yet
+            continue
         cells = []
         for board in s.boards():
             for arm in s.arms(board):

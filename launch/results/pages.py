@@ -142,8 +142,9 @@ def add(exp_dir: Path, study: str, *, commit: str | None, machine: str | None, d
     if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*", study):
         raise ValueError(f"--study {study!r}: lower-case letters, digits, dots and dashes")
     tables = experiment_tables(exp_dir, study, stated={"commit": commit, "machine": machine, "strict": True})
-    if tables["trials"].num_rows == 0:
-        raise ValueError(f"{exp_dir}: no trial has metrics yet; nothing to add")
+    if tables["trials"].num_rows == 0 and not tunings:
+        # A study whose tuning steps have ended enters with them alone: its trials follow.
+        raise ValueError(f"{exp_dir}: no trial has metrics yet and no tuning step has ended; nothing to add")
     records = []
     for tuning in tunings:
         if not (Path(tuning) / TUNE_FILE).is_file():

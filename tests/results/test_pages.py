@@ -156,3 +156,28 @@ def test_studies_joined_by_a_plus_draw_as_one_and_a_trial_in_both_is_refused(tmp
     assert load_study("first+later", data).arms() == ["avi", "az"]
     with pytest.raises(ValueError, match=r"hex 3x3, arm avi, seed 0 is in first and whole"):
         load_study("first+whole", data)
+
+
+def test_a_study_enters_with_its_ended_tuning_steps_before_its_trials(tmp_path):
+    """A study tunes each arm before its trials (a spec's ``tune``): the tuning reports are
+    data a page shows while no trial has run; with neither, ``add`` refuses."""
+    import json
+
+    exp = write_experiment(tmp_path / "exp", rates={})
+    with pytest.raises(ValueError, match="no trial has metrics yet and no tuning step has ended"):
+        add(exp, "early", commit=None, machine=None, data_root=tmp_path / "results")
+    step = exp / "tuning" / "3x3-avi"
+    step.mkdir(parents=True)
+    (step / "tune.json").write_text(json.dumps(_tune_record("avi", 0.171) | {"instance": "3x3"}))
+    add(exp, "early", commit=None, machine=None, data_root=tmp_path / "results")
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    page = tmp_path / "docs" / "results" / "early.md"
+    page.write_text("<!-- results: tuning study=early -->\n<!-- /results -->\n\n"
+                    "<!-- results: provenance study=early -->\n<!-- /results -->\n\n"
+                    "<!-- results: index -->\n<!-- /results -->\n\n<!-- results: headline -->\n<!-- /results -->\n")
+    assert _generate(tmp_path, check=False)[0] == 0
+    text = page.read_text()
+    assert "chosen `actors.epsilon = 0.171`; no trial of avi on 3x3 has data yet." in text
+    assert "No trial of this study has data yet." in text
+    assert "| `early` | `ladder-hex` (small-held) | – | – | 0 of 0 | no trial yet |" in text
+    assert "`early` (" not in text  # no held goal to report: no headline row

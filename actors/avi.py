@@ -123,7 +123,7 @@ class AviCollector:
     def rows(self, obs: np.ndarray, target: np.ndarray, q: np.ndarray) -> dict:
         """The step's rows from its states' encodings ``obs`` [B, *obs_shape], targets [B] and
         one-step values ``q`` float32[B, A] (-inf where a move is illegal or not sampled): a
-        collector that stores more of a step (``actors/hybrid.py``'s policy) extends this."""
+        collector that stores more of a step (a policy target beside the value's) extends this."""
         return {"obs": obs.astype(np.uint8), "target": target}
 
     def _sampled(self, legal: np.ndarray, obs: np.ndarray, value_fn: ValueFn) -> np.ndarray:

@@ -14,7 +14,6 @@ from typing import Any
 from actors.alphazero import AlphaZeroCollector
 from actors.avi import AviCollector
 from actors.config import SelfPlayConfig
-from actors.hybrid import HybridCollector
 from actors.inference_server import InferenceClient
 from actors.labels import OracleLabeler
 from games import Game
@@ -38,6 +37,7 @@ class CollectorSetup:
     oracle: Any = None  # an OracleClient: the labels of an algorithm that asks for them while collecting
     oracle_store: str | None = None
     inference_server: Any = None  # an InferenceActor that evaluates for this actor (values only)
+    settings: Any = None  # the algorithm's own settings record (its descriptor's ``settings``), if it has one
 
 
 def value_function(setup: CollectorSetup):
@@ -64,13 +64,6 @@ def avi(setup: CollectorSetup):
     """AVI: epsilon-greedy one-step lookahead on the network's values."""
     return value_function(setup), AviCollector(setup.game, setup.num_envs, gamma=setup.gamma, seed=setup.seed,
                                                **avi_options(setup.config))
-
-
-def hybrid(setup: CollectorSetup):
-    """Hybrid: AVI's collection, each row with the one-step values' policy as well."""
-    return value_function(setup), HybridCollector(setup.game, setup.num_envs, gamma=setup.gamma, seed=setup.seed,
-                                                  temperature=setup.config.hybrid_temperature,
-                                                  **avi_options(setup.config))
 
 
 def network_evaluator(setup: CollectorSetup):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import algorithms
 from actors.avi import SAMPLE_BY
 from inference.precision import check_dtype
 from inference.machine import threads_here, threads_value
@@ -42,12 +41,6 @@ class SelfPlayConfig:
     search: str = "puct"
     gumbel: GumbelConfig = field(default_factory=GumbelConfig)  # the Gumbel search's parameters (search=gumbel)
     label_min_ply: int = 0  # AZAL Connect Four: positions with fewer stones get no oracle label (0: every ply)
-    # Hybrid (algorithms/hybrid.py): each row's policy target is softmax(q / T) of the one-step
-    # values over the legal moves (0: the greedy move, one-hot). 0.1: a move one outcome worse
-    # (a draw beside a win) gets e^-10 of the better one's mass, so the target is the greedy
-    # move where the values tell moves apart, shared among moves within ~0.1 of each other,
-    # which the value head does not yet tell apart.
-    hybrid_temperature: float = 0.1
 
     # AVI's sampled children (DAVI, Tian et al. 2022; actors/avi.py): the one-step maximum and
     # the greedy move over k legal moves per state drawn without replacement, only those
@@ -92,8 +85,6 @@ class SelfPlayConfig:
             raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}")
         if self.label_min_ply < 0:
             raise ValueError(f"label_min_ply must be >= 0, got {self.label_min_ply}")
-        if not self.hybrid_temperature >= 0:
-            raise ValueError(f"hybrid_temperature must be >= 0 (0: the greedy move), got {self.hybrid_temperature}")
         if self.sample_actions < 0:
             raise ValueError(f"sample_actions must be >= 0 (0: every legal move), got {self.sample_actions}")
         if self.sample_by not in SAMPLE_BY:
@@ -138,8 +129,6 @@ class SelfPlayConfig:
         return self.num_envs // self.num_actors
 
     def resolved_cache(self, algo) -> str:
-        """``eval_cache`` with ``auto`` made concrete for ``algo`` (a name or an
-        ``AlgorithmDescriptor``): its descriptor's ``eval_cache``."""
-        if self.eval_cache != "auto":
-            return self.eval_cache
-        return algorithms.descriptor(algo).eval_cache
+        """``eval_cache`` with ``auto`` made concrete for ``algo``, the run's
+        ``AlgorithmDescriptor``: its ``eval_cache``."""
+        return algo.eval_cache if self.eval_cache == "auto" else self.eval_cache

@@ -139,7 +139,7 @@ class InferenceWorker:
     def __init__(self, *, game_network: GameNetwork, algo, config: SelfPlayConfig = SelfPlayConfig(),
                  versions: int = 1, min_requests: int = 1, max_wait_s: float = 0.0):
         """``game_network``: the game and the network it serves (the run's,
-        ``TrainConfig.game_network``); ``algo``: the algorithm (a name or its descriptor) of
+        ``TrainConfig.game_network``); ``algo``: the ``AlgorithmDescriptor`` of
         the actors it serves, whose ``eval_cache`` default ``auto`` takes; ``config``: their self-play settings (its
         device ``inference_device``, resolved by the run, ``auto`` here being the CPU;
         ``threads``, ``eval_cache``, ``inference_dtype``)."""

@@ -28,22 +28,24 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import ray
 import torch
 
-import algorithms
 from actors.collectors import CollectorSetup
 from actors.config import SelfPlayConfig
 from actors.labels import LabelStats
-from algorithms.descriptors import AlgorithmDescriptor
 from inference.game_network import GameNetwork
 from inference.machine import THREADED_RUNTIME_ENV
 from learner.weights import WeightVersion
 from lifecycle import TASK_EVENTS, was_restarted, watched
 from replay.rows import AUX_POLICY
 from replay.service import Stored
+
+if TYPE_CHECKING:  # the descriptor is handed over; actors/ looks no algorithm up
+    from algorithms.descriptors import AlgorithmDescriptor
 
 
 @dataclass(frozen=True)
@@ -81,19 +83,22 @@ class SelfPlayWorker:
     """The plain logic of one actor: environments, a value function, the replay target."""
 
     def __init__(self, *, game_network: GameNetwork, config: SelfPlayConfig,
-                 algo: str | AlgorithmDescriptor, seed: int,
+                 algo: AlgorithmDescriptor, seed: int,
                  index: int, replay, gamma: float = 1.0, oracle=None, oracle_store: str | None = None,
                  inference_server=None):
         """``game_network``: the game this actor plays and the network it plays with (the
         run's, ``TrainConfig.game_network``); ``config``: the run's self-play settings, whole
-        (this actor plays ``config.envs_per_actor`` environments); ``algo``: the algorithm,
-        by name or as its ``AlgorithmDescriptor`` (the run hands the descriptor over: this
-        process's registry holds the built-in algorithms only); ``gamma``: the one-step lookahead's discount;
+        (this actor plays ``config.envs_per_actor`` environments); ``algo``: the run's
+        ``AlgorithmDescriptor``, its settings resolved (this process looks no algorithm up by
+        name); ``gamma``: the one-step lookahead's discount;
         ``oracle`` (an ``OracleClient``) and ``oracle_store``: the labels of an algorithm that
         asks for them (AZAL's); ``inference_server``: an ``InferenceActor`` (values only: an
         algorithm whose descriptor allows it) that evaluates for this actor, which then holds
         no network (the server applies the cache and the inference path)."""
-        described = algorithms.descriptor(algo)
+        described = algo
+        if isinstance(described, str):
+            raise TypeError(f"self-play: algo takes the algorithm's descriptor (algorithms.descriptor({described!r})), "
+                            f"not its name")
         torch.set_num_threads(config.torch_threads)
         self.index, self.replay = index, replay
         self.game = game_network.make_game()
@@ -104,7 +109,7 @@ class SelfPlayWorker:
             game=self.game, network=game_network.network, config=config, num_envs=config.envs_per_actor,
             seed=np.random.SeedSequence([seed, index]).generate_state(1)[0], gamma=gamma,
             eval_cache=config.resolved_cache(described), oracle=oracle, oracle_store=oracle_store,
-            inference_server=inference_server)
+            inference_server=inference_server, settings=described.settings)
         self.value_fn, self.collector = described.piece("collector")(setup)
         self.version = -1
         self.calls = 0  # rotates the replay shard this actor writes to

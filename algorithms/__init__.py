@@ -2,10 +2,11 @@
 ``algorithms.descriptors.AlgorithmDescriptor`` with what the rest of the system knows
 about the algorithm (its collector, its rows, its loss, its presets, how it is evaluated).
 
-One module per algorithm (``algorithms/avi.py``, ``alphazero.py``, ``azal.py``,
-``hybrid.py``), imported on first use; an algorithm defined elsewhere (a test's toy)
-is added with :func:`register`. The package imports nothing of the project above
-``games``: the pieces an algorithm names live higher up and are imported where used.
+One module per algorithm (``algorithms/avi.py``, ``alphazero.py``, ``azal.py``, ...),
+imported on first use; an algorithm defined elsewhere (a test's toy) is added with
+:func:`register`. An algorithm module imports its building blocks (``actors``,
+``learner``) for real: the package sits above the roles, which are handed the resolved
+descriptor (:func:`configured`, with the run's settings) and never look an algorithm up.
 """
 
 from __future__ import annotations
@@ -57,6 +58,18 @@ def descriptor(algo: str | AlgorithmDescriptor) -> AlgorithmDescriptor:
     if not isinstance(found, AlgorithmDescriptor) or found.name != algo:
         raise TypeError(f"{BUILTIN[algo]}.DESCRIPTOR must be the AlgorithmDescriptor of {algo!r}, got {found!r}")
     return found
+
+
+def configured(algo: str | AlgorithmDescriptor, settings: dict) -> AlgorithmDescriptor:
+    """The descriptor of ``algo`` with the run's settings of it (the config's ``algorithm``
+    section); ValueError naming a key it does not have, or a value its record refuses."""
+    return descriptor(algo).configured(settings)
+
+
+def moved_keys() -> dict[str, tuple[str, str]]:
+    """The config keys that are now an algorithm's own settings: old dotted key ->
+    (the algorithm's name, the setting's field), over every algorithm."""
+    return {old: (name, new) for name in names() for old, new in descriptor(name).moved_keys.items()}
 
 
 def preset_changes(algo: str | AlgorithmDescriptor, game: str) -> dict:

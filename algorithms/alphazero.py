@@ -9,17 +9,19 @@ schedule (the config's defaults); Table 6 for F-Games, and the AZAL paper's trac
 suites beside play on Connect Four.
 """
 
+from actors import collectors
 from algorithms.descriptors import AlgorithmDescriptor
+from learner.losses import ALPHAZERO
 
 DESCRIPTOR = AlgorithmDescriptor(
     name="alphazero",
     title="AlphaZero",
-    collector="actors.collectors:alphazero",
+    collector=collectors.alphazero,
     policy_columns=("policy",),  # replay.rows.POLICY: the search's distribution
     rows_from_finished_games=True,
     searches=True,  # PUCT or Gumbel MCTS at actors.mcts.simulations
     gumbel=True,
-    loss="learner.losses:ALPHAZERO",
+    loss=ALPHAZERO,
     policy_head=True,
     preset_by_game={
         # AVI paper Table 6: 4096 x 32 positions, batches of 1024, 200 steps per
@@ -31,4 +33,5 @@ DESCRIPTOR = AlgorithmDescriptor(
         "connect4": {"evaluation.suites": "connect4-uniform,connect4-eps-optimal,connect4-play,connect4-traces"},
     },
     report_policy="policy-head",
+    exploration="actors.mcts.c_puct",  # the constant PUCT's (tuning)
 )

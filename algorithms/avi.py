@@ -7,13 +7,15 @@ children repeat within a phase (docs/benchmarks.md). It plays greedily on the on
 values. Its preset is the game's own (the AVI paper's Table 3 and the game's changes).
 """
 
+from actors import collectors
 from algorithms.descriptors import AlgorithmDescriptor
+from learner.losses import AVI
 
 DESCRIPTOR = AlgorithmDescriptor(
     name="avi",
     title="AVI",
-    collector="actors.collectors:avi",
-    loss="learner.losses:AVI",
+    collector=collectors.avi,
+    loss=AVI,
     eval_cache="cache",
     inference_server=True,
     report_policy="greedy",

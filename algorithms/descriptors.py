@@ -6,15 +6,20 @@ under its name (``algorithms.descriptor(name)``); an algorithm defined elsewhere
 toy algorithm) registers its own with ``algorithms.register``. Code outside
 ``algorithms/`` asks the descriptor instead of comparing the algorithm's name with a literal.
 
-The descriptor is data, as a game's is (``games.descriptors``): ``algorithms`` imports
-nothing of the project but ``games``, so its pieces that live higher up (the collector
-in ``actors``, the loss in ``learner``) are named by a :data:`games.descriptors.Ref`,
-``"module:attribute"``, imported where they are used (:meth:`AlgorithmDescriptor.piece`);
-an algorithm defined in one file may give the object itself instead.
+An algorithm module imports its building blocks (the collector's parts in ``actors``, the
+loss in ``learner``) and hands them over as objects, so that the import graph shows
+``algorithms`` above the roles; the roles are handed the resolved descriptor and never look
+an algorithm up by name. A :data:`games.descriptors.Ref`, ``"module:attribute"``, is still
+taken (:meth:`AlgorithmDescriptor.piece`).
+
+An algorithm's own settings (the hybrid's policy temperature) are a frozen dataclass it
+defines, ``settings_record``; a run sets them as ``algorithm.FIELD`` config keys, and its
+roles read them from the descriptor the run hands them (:meth:`AlgorithmDescriptor.configured`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +60,14 @@ class AlgorithmDescriptor:
     preset_by_game: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # game name -> its changes there
     # --- evaluation and reports
     report_policy: str = "greedy"  # what evaluation.policy=auto plays in reports: greedy or policy-head
+    # --- its own settings: a frozen dataclass whose fields are the run's ``algorithm.FIELD``
+    # config keys (None: it has none), their values for this run (``configured``; its
+    # defaults until then), and the config keys they had before, old dotted key -> field.
+    settings_record: type | None = None
+    settings: Any = None
+    moved_keys: Mapping[str, str] = field(default_factory=dict)
+    # --- tuning (launch.experiments.tuning): the config key of its exploration parameter
+    exploration: str = "actors.epsilon"
 
     def __post_init__(self):
         if not self.name or not self.name.isidentifier():
@@ -71,6 +84,17 @@ class AlgorithmDescriptor:
         if self.policy_columns and not self.policy_head:
             raise ValueError(f"algorithm {self.name!r}: rows with action distributions "
                              f"({', '.join(self.policy_columns)}) train a policy head: set policy_head=True")
+        if self.settings_record is not None and not dataclasses.is_dataclass(self.settings_record):
+            raise TypeError(f"algorithm {self.name!r}: settings_record must be a dataclass, "
+                            f"got {self.settings_record!r}")
+        if self.settings_record is None and self.settings is not None:
+            raise ValueError(f"algorithm {self.name!r} has settings but no settings_record")
+        if self.settings_record is not None and self.settings is None:
+            object.__setattr__(self, "settings", self.settings_record())  # its defaults
+        unmoved = set(self.moved_keys.values()) - set(self.setting_names())
+        if unmoved:
+            raise ValueError(f"algorithm {self.name!r}: moved_keys name no setting: {', '.join(sorted(unmoved))}")
+        object.__setattr__(self, "moved_keys", dict(self.moved_keys))
         object.__setattr__(self, "policy_columns", tuple(self.policy_columns))
         object.__setattr__(self, "preset", dict(self.preset))  # copies: the caller's stay its own
         object.__setattr__(self, "preset_by_game", {g: dict(c) for g, c in self.preset_by_game.items()})
@@ -78,6 +102,23 @@ class AlgorithmDescriptor:
     def piece(self, field_name: str) -> Any:
         """The object the :data:`Ref` field ``field_name`` names (``collector``, ``loss``)."""
         return resolve(getattr(self, field_name))
+
+    def setting_names(self) -> tuple[str, ...]:
+        """The fields of its settings record (``algorithm.FIELD`` keys), in order."""
+        return tuple(f.name for f in dataclasses.fields(self.settings_record)) if self.settings_record else ()
+
+    def configured(self, values: Mapping[str, Any]) -> AlgorithmDescriptor:
+        """This descriptor with its settings made from ``values`` (a run's ``algorithm``
+        section: field -> value, the others at their defaults); ValueError naming the key
+        that it does not have, or whose value its record refuses."""
+        unknown = sorted(set(values) - set(self.setting_names()))
+        if unknown:
+            have = ", ".join(self.setting_names()) or "none"
+            raise ValueError(f"{self.title} has no setting {', '.join('algorithm.' + k for k in unknown)} "
+                             f"(its settings: {have})")
+        if self.settings_record is None:
+            return self
+        return dataclasses.replace(self, settings=self.settings_record(**values))
 
     def own_changes(self, game: str) -> dict[str, Any]:
         """Its own changes of ``game``'s preset: those of every game, then the game's."""

@@ -48,6 +48,7 @@ from dataclasses import replace
 import ray
 import torch
 
+import algorithms
 import games
 from actors.avi import AviCollector
 from actors.inference_server import InferenceActor
@@ -72,12 +73,14 @@ def actor_options(config, num_actors: int, eval_cache: str = "auto") -> dict:
     ``num_actors`` actors sharing its environments and the evaluation cache ``eval_cache``;
     the caller adds ``replay``, ``index`` and any ``inference_server``."""
     actors = replace(config.actors, num_actors=num_actors, threads=1, eval_cache=eval_cache)
-    return dict(game_network=config.game_network, config=actors, algo=config.algo, gamma=config.gamma, seed=0)
+    return dict(game_network=config.game_network, config=actors, algo=algorithms.descriptor(config.algo),
+                gamma=config.gamma, seed=0)
 
 
 def learner_options(config) -> dict:
     """The learner actor's arguments for ``config`` on the CPU."""
-    return dict(game_network=config.game_network, config=replace(config.learner, device="cpu"), algo=config.algo,
+    return dict(game_network=config.game_network, config=replace(config.learner, device="cpu"),
+                algo=algorithms.descriptor(config.algo),
                 seed=0)
 
 
@@ -90,7 +93,8 @@ def pool_speed(config, num_actors: int, steps: int, repeats: int, name: str, mod
                                   name=f"{name}-replay")
     learner = LearnerActor.options(num_cpus=0).remote(**learner_options(config), replay=replay)
     ref = learner.get_weights.remote()
-    server = (InferenceActor.options(num_cpus=0).remote(game_network=config.game_network, algo=config.algo)
+    server = (InferenceActor.options(num_cpus=0).remote(game_network=config.game_network,
+                                                         algo=algorithms.descriptor(config.algo))
               if "server" in modes else None)
     pools = {mode: [SelfPlayActor.options(num_cpus=0).remote(
         **actor_options(config, num_actors, "cache" if mode == "server" else mode), replay=replay, index=i,

@@ -48,6 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
+import algorithms
+
 BATCH = 256  # the AVI paper's batch (Table 3)
 PAPER_UPDATES = 2_400_000  # Connect Four AVI's updates in the AVI paper (about 2 hours on its GPU)
 SERVER_REQUESTS, SERVER_ROWS = 6, 6144  # actors per server and children per actor step under for_node
@@ -162,7 +164,7 @@ def inference_phase(device: str, small: bool) -> dict:
     requests, rows = (2, 128) if small else (SERVER_REQUESTS, SERVER_ROWS)
     pool = [rng.integers(0, 2, size=(rows, *game.obs_shape), dtype=np.uint8) for _ in range(8 * requests)]
     for cache in ("off", "cache"):
-        worker = InferenceWorker(game_network=preset.game_network, algo="avi",
+        worker = InferenceWorker(game_network=preset.game_network, algo=algorithms.descriptor("avi"),
                                  config=SelfPlayConfig(inference_device=device, eval_cache=cache, threads=1))
         worker.set_weights(weights, 0)
 
@@ -199,7 +201,8 @@ def _search_rate(device: str, trees: int, simulations: int, seconds: float, seed
     game = games.make("connect4")
     network = dataclasses.replace(preset_config("connect4").network, policy_head=True)
     evaluate = NetworkEvaluator(game, network, device=device)
-    evaluate.set_weights(Learner(game, network, device="cpu", seed=seed, loss="alphazero").get_weights(), 0)
+    learner = Learner(game, network, device="cpu", seed=seed, loss=algorithms.descriptor("alphazero"))
+    evaluate.set_weights(learner.get_weights(), 0)
     rng = np.random.default_rng(seed)
     roots = game.from_moves(random_move_lists(game, trees, rng, max_plies=14))
     mcts = MCTS(game, MCTSConfig(simulations=simulations))

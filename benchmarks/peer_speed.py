@@ -55,6 +55,8 @@ import statistics
 import sys
 import time
 
+import algorithms
+
 PEER_PACKAGES = ("jax", "pgx", "mctx", "optax")
 INSTALL = "pip install -e '.[bench]'"
 
@@ -160,7 +162,8 @@ def ours(task: str, size: Size):
     else:
         from learner.learner import Learner
 
-        learner = Learner(game, config.network, lr=config.learner.lr, device="cpu", seed=0, loss="alphazero")
+        learner = Learner(game, config.network, lr=config.learner.lr, device="cpu", seed=0,
+                          loss=algorithms.descriptor("alphazero"))
         learner.set_weights(numpy_weights(net))
         batch = learner_batch(game, config.learner.batch_size)
 

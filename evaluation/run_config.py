@@ -24,7 +24,7 @@ class TrainedWith:
     """The settings of a training run that evaluation uses (``TrainConfig``'s fields of
     the same names)."""
 
-    algo: str = "avi"  # a name of algorithms.names() (avi, alphazero, azal, hybrid)
+    algo: str = "avi"  # a name of algorithms.names()
     game: str = "connect4"  # a name of games.names()
     game_params: dict = field(default_factory=dict)  # keyword arguments of games.make
     gamma: float = 1.0  # the discount the values were trained with (the greedy policy's)

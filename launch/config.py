@@ -7,7 +7,8 @@ have no paper preset; theirs are small versions of Table 3 sized for a laptop.
 Every algorithm starts from the same preset with the changes its descriptor makes
 (``algorithms/<algo>.py``, :func:`for_algo`): AlphaZero and AZAL a policy head on the network and
 Table 4's search and schedule (Table 6 for F-Games); AZAL the auxiliary loss weight
-lambda_aux = 1.0 of the AZAL paper (the default), and labels every ply; the hybrid a policy head.
+lambda_aux = 1.0 of the AZAL paper (the default), and labels every ply. An algorithm's own
+settings (its descriptor's ``settings_record``) are the ``algorithm.FIELD`` keys.
 Connect Four's presets run the evaluator's game suites (play against the oracle and
 traces, 1,136 and 568 games; traces for AlphaZero and AZAL only) at every 10th
 evaluation (``evaluation.play_every``), its labelled states at every one.
@@ -44,7 +45,10 @@ class TrainConfig:
     ``oracle``), validated where it is defined and handed to that role whole; what more
     than one role reads (the game, the network, the discount) and the schedule stay here."""
 
-    algo: str = "avi"  # a name of algorithms.names(): avi, alphazero, azal, hybrid
+    algo: str = "avi"  # a name of algorithms.names()
+    # The algorithm's own settings, field -> value (its descriptor's settings_record, in its
+    # module algorithms/<algo>.py; the fields not given keep their defaults). --set algorithm.FIELD=VALUE.
+    algorithm: dict = field(default_factory=dict)
     game: str = "connect4"  # a name of games.names()
     game_params: dict = field(default_factory=dict)  # keyword arguments of games.make
     preset: str = "paper"  # the name of the preset these values started from
@@ -100,6 +104,7 @@ class TrainConfig:
         if not isinstance(data, dict):
             raise ConfigError(f"a config must be a JSON object, got {type(data).__name__}")
         data = _from_flat(data) if set(data) & set(FLAT_KEYS) else data
+        data = _moved_to_algorithm(data)
         try:
             return _build(cls, data, "")
         except (TypeError, ValueError) as err:
@@ -146,6 +151,29 @@ def _from_flat(data: dict) -> dict:
                 node = node.setdefault(part, {})
             node[leaf] = value
     return out
+
+
+def _moved_to_algorithm(data: dict) -> dict:
+    """A config object whose keys that are now its algorithm's own settings (the descriptors'
+    ``moved_keys``, such as a role's field of one algorithm) moved into ``algorithm``."""
+    algo = data.get("algo", TrainConfig.algo)
+    moved = {old: new for old, (name, new) in algorithms.moved_keys().items() if name == algo}
+    data = json.loads(json.dumps(data))  # a copy: the caller's stays as it was
+    for old, new in moved.items():
+        *parents, leaf = old.split(".")
+        node = data
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and leaf in node:
+            data.setdefault("algorithm", {}).setdefault(new, node.pop(leaf))
+    for old, (name, new) in algorithms.moved_keys().items():  # another algorithm's: not read, dropped
+        *parents, leaf = old.split(".")
+        node = data
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(leaf, None)
+    return data
 
 
 def _new_paths(key: str) -> tuple[str, ...]:
@@ -241,8 +269,9 @@ def for_algo(config: TrainConfig, algo: str) -> TrainConfig:
     (``algorithms.preset_changes``: AlphaZero's Table 4 search and schedule are the config's
     defaults, Table 6 for F-Games; AZAL's over AlphaZero's), and a policy head where its
     loss trains one. The small preset keeps its sizes."""
-    config = replace(config, algo=algo)
     described = algorithms.descriptor(algo)
+    # Its own settings at their defaults, written out so that config.json shows them.
+    config = replace(config, algo=algo, algorithm=dataclasses.asdict(described.settings) if described.settings else {})
     changes = algorithms.preset_changes(described, config.game)
     if config.preset == "small":  # keep the small preset small
         changes = {k: v for k, v in changes.items() if k not in SMALL_SIZES}
@@ -331,7 +360,7 @@ def resolved(config: TrainConfig, *, cpus: float, gpus: float, gpu_wait: str = "
     learner_threads, actor_threads = phase_threads(config, cpus, device, serving)
     return changed(config, **{"learner.device": device, "learner.device_note": device_note,
                               "actors.inference_device": serving,
-                              "actors.eval_cache": actors.resolved_cache(config.algo),
+                              "actors.eval_cache": actors.resolved_cache(algorithms.descriptor(config.algo)),
                               "learner.precision": precision, "learner.precision_note": note,
                               "learner.threads": learner_threads, "actors.threads": actor_threads})
 
@@ -397,7 +426,11 @@ def apply_overrides(config: TrainConfig, overrides: list[str]) -> TrainConfig:
         key = key.strip()
         if not sep or not key:
             raise ConfigError(f"--set {item!r} is not of the form key=value")
+        key = _moved_key(item, key, config.algo)
         parts = key.split(".")
+        if parts[0] == "algorithm":
+            config = _set_setting(config, item, parts, raw)
+            continue
         _check_key(item, parts)
         record = config
         for part in parts[:-1]:
@@ -418,6 +451,34 @@ def apply_overrides(config: TrainConfig, overrides: list[str]) -> TrainConfig:
         except ValueError as err:
             raise ConfigError(f"--set {item!r}: {err}") from None
     return config
+
+
+def _moved_key(item: str, key: str, algo: str) -> str:
+    """``key``, or where it went if it is now ``algo``'s own setting; a ConfigError if it
+    is another algorithm's."""
+    moved = algorithms.moved_keys().get(key)
+    if moved is None:
+        return key
+    name, new = moved
+    if name != algo:
+        raise ConfigError(f"--set {item!r}: {key!r} is now algorithm.{new}, a setting of algo {name}, "
+                          f"not of {algo}")
+    return f"algorithm.{new}"
+
+
+def _set_setting(config: TrainConfig, item: str, parts: list[str], raw: str) -> TrainConfig:
+    """``config`` with the algorithm's own setting ``algorithm.FIELD`` of ``item`` set."""
+    described = _check_algo(config.algo)
+    if len(parts) != 2 or parts[1] not in described.setting_names():
+        raise ConfigError(f"--set {item!r}: unknown config key {'.'.join(parts)!r}; {described.title}'s settings: "
+                          f"{', '.join('algorithm.' + n for n in described.setting_names()) or 'none'}")
+    name = parts[1]
+    try:
+        value = parse_value(raw, config.algorithm.get(name, getattr(described.settings, name)))
+        described.configured({**config.algorithm, name: value})
+    except ValueError as err:
+        raise ConfigError(f"--set {item!r}: {err}") from None
+    return replace(config, algorithm={**config.algorithm, name: value})
 
 
 def _union(record, name: str) -> list[str]:
@@ -469,6 +530,10 @@ def validate(config: TrainConfig) -> None:
         except ValueError as err:
             raise ConfigError(f"{role}.{err}") from None
     described = _check_algo(config.algo)
+    try:
+        described.configured(config.algorithm)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"algorithm: {err}") from None
     if described.policy_head and not config.network.policy_head:
         raise ConfigError(f"algo {config.algo} trains a policy: network.policy_head must be true")
     if config.actors.sample_by == "prior" and config.actors.sample_actions and not config.network.policy_head:

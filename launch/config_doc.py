@@ -123,6 +123,30 @@ def board_rows() -> list[tuple[str, str, str]]:
     return out
 
 
+def algorithm_settings() -> list[str]:
+    """The section of the algorithms' own settings (the ``algorithm`` field's keys): a
+    table per algorithm whose descriptor has a ``settings_record``."""
+    import algorithms
+
+    out = ["", "## An algorithm's own settings", "",
+           "The `algorithm` field holds the settings of the run's algorithm that are its own, declared",
+           "in its module (`algorithms/<algo>.py`, its descriptor's `settings_record`), set with",
+           "`--set algorithm.FIELD=VALUE`. A key given here before it was the algorithm's own is",
+           "still taken, and an old `config.json` is read with it in its new place."]
+    for name in algorithms.names():
+        described = algorithms.descriptor(name)
+        if described.settings is None:
+            continue
+        moved = {new: old for old, new in described.moved_keys.items()}
+        out += ["", f"### {described.title} (`--algo {name}`)", "",
+                "| key | type | default | doc |", "|---|---|---|---|"]
+        for key, type_name, default, doc in rows(described.settings, "algorithm."):
+            before = moved.get(key.removeprefix("algorithm."))
+            doc += f" (before: `{before}`)" if before else ""
+            out.append(f"| `{key}` | `{_cell(type_name)}` | `{_cell(default)}` | {_cell(doc)} |")
+    return out
+
+
 def render() -> str:
     from launch.config import TrainConfig
 
@@ -151,7 +175,7 @@ def render() -> str:
         "page and the code differ.",
         "",
     ]
-    boards = [
+    boards = [*algorithm_settings(),
         "",
         "## A board's changes to its game's preset",
         "",

@@ -89,7 +89,7 @@ class Run:
         self.run_dir = run_location(run_dir)
         write_run_config(self.run_dir, config)
         self.game = config.game_network.make_game()
-        self.algorithm = algorithms.descriptor(config.algo)
+        self.algorithm = algorithms.configured(config.algo, config.algorithm)  # with the run's settings of it
         self.counters = RunCounters()
         self.logger = MetricsLogger(self.run_dir, asdict(config), wandb_mode=wandb_mode, wandb_as=wandb_as)
         # Actor names carry the run's name: runs sharing a cluster do not collide, and

@@ -83,8 +83,8 @@ class LearnerWorker:
         """``game_network``: the game and the network it trains (the run's,
         ``TrainConfig.game_network``); ``config``: the run's learner settings, whole (its
         ``device`` resolved by the run; ``auto`` here is cuda where torch sees one); ``algo``:
-        the algorithm whose loss it trains, by name or as its ``AlgorithmDescriptor`` (the run
-        hands the descriptor over: a worker's registry holds the built-in algorithms only);
+        the ``AlgorithmDescriptor`` whose loss it trains (the run hands it over: the learner
+        looks no algorithm up by name);
         ``checkpoint_dir``: where the run writes its checkpoints (``RunCheckpoint.learner``
         holds :meth:`state_dict`); a restarted learner reloads the newest good one."""
         device = config.device

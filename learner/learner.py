@@ -26,12 +26,10 @@ import numpy as np
 import torch
 
 from games import Game
-import algorithms
-from algorithms.descriptors import AlgorithmDescriptor
 from inference.networks import NetworkConfig, build_network, forward_cost, torch_symmetries
 from inference.tensors import check_obs, load_numpy_weights, numpy_weights, read_only_tensor
 from learner.config import PRECISIONS
-from learner.losses import Loss
+from learner.losses import AVI as VALUE_MSE, Loss
 
 GRAPHS = ("auto", "on", "off")  # Learner.graphs: auto is on for CUDA, off elsewhere
 
@@ -108,21 +106,23 @@ class Learner:
     WARMUP_UPDATES = 3  # eager updates before the graph is captured
 
     def __init__(self, game: Game, net_config: NetworkConfig, lr: float = 3e-4, device=None, seed: int = 0,
-                 loss: str | AlgorithmDescriptor = "avi", *, augment: bool = False, aux_weight: float = 1.0,
+                 loss=None, *, augment: bool = False, aux_weight: float = 1.0,
                  precision: str = "fp32", graphs: str = "auto"):
         if precision not in PRECISIONS:
             raise ValueError(f"Learner: precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         if graphs not in GRAPHS:
             raise ValueError(f"Learner: graphs must be one of {', '.join(GRAPHS)}, got {graphs!r}")
-        if not isinstance(loss, AlgorithmDescriptor) and loss not in algorithms.names():
-            raise ValueError(f"Learner: loss {loss!r} is not implemented; available: {', '.join(algorithms.names())}")
-        described = algorithms.descriptor(loss)
-        if described.policy_head and not net_config.policy_head:
-            raise ValueError(f"Learner: loss {described.name!r} trains a policy, but the NetworkConfig has no "
+        # ``loss``: the algorithm's descriptor (algorithms.descriptor(name)), handed over by
+        # the run: the learner looks no algorithm up by name. None: AVI's value MSE.
+        if isinstance(loss, str):
+            raise ValueError(f"Learner: loss takes the algorithm's descriptor (algorithms.descriptor({loss!r})), "
+                             f"not its name")
+        if loss is not None and loss.policy_head and not net_config.policy_head:
+            raise ValueError(f"Learner: loss {loss.name!r} trains a policy, but the NetworkConfig has no "
                              f"policy head (set policy_head=True)")
         # The algorithm's name (kept in checkpoints), its rows' action distributions and its loss.
-        self.loss, self.policy_columns = described.name, described.policy_columns
-        self._loss: Loss = described.piece("loss")
+        self.loss, self.policy_columns = ("avi", ()) if loss is None else (loss.name, loss.policy_columns)
+        self._loss: Loss = VALUE_MSE if loss is None else loss.piece("loss")
         self.game, self.net_config, self.augment = game, net_config, bool(augment)
         self.precision = precision  # of the forward and backward passes; the weights stay fp32
         self.aux_weight = float(aux_weight)  # lambda_aux of AZAL

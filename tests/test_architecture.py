@@ -25,6 +25,8 @@
   (``games.descriptor(game)``) what it needs to know about the game. Likewise an
   algorithm's name (``config.algo == "avi"``) outside ``algorithms/``, at most
   MAX_ALGORITHM_NAME_COMPARISONS times: ``algorithms.descriptor(algo)`` holds its facts.
+- no Python file outside ``algorithms/`` and the tests names the hybrid (``files_naming``):
+  a built-in algorithm is one module, its collector, loss and settings in it.
 - a policy's name (``"greedy"``, ``"mcts"``, ..., and ``"auto"``) is compared with a
   literal in at most MAX_POLICY_NAME_COMPARISONS places of the code that builds agents
   (POLICY_USERS) outside its registry (POLICY_REGISTRY): evaluation, the board and GTP
@@ -445,6 +447,40 @@ def test_the_algorithm_name_finder_finds_comparisons_and_skips_algorithms_and_te
     assert names == {"avi", "azal"}
     assert game_name_comparisons(tmp_path, names, "algorithms") == [
         "pkg/a.py:2: config.algo == 'avi'", "pkg/a.py:4: algo not in ('azal', 'x')"]
+
+
+def files_naming(root: Path, word: str, home: str = ALGORITHM_NAMES_AT_HOME) -> list[str]:
+    """The Python files under ``root`` outside ``home``/ and NOT_SOURCE (the tests among
+    them) whose text holds ``word`` in any case, in code, strings or comments alike; paths
+    from ``root``."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[0] == home or NOT_SOURCE & set(relative.parts[:-1]):
+            continue
+        if word.lower() in path.read_text(errors="replace").lower():
+            found.append(str(relative))
+    return found
+
+
+def test_no_python_file_outside_algorithms_names_the_hybrid():
+    # A built-in algorithm is one module: removing the hybrid is deleting algorithms/hybrid.py
+    # and its line in algorithms.BUILTIN, and no other file of the project need change.
+    found = files_naming(ROOT, "hybrid")
+    assert not found, (f"{len(found)} Python files outside {ALGORITHM_NAMES_AT_HOME}/ and the tests name the hybrid "
+                       f"(its collector, loss and settings belong in algorithms/hybrid.py):\n" + "\n".join(found))
+
+
+def test_the_file_name_finder_finds_a_word_in_any_case_and_skips_algorithms_and_tests(tmp_path):
+    for folder in ("pkg/sub", "algorithms", "tests", ".venv"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text("x = 1  # the Hybrid's\n")
+    (tmp_path / "pkg" / "sub" / "b.py").write_text('NAME = "HYBRID"\n')
+    (tmp_path / "pkg" / "c.py").write_text("x = 2\n")
+    (tmp_path / "pkg" / "notes.md").write_text("hybrid\n")
+    for folder in ("algorithms", "tests", ".venv"):
+        (tmp_path / folder / "d.py").write_text("hybrid = 1\n")
+    assert files_naming(tmp_path, "hybrid") == ["pkg/a.py", "pkg/sub/b.py"]
 
 
 def registered_policy_names(root: Path = ROOT) -> set[str]:

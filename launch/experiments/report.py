@@ -29,7 +29,7 @@ files its values come from.
 ``--beside OTHER_EXP_DIR`` joins the finished trials of another experiment of the same game
 at the boards and seeds this one has finished (``join_beside``): a spec's size that runs
 one arm alone (``only``) is compared in one report with the trials it left to that other
-experiment (the hybrid's and the sampling arms' ladder sizes beside the ladder's AVI and
+experiment (another algorithm's and the sampling arms' ladder sizes beside the ladder's AVI and
 AlphaZero trials).
 """
 

@@ -32,7 +32,7 @@ TRIALS = (
     Column("trial", pa.string(), "the trial's name, unique in the study: instance-arm-seed"),
     Column("arm", pa.string(), "the arm (an algorithm and its settings) as the spec names it"),
     Column("arm_label", pa.string(), "the arm's label in figures"),
-    Column("algo", pa.string(), "the algorithm: avi, alphazero, azal, hybrid, ..."),
+    Column("algo", pa.string(), "the algorithm: a name of algorithms.names()"),
     Column("game", pa.string(), "the game's registered name"),
     Column("board", pa.string(), "the figure row the trial belongs to (the spec's group: 'hex 4x4')"),
     Column("seed", pa.int64(), "the trial's seed"),

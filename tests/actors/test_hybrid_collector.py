@@ -1,4 +1,4 @@
-"""The hybrid collector (actors/hybrid.py) without Ray: AVI's rows, each with a policy
+"""The hybrid collector (algorithms/hybrid.py) without Ray: AVI's rows, each with a policy
 target that is the softmax of the one-step values over the legal moves, checked against
 q computed here from the board by brute force (exact values) or by a fixed stand-in
 network on encodings built here, not by the engine."""
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import games
-from actors.hybrid import HybridCollector, one_step_policy
+from algorithms.hybrid import HybridCollector, one_step_policy
 from tictactoe_boards import FULL, makes_line, negamax, stones
 
 

@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 
+import algorithms
 import games
 from actors.inference_server import BatchingServer, InferenceActor, InferenceClient
 from inference.game_network import GameNetwork
@@ -67,7 +68,8 @@ def test_two_self_play_processes_share_the_server_s_batches(ray_session):
     game, network = games.make("tictactoe"), PRESET_NETWORKS["tictactoe"]
     weights = numpy_weights(build_network(game, network))
     server = InferenceActor.options(num_cpus=0).remote(game_network=GameNetwork(game="tictactoe", network=network),
-                                                       algo="avi", min_requests=2, max_wait_s=0.5)
+                                                       algo=algorithms.descriptor("avi"),
+                                                       min_requests=2, max_wait_s=0.5)
 
     @ray.remote(num_cpus=0)
     def play(server, weights, seed):
@@ -135,7 +137,7 @@ def test_each_version_is_answered_by_its_weights_and_a_restarted_server_gets_the
         nets[version] = numpy_weights(build_network(game, network))
     refs = {v: [ray.put(w)] for v, w in nets.items()}
     server = InferenceActor.options(num_cpus=0).remote(game_network=GameNetwork(game="tictactoe", network=network),
-                                                       algo="avi", versions=2)
+                                                       algo=algorithms.descriptor("avi"), versions=2)
     old, new = InferenceClient(server), InferenceClient(server)
     old.set_weights(refs[1], 1)
     new.set_weights(refs[2], 2)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+import algorithms
 import games
 from evaluation.config import EvaluationConfig
 from evaluation.exact import exact_labels, policy_head_metrics
@@ -19,7 +20,7 @@ from inference.networks import NetworkConfig
 def test_policy_head_metrics_agree_with_the_suite_runner(seed):
     game = games.make("tictactoe")
     network = NetworkConfig(kind="mlp", width=16, blocks=1, layers_per_block=1, policy_head=True)
-    weights = Learner(game, network, loss="alphazero", seed=seed).get_weights()
+    weights = Learner(game, network, loss=algorithms.descriptor("alphazero"), seed=seed).get_weights()
     value_fn = ValueFunction(game, network)
     value_fn.set_weights(weights, 0)
     ours = policy_head_metrics(game, exact_labels(game), value_fn.forward)

@@ -8,6 +8,7 @@ import dataclasses
 
 import pytest
 
+import algorithms
 import games
 from actors.config import SelfPlayConfig
 from actors.inference_server import InferenceWorker
@@ -49,11 +50,12 @@ def test_a_network_that_is_not_a_network_config_is_refused():
 def _workers(record: GameNetwork) -> dict:
     """Each Ray worker's constructor, called in this process with ``record``."""
     return {
-        "self-play": lambda: SelfPlayWorker(game_network=record, config=SelfPlayConfig(num_envs=4), algo="avi",
+        "self-play": lambda: SelfPlayWorker(game_network=record, config=SelfPlayConfig(num_envs=4),
+                                            algo=algorithms.descriptor("avi"),
                                             seed=0, index=0, replay=None),
-        "inference": lambda: InferenceWorker(game_network=record, algo="avi"),
+        "inference": lambda: InferenceWorker(game_network=record, algo=algorithms.descriptor("avi")),
         "learner": lambda: LearnerWorker(game_network=record, config=LearnerConfig(device="cpu", threads=1),
-                                         algo="avi", replay=None, seed=0),
+                                         algo=algorithms.descriptor("avi"), replay=None, seed=0),
         "evaluator": lambda: EvaluatorWorker(game_network=record, config=EvaluationConfig(suites="default"),
                                              gamma=1.0, oracle_store=None),
     }

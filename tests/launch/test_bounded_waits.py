@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+import algorithms
 from launch.config import ConfigError, apply_overrides, resolve
 from launch.faults import FaultLedger
 from launch.metrics import read_metrics
@@ -68,7 +69,8 @@ def test_a_learner_that_no_node_can_take_ends_the_wait_with_its_setting(ray_sess
 
     config = resolve("tictactoe", "small", TINY)
     learner = LearnerActor.options(num_cpus=0, resources={"learner": 1}).remote(
-        game_network=config.game_network, config=config.learner, algo=config.algo, replay=None, seed=0)
+        game_network=config.game_network, config=config.learner, algo=algorithms.descriptor(config.algo),
+        replay=None, seed=0)
     link = LearnerLink(learner, RunCounters(), FaultLedger([]), wait_s=2.0)
     began = time.monotonic()
     try:

@@ -132,8 +132,8 @@ def test_load_refuses_another_configuration():
 
 def test_errors_are_specific():
     game = games.make("tictactoe")
-    with pytest.raises(ValueError, match="loss 'muzero' is not implemented"):
-        Learner(game, SMALL_MLP, loss="muzero")
+    with pytest.raises(ValueError, match="loss takes the algorithm's descriptor"):
+        Learner(game, SMALL_MLP, loss="avi")  # the learner looks no algorithm up by name
     with pytest.raises(ValueError, match="augment=True but .*fgame.* no symmetry"):
         Learner(games.make("fgame"), SMALL_MLP, augment=True)
     learner = Learner(game, SMALL_MLP, device="cpu")

@@ -13,6 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import algorithms
 import games
 from learner.learner import Learner
 from inference.networks import NetworkConfig, build_network
@@ -59,7 +60,7 @@ def test_steps_on_device_blocks_match_a_plain_training_loop(algo):
     data = batches(game, 12, 32, seed=1, policy=algo != "avi")
     expected_losses, expected_weights = reference_run(game, config, data, lr=1e-3, seed=4, policy=algo != "avi")
 
-    learner = Learner(game, config, lr=1e-3, device="cpu", seed=4, loss=algo)
+    learner = Learner(game, config, lr=1e-3, device="cpu", seed=4, loss=algorithms.descriptor(algo))
     # As LearnerWorker.train does: blocks of 4 batches moved at once, sliced on the device.
     block_size, stats = 4, []
     for first in range(0, len(data), block_size):
@@ -92,7 +93,7 @@ def test_train_step_answers_what_step_computes():
 def test_augmentation_moves_each_row_by_the_games_own_symmetry():
     game = games.make("othello")
     learner = Learner(game, dataclasses.replace(SMALL_CONV, policy_head=True), device="cpu", seed=0,
-                      loss="alphazero", augment=True)
+                      loss=algorithms.descriptor("alphazero"), augment=True)
     rng = np.random.default_rng(0)
     n = 64
     obs = rng.integers(0, 2, size=(n, *game.obs_shape)).astype(np.float32)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+import algorithms
 import games
 from learner.learner import Learner
 from inference.networks import NetworkConfig
@@ -38,7 +39,7 @@ def _outputs(learner, obs):
 
 def test_alphazero_loss_is_value_mse_plus_policy_cross_entropy():
     game = games.make("tictactoe")
-    learner = Learner(game, POLICY_NET, loss="alphazero", device="cpu", seed=0)
+    learner = Learner(game, POLICY_NET, loss=algorithms.descriptor("alphazero"), device="cpu", seed=0)
     batch = _batch(game, 64, seed=1)
     value, log_p = _outputs(learner, batch["obs"])
     mse = np.mean((value - batch["target"]) ** 2)
@@ -51,7 +52,7 @@ def test_alphazero_loss_is_value_mse_plus_policy_cross_entropy():
 
 def test_azal_aux_loss_averages_over_labelled_rows_only():
     game = games.make("tictactoe")
-    learner = Learner(game, POLICY_NET, loss="azal", device="cpu", seed=0, aux_weight=0.5)
+    learner = Learner(game, POLICY_NET, loss=algorithms.descriptor("azal"), device="cpu", seed=0, aux_weight=0.5)
     unlabelled = [0, 3, 4, 10]
     batch = _batch(game, 32, seed=2, aux=True, unlabelled=unlabelled)
     value, log_p = _outputs(learner, batch["obs"])
@@ -67,7 +68,7 @@ def test_azal_aux_loss_averages_over_labelled_rows_only():
 
 def test_alphazero_learns_a_fixed_policy_and_value():
     game = games.make("tictactoe")
-    learner = Learner(game, POLICY_NET, loss="alphazero", lr=3e-3, device="cpu", seed=0)
+    learner = Learner(game, POLICY_NET, loss=algorithms.descriptor("alphazero"), lr=3e-3, device="cpu", seed=0)
     batch = _batch(game, 16, seed=3)
     batch["policy"] = np.eye(game.num_actions, dtype=np.float32)[np.arange(16) % game.num_actions]
     for _ in range(300):
@@ -80,7 +81,7 @@ def test_augmentation_moves_the_policy_with_the_board():
     game = games.make("othello")
     syms = game.symmetries()
     learner = Learner(game, NetworkConfig("conv", blocks=1, channels=8, head_width=16, policy_head=True),
-                      loss="alphazero", device="cpu", seed=0, augment=True)
+                      loss=algorithms.descriptor("alphazero"), device="cpu", seed=0, augment=True)
     rng = np.random.default_rng(4)
     n = 64
     x = rng.integers(0, 2, size=(n, *game.obs_shape)).astype(np.float32)  # asymmetric almost surely
@@ -101,8 +102,8 @@ def test_augmentation_moves_the_policy_with_the_board():
 def test_policy_losses_need_a_policy_head_and_policy_columns():
     game = games.make("tictactoe")
     with pytest.raises(ValueError, match="no policy head"):
-        Learner(game, NetworkConfig("mlp", width=16, blocks=1), loss="alphazero", device="cpu")
-    learner = Learner(game, POLICY_NET, loss="azal", device="cpu")
+        Learner(game, NetworkConfig("mlp", width=16, blocks=1), loss=algorithms.descriptor("alphazero"), device="cpu")
+    learner = Learner(game, POLICY_NET, loss=algorithms.descriptor("azal"), device="cpu")
     batch = _batch(game, 8, seed=5)
     with pytest.raises(ValueError, match="aux_policy must be float32"):
         learner.train_step(batch)

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 
+import algorithms
 import games
 from actors.alphazero import AlphaZeroCollector
 from actors.avi import AviCollector
@@ -237,7 +238,8 @@ def test_the_actor_option():
 
     def worker(algo="avi", **config):
         network = dataclasses.replace(PRESET_NETWORKS["tictactoe"], policy_head=algo != "avi")
-        return SelfPlayWorker(game_network=GameNetwork(game="tictactoe", network=network), algo=algo, seed=0,
+        return SelfPlayWorker(game_network=GameNetwork(game="tictactoe", network=network),
+                              algo=algorithms.descriptor(algo), seed=0,
                               index=0, replay=None,
                               config=SelfPlayConfig(num_envs=4, mcts=MCTSConfig(simulations=2), **config))
 

@@ -16,7 +16,8 @@ if TYPE_CHECKING:  # the records only: the ledger itself needs no Ray
     from replay.service import ShardRecovery
 
 FAULTS = ("actor_restarts", "replay_restarts", "learner_restarts", "replay_add_failures", "replay_rows_lost",
-          "learner_updates_lost", "learner_restored_updates", "learner_fresh_weights", "seconds_lost")
+          "learner_updates_lost", "learner_restored_updates", "learner_fresh_weights", "learner_wait_s",
+          "seconds_lost")
 
 
 class FaultLedger:
@@ -85,13 +86,16 @@ class FaultLedger:
                   f"{r.stats.size} rows: {lost} rows lost (stored since that snapshot)", flush=True)
 
     def learner_restarted(self, *, updates_before: int, updates_after: int, restored_from: str | None,
-                          seconds: float) -> None:
+                          seconds: float, waited: float = 0.0) -> None:
         """The learner came back with ``updates_after`` updates (its checkpoint's) after the
-        run had counted ``updates_before``; the run waited ``seconds`` for it."""
+        run had counted ``updates_before``; the call it interrupted lost ``seconds``, of which
+        ``waited`` the run spent waiting for it to answer again after it was lost (a
+        replacement node's start included: ``learner_wait_s``)."""
         lost = updates_before - updates_after
         self.totals["learner_restarts"] += 1
         self.totals["learner_updates_lost"] += lost
         self.totals["learner_restored_updates"] += updates_after
+        self.totals["learner_wait_s"] += waited
         self.totals["seconds_lost"] += seconds
         if restored_from is None and updates_before > 0:  # trained weights gone: say so in the records
             self.totals["learner_fresh_weights"] += 1

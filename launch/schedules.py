@@ -13,6 +13,7 @@ allows.
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass
 from typing import Iterator, Protocol
@@ -23,7 +24,7 @@ from actors.pool import CollectStats
 from launch.config import TrainConfig
 from launch.faults import FaultLedger
 from launch.records import RunCounters, collect_record
-from launch.restarts import LearnerLink
+from launch.restarts import LearnerLink, RoleWatch, WaitExpired
 from learner.weights import WeightVersion
 
 
@@ -31,8 +32,9 @@ class ScheduleHost(Protocol):
     """What a schedule drives and reads: a started run, its roles and its counters.
 
     The schedules call the self-play ``actors`` (``collect``) with the published
-    ``weights``, train through ``link`` (the learner, restarts survived), count what
-    they collect and train in ``counters``, enter each actor call's faults in ``faults``,
+    ``weights``, train through ``link`` (the learner, restarts survived), wait for the
+    actors' calls through ``watch`` (an actor away for good ends the run, not hangs it),
+    count what they collect and train in ``counters``, enter each actor call's faults in ``faults``,
     and read ``config`` (actors.collect_steps, learner.batch_size, learner.epochs_per_iteration,
     updates_per_iteration, samples_per_insert, max_policy_lag). ``publish()`` makes the
     learner's newest weights ``weights`` (one version more); ``replay_record()`` is the
@@ -43,6 +45,7 @@ class ScheduleHost(Protocol):
     actors: list  # self-play actor handles (actors.pool.SelfPlayActor)
     weights: WeightVersion
     link: LearnerLink
+    watch: RoleWatch  # bounds the waits for the actors' calls
     faults: FaultLedger
 
     def publish(self) -> None: ...
@@ -96,13 +99,12 @@ class RateLimiter:
 
 def collect_all(run: ScheduleHost, steps: int, deadline: float | None) -> list[CollectStats]:
     """One collection call of every actor with the current weights; a call whose actor
-    died is retried by Ray, and the time it waited is entered as lost."""
+    died is retried by Ray, and the time it waited is entered as lost. An actor away for
+    longer than the run's watch allows ends the run (``WaitExpired``)."""
     start = time.time()
-    refs = [a.collect.remote([run.weights], steps, deadline) for a in run.actors]
-    done_at, waiting = {}, list(refs)
-    while waiting:
-        ready, waiting = ray.wait(waiting, num_returns=1)
-        done_at[ready[0]] = time.time()
+    calls = {a.collect.remote([run.weights], steps, deadline): a for a in run.actors}
+    done_at = run.watch.each(calls, "the self-play actors' collection")
+    refs = list(calls)
     stats = ray.get(refs)
     for ref, s in zip(refs, stats):
         run.faults.actor_call(s, done_at[ref] - start)
@@ -111,7 +113,9 @@ def collect_all(run: ScheduleHost, steps: int, deadline: float | None) -> list[C
 
 
 def synchronous(run: ScheduleHost, budget: Budget) -> Iterator[dict]:
-    """Algorithm 1: collect with frozen weights, train on the new rows, publish; repeat."""
+    """Algorithm 1: collect with frozen weights, train on the new rows, publish; repeat.
+    While a lost learner is waited for, the actors collect on with the weights they have
+    (their rows go to the replay, and count in the run's totals)."""
     cfg, counters = run.config, run.counters
     while not budget.spent(counters.updates):
         start = time.time()
@@ -125,8 +129,13 @@ def synchronous(run: ScheduleHost, budget: Budget) -> Iterator[dict]:
         # Epochs per iteration over the positions played (fewer when time ran out).
         steps = max(1, round(cfg.learner.epochs_per_iteration * record["collect_positions"] / cfg.learner.batch_size))
         left = budget.updates_left(counters.updates)
-        trained = run.link.call("train", steps if left is None else min(left, steps), counters.version,
-                                budget.deadline)
+        # Only around training: a checkpoint's calls must see no rows beyond its snapshot.
+        run.link.meanwhile = lambda: collect_all(run, cfg.actors.collect_steps, budget.deadline)
+        try:
+            trained = run.link.call("train", steps if left is None else min(left, steps), counters.version,
+                                    budget.deadline)
+        finally:
+            run.link.meanwhile = None
         steps = trained.counters.updates - counters.updates
         counters.take_learner(trained.counters)
         trained_at = time.time()
@@ -141,7 +150,8 @@ def synchronous(run: ScheduleHost, budget: Budget) -> Iterator[dict]:
 
 def asynchronous(run: ScheduleHost, budget: Budget) -> Iterator[dict]:
     """Every actor always has a collection call in flight; whenever the rate limiter allows,
-    the learner trains a chunk, after which new weights are published and a record yielded."""
+    the learner trains a chunk, after which new weights are published and a record yielded.
+    While a lost learner is waited for, the actors' calls are taken and made again."""
     cfg, counters = run.config, run.counters
     steps = max(1, cfg.actors.collect_steps // 4)  # shorter calls: fresher weights per call
     chunk = max(1, cfg.updates_per_iteration // 4)
@@ -153,10 +163,27 @@ def asynchronous(run: ScheduleHost, budget: Budget) -> Iterator[dict]:
         pending[actor.collect.remote([run.weights], steps, budget.deadline)] = (actor, run.weights.version,
                                                                                  time.time())
 
+    since, lag_max, limited = [], 0, 0.0  # collection calls, policy lag and seconds held since the last chunk
+
+    def take(ref) -> None:
+        """A finished collection call: its rows counted, its actor given the next one."""
+        nonlocal lag_max
+        actor, _, submitted = pending.pop(ref)
+        stats = ray.get(ref)
+        run.faults.actor_call(stats, time.time() - submitted)
+        counters.add_collected([stats])
+        since.append(stats)
+        lag_max = max(lag_max, counters.version - stats.version)
+        submit(actor)
+
+    def collect_on() -> None:
+        """While a lost learner is waited for: the finished collections taken, the actors kept busy."""
+        for ref in ray.wait(list(pending), num_returns=len(pending), timeout=1.0)[0]:
+            take(ref)
+
     for actor in run.actors:
         submit(actor)
     training = None  # the learner's chunk in flight
-    since, lag_max, limited = [], 0, 0.0  # collection calls, policy lag and seconds held since the last chunk
     try:
         while True:
             left = budget.updates_left(counters.updates)
@@ -168,13 +195,20 @@ def asynchronous(run: ScheduleHost, budget: Budget) -> Iterator[dict]:
                 training = run.link.learner.train.remote(chunk if left is None else min(chunk, left),
                                                          counters.version, budget.deadline)
             waited = time.perf_counter()
-            ready, _ = ray.wait(list(pending) + ([training] if training else []), num_returns=1)
+            calls = {ref: actor for ref, (actor, _, _) in pending.items()}
+            if training is not None:  # its failure is the link's to wait out; its actor away, the watch's
+                calls[training] = run.link.learner
+            ready = [run.watch.first(calls, "the self-play actors and the learner")]
             if training is None:
                 limited += time.perf_counter() - waited  # the learner idles: held by the limiter
             if ready[0] is training:
                 training = None
                 # Actors kept collecting meanwhile: a restart loses no seconds here.
-                trained = run.link.answer(ready[0], "train", None)
+                run.link.meanwhile = collect_on
+                try:
+                    trained = run.link.answer(ready[0], "train", None)
+                finally:
+                    run.link.meanwhile = None
                 if trained is None:
                     continue  # the chunk died with its learner: the limiter issues it again
                 counters.take_learner(trained.counters)
@@ -185,18 +219,17 @@ def asynchronous(run: ScheduleHost, budget: Budget) -> Iterator[dict]:
                 since, lag_max, limited = [], 0, 0.0
                 yield record
                 continue
-            actor, _, submitted = pending.pop(ready[0])
-            stats = ray.get(ready[0])
-            run.faults.actor_call(stats, time.time() - submitted)
-            counters.add_collected([stats])
-            since.append(stats)
-            lag_max = max(lag_max, counters.version - stats.version)
-            submit(actor)
+            take(ready[0])
     finally:
-        # Wait for the calls in flight (their failures, if any, no longer matter).
-        in_flight = list(pending) + ([training] if training else [])
-        if in_flight:
-            ray.wait(in_flight, num_returns=len(in_flight))
+        # Wait for the calls in flight (their failures, if any, no longer matter), within the
+        # watch's bound: an actor away for good is left, and said so.
+        in_flight = {ref: actor for ref, (actor, _, _) in pending.items()}
+        if training is not None:
+            in_flight[training] = run.link.learner
+        try:
+            run.watch.each(in_flight, "the calls in flight at the schedule's end")
+        except WaitExpired as err:
+            print(f"left unfinished: {err}", file=sys.stderr, flush=True)
 
 
 SCHEDULES = {"sync": synchronous, "async": asynchronous}

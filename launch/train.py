@@ -33,7 +33,10 @@ No wait for the learner is endless (``launch/restarts.py``): its first answer an
 answer after a restart are waited for ``learner.restart_wait_s`` at most (on a cluster long
 enough for a GPU node to boot and pull its image). A learner that does not come back within
 it ends the run with that error (``WaitExpired``), after an end row in ``metrics.jsonl``
-that says so; the newest checkpoint pair stays, and ``--resume`` continues from it.
+that says so; the newest checkpoint pair stays, and ``--resume`` continues from it. While
+the run waits for a lost learner, the actors collect on. The calls to the other roles'
+actors are waited for while the actors work on them, and within the same bound while one
+is away (``RoleWatch``).
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ from launch.faults import FaultLedger
 from launch.metrics import MetricsLogger
 from launch.run_placement import learner_node_to_come, place_run, resources_after_gpu_wait
 from launch.records import RunCounters, inference_record, replay_record
-from launch.restarts import LearnerLink, WaitExpired, replay_call
+from launch.restarts import LearnerLink, RoleWatch, WaitExpired, replay_call
 from launch.run_dir import actor_log_dir, prepare_run_dir, run_location, write_run_config
 from launch.run_store import RunStore
 from launch.safe_tree import from_safe, to_safe
@@ -130,6 +133,9 @@ class Run:
                                     replica_options=self.placement["oracle"], log_dir=self.log_dir,
                                     engine=config.oracle.engine)
                        if needs_oracle else None)
+        # The bound of every wait for an actor away from the run (its node lost, or none
+        # placed yet): the learner's, learner.restart_wait_s (launch/restarts.py).
+        self.watch = RoleWatch(config.learner.restart_wait_s)
         self.evaluator, evaluated_suites, self.play_suites = self._start_evaluator()
         schema = schema_for(self.algorithm.policy_columns, self.game.obs_shape, self.game.num_actions)
         self.replay = ReplayService.create(schema, config.replay.capacity, config.replay.shards, seed=config.seed,
@@ -183,12 +189,13 @@ class Run:
             oracle_store=cfg.oracle.store or None, oracle=self.oracle, training_search=training_search(cfg),
             search_settings=training_search_settings(cfg),
             log_dir=self.log_dir)
-        try:
-            names = ray.get(evaluator.suites.remote())  # a missing dataset or unknown suite stops the run now
-        except ray.exceptions.RayActorError:
+        try:  # a missing dataset or unknown suite stops the run now; no node for it, within the watch's bound
+            names, play = self.watch.get({evaluator.suites.remote(): evaluator,
+                                          evaluator.play_suites.remote(): evaluator}, "the evaluator's start")
+        except (ray.exceptions.RayActorError, WaitExpired):
             ray.kill(evaluator)
             raise
-        return evaluator, names, ray.get(evaluator.play_suites.remote())
+        return evaluator, names, play
 
     @property
     def evaluates(self) -> bool:
@@ -278,7 +285,8 @@ class Run:
         if self.oracle is not None:  # the oracle service's totals so far
             record.update(self.oracle.stats_summary())
         if self.inference:  # the inference servers' batches so far
-            record.update(inference_record(ray.get([s.stats.remote() for s in self.inference])))
+            record.update(inference_record(self.watch.get({s.stats.remote(): s for s in self.inference},
+                                                          "the inference servers' statistics")))
 
     def _unplayed(self, record: dict) -> list[str]:
         """The game suites with no metric in ``record``."""
@@ -312,7 +320,7 @@ class Run:
                 out.update({f"eval/policy_head/{k}": v
                             for k, v in policy_head_metrics(self.game, self.labels, self.eval_fn.forward).items()})
         if self.evaluator is not None:
-            answer = ray.get(pending)
+            answer, = self.watch.get({pending: self.evaluator}, "the evaluation")
             out.update(answer.metrics)
             abandoned = answer.abandoned
         return Evaluated(out, abandoned)
@@ -330,10 +338,12 @@ class Run:
     def _run_checkpoint(self) -> RunCheckpoint:
         """The learner's, the actors' and the run's state now (after the replay's snapshot)."""
         learner = self.link.call("state_dict")
-        actor_states = ray.get([a.get_state.remote() for a in self.actors])
+        actor_states = self.watch.get({a.get_state.remote(): a for a in self.actors}, "the self-play actors' states")
         # Restarts no iteration's record counted yet (an actor lost in this call, or after its
         # last collect): counted now, so that the checkpoint's totals and the end row hold them.
-        for i, incarnation in enumerate(ray.get([a.restart_incarnation.remote() for a in self.actors])):
+        incarnations = self.watch.get({a.restart_incarnation.remote(): a for a in self.actors},
+                                      "the self-play actors' incarnations")
+        for i, incarnation in enumerate(incarnations):
             if incarnation is not None:
                 self.faults.actor_restarted(i, incarnation)
         # And the replay shards' (a shard lost since the last iteration's record and before
@@ -355,9 +365,11 @@ class Run:
             raise ConfigError(f"--resume {self.run_dir}: {storage.basename(saved.path)}: {err}") from None
         self._restored_from = saved.path
         # The learner answered a moment ago (LearnerLink.wait_started); lost meanwhile, this raises.
-        ray.get(self.link.learner.load_state_dict.remote(saved.checkpoint.learner))
+        self.watch.get({self.link.learner.load_state_dict.remote(saved.checkpoint.learner): self.link.learner},
+                       "the learner's restore")
         actor_states = from_safe(saved.checkpoint.actors)
-        ray.get([a.set_state.remote(s) for a, s in zip(self.actors, actor_states)])
+        self.watch.get({a.set_state.remote(s): a for a, s in zip(self.actors, actor_states)},
+                       "the self-play actors' restore")
         self.store.restore_replay(saved)
         print(f"resumed {self.run_dir} from {storage.basename(saved.path)}: iteration {self.counters.iteration}, "
               f"{self.counters.updates} updates, {self.replay.size()} replay rows")

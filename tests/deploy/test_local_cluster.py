@@ -140,3 +140,45 @@ def test_a_storage_outage_ridden_out_passes_with_its_counts(tmp_path):
 def test_a_storage_outage_that_lost_rows_or_went_unseen_fails(tmp_path, record, problem):
     rc, _, err = summary(tmp_path, [record], **{"storage": "s3", "lost-host": "none", "storage-outage": 60})
     assert rc == 1 and problem in err
+
+
+GPU_NODE_BACK = {"updates": 128, "faults/learner_restarts_total": 1, "faults/learner_restored_updates_total": 64,
+                 "faults/learner_wait_s_total": 291.4}
+
+
+def test_a_lone_learner_node_waited_for_passes_with_the_wait(tmp_path):
+    rc, out, err = summary(tmp_path, [GPU_NODE_BACK], **{"storage": "s3", "lost-host": "sp-h2", "down-s": 300})
+    assert rc == 0, err
+    assert (out["down_s"], out["learner_wait_s"], out["learner_restored_updates"]) == (300, 291.4, 64)
+
+
+@pytest.mark.parametrize("record, problem", [
+    ({**GPU_NODE_BACK, "faults/learner_wait_s_total": 0}, "no wait for the learner was recorded"),
+    ({**GPU_NODE_BACK, "faults/learner_restored_updates_total": 0}, "did not come back with a checkpoint"),
+])
+def test_a_lone_learner_node_not_waited_for_fails(tmp_path, record, problem):
+    rc, _, err = summary(tmp_path, [record], **{"storage": "s3", "lost-host": "sp-h2", "down-s": 300})
+    assert rc == 1 and problem in err
+
+
+RESUMED_END = {"updates": 128, "faults/actor_restarts_total": 0}
+
+
+def test_a_run_resumed_after_its_head_was_lost_passes_with_what_it_restored(tmp_path):
+    rc, out, err = summary(tmp_path, [RESUMED_END], **{"storage": "s3", "lost-host": "sp-h1", "head-lost": 1,
+                                                         "updates-at-loss": 80, "pair-at-loss": 64,
+                                                         "resumed-from-updates": 64})
+    assert rc == 0, err
+    assert (out["head_lost"], out["resumed_from_updates"], out["updates_lost"], out["job_status"]) == \
+        (True, 64, 16, "SUCCEEDED")
+
+
+@pytest.mark.parametrize("resumed, problem", [
+    (0, "restored no checkpoint's updates"),
+    (48, "restored 48 updates, not the newest pair's (64)"),
+])
+def test_a_resume_from_nothing_or_an_older_pair_fails(tmp_path, resumed, problem):
+    rc, _, err = summary(tmp_path, [RESUMED_END], **{"storage": "s3", "lost-host": "sp-h1", "head-lost": 1,
+                                                       "updates-at-loss": 80, "pair-at-loss": 64,
+                                                       "resumed-from-updates": resumed})
+    assert rc == 1 and problem in err

@@ -1,8 +1,10 @@
-"""No wait for the learner is endless: a learner that does not start (no node offers what
-it asks) or does not come back (killed, restarts impossible) ends the run within
-``learner.restart_wait_s`` with an error naming that wait and the setting to raise; the run
-writes its end row and keeps its newest checkpoint pair. The waits' ``auto`` is the embedded
-Ray's or a cluster's, and a CPU learner does not wait for a ``learner`` node that never joined."""
+"""No wait is endless: a learner that does not start (no node offers what it asks) or does
+not come back (killed, restarts impossible) ends the run within ``learner.restart_wait_s``
+with an error naming that wait and the setting to raise; the run writes its end row and
+keeps its newest checkpoint pair. A call to another role's actor (a collection, an
+evaluation) is waited for while its actor works on it, and within the same bound while the
+actor is away (``RoleWatch``). The waits' ``auto`` is the embedded Ray's or a cluster's, and
+a CPU learner does not wait for a ``learner`` node that never joined."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from launch.faults import FaultLedger
 from launch.metrics import read_metrics
 from launch.placement import MARKER
 from launch.records import RunCounters
-from launch.restarts import LearnerLink, WaitExpired
+from launch.restarts import LearnerLink, RoleWatch, WaitExpired
 from launch.run_placement import cpu_learner_where_nodes_are
 from learner.config import CLUSTER_NODE_WAIT_S, EMBEDDED_RESTART_WAIT_S, LearnerConfig
 
@@ -112,3 +114,40 @@ def test_a_learner_that_never_comes_back_ends_the_run_with_its_end_row(ray_sessi
     # Its newest pair stays, and is the one --resume would take.
     newest = latest_checkpoint(run_dir / "checkpoints")
     assert newest is not None and str(newest) == end["checkpoint"]
+
+
+def test_a_call_to_an_actor_no_node_takes_ends_the_wait_with_its_setting(ray_session):
+    """A self-play actor, say, whose node is gone and not replaced: Ray keeps it pending."""
+    import ray
+
+    @ray.remote(num_cpus=0, resources={"gone": 1})
+    class Placeless:
+        def collect(self):
+            return 1
+
+    actor = Placeless.remote()
+    watch = RoleWatch(2.0, ask_every_s=0.5)
+    began = time.monotonic()
+    try:
+        with pytest.raises(WaitExpired, match=r"the collection: an actor \(.*Placeless\) was PENDING_CREATION for \d+ s, "
+                                              r"past learner.restart_wait_s=2 s.*--set learner.restart_wait_s=SECONDS"):
+            watch.get({actor.collect.remote(): actor}, "the collection")
+    finally:
+        ray.kill(actor, no_restart=True)
+    assert 2.0 <= time.monotonic() - began < 15.0
+
+
+def test_a_call_its_actor_works_on_is_waited_for_past_the_bound(ray_session):
+    """The bound is for an actor away, not for a long call: a collection takes what it takes."""
+    import ray
+
+    @ray.remote(num_cpus=0)
+    class Slow:
+        def collect(self, seconds):
+            time.sleep(seconds)
+            return seconds
+
+    actor = Slow.remote()
+    watch = RoleWatch(1.0, ask_every_s=0.5)
+    assert watch.get({actor.collect.remote(3.0): actor}, "the collection") == [3.0]
+    ray.kill(actor)

@@ -11,6 +11,9 @@ DONE_FILE = "trial.json"  # in a trial's run directory once the trial has finish
 MATCH_DIR = "matches"  # the head-to-head results (matches.py)
 INFERENCE_DIR = "inference"  # the inference study's results (inference.py)
 TUNING_DIR = "tuning"  # one launch tune directory per tuning step of the size, TUNING_DIR/<instance>-<arm>
+# A step whose value was chosen at an end of its range tunes again past that end, in
+# TUNING_DIR/<instance>-<arm>-beyond; its tune.json names the step it extends and the choice over both.
+BEYOND = "-beyond"
 TUNE_FILE = "tune.json"  # in a launch tune directory once the tuning has ended (tuning.py)
 TUNE_REPORT = "tune.md"  # its report (tuning.py)
 

@@ -68,8 +68,12 @@ SIZE_KEYS = {"updates": (int, dict), "rows": int, "seeds": (int, list, dict), "e
 # A size's tuning step (``tune``): each arm's exploration parameter tuned on each instance
 # before that instance's trials (launch/experiments/tuning.py), on seeds the comparison does
 # not use, each tuning trial at ``updates``, or at a ``share`` of the trial's budget, ASHA
-# stopping the poor ones; the chosen value is then the arm's on that instance.
-TUNE_KEYS = {"samples": int, "updates": int, "share": _NUMBER, "arms": list, "instances": list, "grace": int}
+# stopping the poor ones; the chosen value is then the arm's on that instance. A value
+# chosen at an end of the range is tried against ``beyond`` more values past that end, on
+# the same grid's spacing, up to the parameter's limit (tuning.py: Space.beyond); 0: never.
+TUNE_KEYS = {"samples": int, "updates": int, "share": _NUMBER, "arms": list, "instances": list, "grace": int,
+             "beyond": int}
+TUNE_BEYOND = 2
 # A goal (``stop_when``) is met when it holds at this many evaluations in a row, not at its
 # first: one evaluation at error rate 0 can be luck, and a trial that stopped there would
 # never show the games it loses afterwards. A size may ask for more, never fewer.
@@ -160,7 +164,8 @@ class TuningStep:
     samples: int
     updates: int  # each tuning trial's budget
     grace: int | None  # ASHA's grace period, in evaluations that carry its metric (None: tuning's default)
-    estimated_seconds: float | None  # at most: every sample run to its budget (ASHA stops some sooner)
+    estimated_seconds: float | None  # at most: every sample and every value past an end run to its budget
+    beyond: int = TUNE_BEYOND  # values tried past an end of the range when the end is chosen
 
     @property
     def name(self) -> str:
@@ -489,6 +494,8 @@ def _check_tune(at: str, tune: dict, arms: dict, names: list) -> None:
     _check_keys(at, tune, TUNE_KEYS, required=("samples",))
     if ("updates" in tune) == ("share" in tune):
         raise SpecError(f"{at}: give the tuning trials' budget as 'updates' or as a 'share' of the trial's, one of them")
+    if tune.get("beyond", 0) < 0:
+        raise SpecError(f"{at}, key 'beyond' must be >= 0, got {tune['beyond']}")
     for key in ("samples", "updates", "grace"):
         if key in tune and tune[key] < 1:
             raise SpecError(f"{at}, key {key!r} must be >= 1, got {tune[key]}")
@@ -694,10 +701,11 @@ def _tuning_steps(table: dict, trials: list, rates: dict, overhead: float) -> tu
         if arm not in tune.get("arms", [arm]) or instance not in tune.get("instances", [instance]):
             continue
         # A tuning trial never outspends the comparison's (a plan whose --updates is smaller).
-        samples = tune["samples"]
+        samples, beyond = tune["samples"], tune.get("beyond", TUNE_BEYOND)
         updates = min(tune["updates"], budget) if "updates" in tune else max(1, round(tune["share"] * budget))
-        seconds = samples * (updates / rates[arm] + overhead) if arm in rates else None
-        steps.append(TuningStep(instance, arm, samples, updates, tune.get("grace"), seconds))
+        # At most: the values past an end of the range tried as well.
+        seconds = (samples + beyond) * (updates / rates[arm] + overhead) if arm in rates else None
+        steps.append(TuningStep(instance, arm, samples, updates, tune.get("grace"), seconds, beyond))
     return tuple(steps)
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from evaluation.run_config import CONFIG_FILE
 from evaluation.run_metrics import read_metrics
-from launch.experiments.layout import DONE_FILE, EXPERIMENT_FILE, TUNE_FILE, TUNING_DIR
+from launch.experiments.layout import BEYOND, DONE_FILE, EXPERIMENT_FILE, TUNE_FILE, TUNING_DIR
 from launch.config import TrainConfig
 from launch.metrics import numbers
 from launch.experiments.spec import MIN_HOLD, GoalWatch, SpecError, Plan, check_datasets, check_placement, load_spec
@@ -141,11 +141,30 @@ def tuned_values(out: Path) -> dict:
     """``{(instance, arm): {key: value}}``: the value each ended tuning step of the
     experiment in ``out`` chose (``TUNING_DIR/<step>/tune.json``)."""
     chosen = {}
-    for path in sorted((Path(out) / TUNING_DIR).glob(f"*/{TUNE_FILE}")):
-        record = json.loads(path.read_text())
-        if record.get("chosen") is not None:
-            chosen[(record["instance"], record["arm"])] = {record["space"]["key"]: record["chosen"]["value"]}
+    records = [json.loads(p.read_text()) for p in sorted((Path(out) / TUNING_DIR).glob(f"*/{TUNE_FILE}"))]
+    # A step's range extended past its chosen end (BEYOND): the choice over both ranges wins.
+    for record in sorted(records, key=lambda r: "extends" in r):
+        best = record.get("chosen_overall", record.get("chosen"))
+        if best is not None:
+            chosen[(record["instance"], record["arm"])] = {record["space"]["key"]: best["value"]}
     return chosen
+
+
+def better_of(base: dict, wider: dict) -> dict | None:
+    """The better chosen trial of a tuning step and of its range's extension past the
+    chosen end (tuning's ranking: ran to its end, then the lower metric, then fewer
+    updates); None when neither chose."""
+    from launch.experiments.tuning import _rank
+
+    def entry(record):
+        chosen = record.get("chosen")
+        if chosen is None:
+            return None
+        trial = next(t for t in record["trials"] if t["name"] == chosen["trial"])
+        return _rank(trial), chosen
+
+    ranked = [e for e in (entry(base), entry(wider)) if e is not None]
+    return min(ranked, key=lambda e: e[0])[1] if ranked else None
 
 
 def prepare(spec_name: str, out: Path, *, size: str | None, updates: int | None, resume: bool,
@@ -286,25 +305,48 @@ def _tune(plan: Plan, steps: list, out: Path, address, max_concurrent, wandb_mod
     ``tune.json`` runs again: its finished trials give Tune their records again, the others
     go on from their checkpoints); returns ``{(instance, arm): why}`` for the steps that
     chose no value."""
-    from launch.experiments.tuning import GRACE_EVALUATIONS, run_tuning
+    from launch.experiments.tuning import GRACE_EVALUATIONS, SEED_BASE, prepare_tuning, run_tuning
+
+    def run(step, where: Path, **range_) -> None:
+        if (where / TUNE_FILE).exists():
+            return
+        shutil.rmtree(where / "tune", ignore_errors=True)  # Tune's own records of the interrupted run
+        run_tuning(str(out / SPEC_COPY), step.arm, where, size=plan.size, instance=step.instance,
+                   updates=step.updates, grace=step.grace or GRACE_EVALUATIONS, address=address,
+                   max_concurrent=max_concurrent, wandb_mode=wandb_mode, log=log,
+                   argv=["python", "-m", "launch", "experiment", str(out / SPEC_COPY), "--out", str(out), "--resume"],
+                   **range_)
 
     untuned = {}
     for step in steps:
         where = out / TUNING_DIR / step.name
-        if not (where / TUNE_FILE).exists():
-            shutil.rmtree(where / "tune", ignore_errors=True)  # Tune's own records of the interrupted run
-            log(f"tuning {step.arm} on {step.instance or plan.spec.game}: {step.samples} trials of "
-                f"{step.updates} updates")
-            try:
-                run_tuning(str(out / SPEC_COPY), step.arm, where, size=plan.size, instance=step.instance,
-                           samples=step.samples, updates=step.updates, grace=step.grace or GRACE_EVALUATIONS,
-                           address=address, max_concurrent=max_concurrent, wandb_mode=wandb_mode,
-                           argv=["python", "-m", "launch", "experiment", str(out / SPEC_COPY), "--out", str(out),
-                                 "--resume"], log=log)
-            except SpecError as err:
-                untuned[(step.instance, step.arm)] = f"its tuning step could not run: {err}"
-                continue
-        if json.loads((where / TUNE_FILE).read_text()).get("chosen") is None:
+        try:
+            if not (where / TUNE_FILE).exists():
+                log(f"tuning {step.arm} on {step.instance or plan.spec.game}: {step.samples} trials of "
+                    f"{step.updates} updates")
+            run(step, where, samples=step.samples)
+            base = json.loads((where / TUNE_FILE).read_text())
+            chosen = base.get("chosen")
+            space = prepare_tuning(str(out / SPEC_COPY), step.arm, size=plan.size, instance=step.instance,
+                                   samples=step.samples, updates=step.updates).space
+            wider = None if chosen is None else space.beyond(chosen["value"], step.samples, step.beyond)
+            if wider is not None:
+                # The best value lies at an end of the range: the values past it, on new seeds.
+                beyond = out / TUNING_DIR / f"{step.name}{BEYOND}"
+                if not (beyond / TUNE_FILE).exists():
+                    log(f"tuning {step.arm} on {step.instance or plan.spec.game} past {chosen['value']:g}, the end "
+                        f"of its range: {step.beyond} trials over [{wider.low:g}, {wider.high:g}]")
+                run(step, beyond, samples=step.beyond, seed_base=SEED_BASE + step.samples, low=wider.low,
+                    high=wider.high)
+                record = json.loads((beyond / TUNE_FILE).read_text())
+                if "extends" not in record:
+                    record["extends"] = {"step": step.name, "chosen": chosen}
+                    record["chosen_overall"] = better_of(base, record)
+                    (beyond / TUNE_FILE).write_text(json.dumps(record, indent=1))
+        except SpecError as err:
+            untuned[(step.instance, step.arm)] = f"its tuning step could not run: {err}"
+            continue
+        if chosen is None:
             untuned[(step.instance, step.arm)] = (f"its tuning step chose no value: no tuning trial ran to its "
                                                   f"budget (see {where / 'tune.md'}); remove {where} to tune again")
     return untuned

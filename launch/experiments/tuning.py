@@ -17,7 +17,7 @@ that procedure, for any arm of any experiment spec:
   default), and the command refuses a seed the spec's comparison uses at that size (any
   arm, any instance): tuning on the seeds that are then reported would select the value
   that happened to suit them.
-- **One search space per algorithm** (:data:`SPACES_BY_KEY`): the config field the algorithm
+- **One search space per algorithm** (:data:`SPACES`): the config field the algorithm
   explores by and its default range. Ray Tune's ``BasicVariantGenerator`` draws the
   values (``--search grid``: evenly spaced on the range's scale, both ends included;
   ``random``: Tune's sampler on that scale).
@@ -49,7 +49,6 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import algorithms
 import games
 from evaluation.run_config import CONFIG_FILE
 from launch.config import ConfigError, TrainConfig, apply_overrides, validate
@@ -79,6 +78,7 @@ class Space:
     low: float
     high: float
     step: float  # values are rounded to multiples of it, so that the --set printed is the value tried
+    limits: tuple = (-math.inf, math.inf)  # what the parameter can be at all: a range's extension stops there
 
     def domain(self):
         """Tune's sampler of the range (``--search random``)."""
@@ -101,6 +101,31 @@ class Space:
             values = [self.low + f * (self.high - self.low) for f in fractions]
         return [self.rounded(v) for v in values]
 
+    def beyond(self, chosen: float, samples: int, n: int) -> "Space | None":
+        """The range past the end of this one that ``chosen`` lies at, holding ``n`` values
+        on the spacing of this range's grid of ``samples`` (clipped to the parameter's
+        limits, the values then spread evenly up to the limit); None when ``chosen`` is
+        inside the range, at a limit already, or ``n`` is 0."""
+        grid = self.grid(samples)
+        if n < 1 or len(grid) < 2 or chosen not in (grid[0], grid[-1]):
+            return None
+        up = chosen == grid[-1]
+        limit = self.limits[1] if up else self.limits[0]
+        if (chosen >= limit) if up else (chosen <= limit):
+            return None
+        log = self.scale == "log"
+        gap = (math.log(grid[1]) - math.log(grid[0])) if log else grid[1] - grid[0]
+        start = math.log(chosen) if log else chosen
+        end = start + (1 if up else -1) * n * gap
+        bound = math.log(limit) if log and limit > 0 else (limit if not log else -math.inf)
+        end = min(end, bound) if up else max(end, bound)
+        first = start + (end - start) / n  # the first value past the end, n evenly up to ``end``
+        low, high = sorted(math.exp(v) if log else v for v in (first, end))
+        wider = replace(self, low=low, high=high)
+        if len(set(wider.grid(n))) < n or chosen in wider.grid(n):
+            return None  # the step leaves no room for n new values
+        return wider
+
     def rounded(self, value: float) -> float:
         """``value`` at a multiple of ``step``, within the range, without the float noise of
         the multiplication (0.07 rather than 0.07000000000000001)."""
@@ -117,8 +142,8 @@ class Space:
 # The exploration parameter of each algorithm, and the range it is searched over by
 # default (--param, --low, --high and --scale change them for one run).
 #
-# epsilon (AVI and the algorithms that collect as it does: the probability of a uniformly
-# random legal move in epsilon-greedy self-play): the presets use 0.1 (Hex boards), 0.15 (Othello and Go, AVI
+# epsilon (AVI and the hybrid: the probability of a uniformly random legal move in
+# epsilon-greedy self-play): the presets use 0.1 (Hex boards), 0.15 (Othello and Go, AVI
 # paper Table 3), 0.3 (Connect Four, the paper) and 0.5 (tic-tac-toe), so [0.02, 0.5]
 # spans them with room below. The values worth trying span more than a factor of ten, so
 # the range is searched on a log scale: each factor of 2 gets as many samples (a grid of
@@ -134,30 +159,22 @@ class Space:
 # config with AlphaZero's c_init / c_base schedule (F-Games, Table 6) or the Gumbel search
 # does not read c_puct and is refused (:func:`unused_reason`): tune its own parameter
 # with --param.
-# Keyed by the parameter: an algorithm names its own (its descriptor's ``exploration``).
-SPACES_BY_KEY = {
-    "actors.epsilon": Space("actors.epsilon", "log", 0.02, 0.5, 0.001),
-    "actors.mcts.c_puct": Space("actors.mcts.c_puct", "log", 0.5, 5.0, 0.01),
+SPACES = {
+    "avi": Space("actors.epsilon", "log", 0.02, 0.5, 0.001, (0.001, 1.0)),
+    "hybrid": Space("actors.epsilon", "log", 0.02, 0.5, 0.001, (0.001, 1.0)),
+    "alphazero": Space("actors.mcts.c_puct", "log", 0.5, 5.0, 0.01, (0.05, 50.0)),
+    "azal": Space("actors.mcts.c_puct", "log", 0.5, 5.0, 0.01, (0.05, 50.0)),
 }
-
-
-def default_space(algo: str) -> Space | None:
-    """The default space of ``algo``: that of its descriptor's exploration parameter, if
-    the table has one (None for an unknown algorithm or parameter)."""
-    try:
-        return SPACES_BY_KEY.get(algorithms.descriptor(algo).exploration)
-    except ValueError:
-        return None
 
 
 def space_for(algo: str, *, key: str | None = None, low: float | None = None, high: float | None = None,
               scale: str | None = None, step: float | None = None) -> Space:
-    """The space of ``algo`` (:data:`SPACES_BY_KEY`), with any of its parts replaced; an
+    """The space of ``algo`` (:data:`SPACES`), with any of its parts replaced; an
     algorithm without one needs ``key``, ``low`` and ``high``."""
-    default = default_space(algo)
+    default = SPACES.get(algo)
     if default is None and (key is None or low is None or high is None):
         raise SpecError(f"algorithm {algo!r} has no exploration parameter in the tuning table (known: "
-                        f"{', '.join(SPACES_BY_KEY)}); give --param KEY --low L --high H")
+                        f"{', '.join(SPACES)}); give --param KEY --low L --high H")
     if default is not None and key is not None and key != default.key and (low is None or high is None):
         raise SpecError(f"--param {key}: give its range with --low and --high (the default range is "
                         f"{default.key}'s)")
@@ -496,7 +513,7 @@ def run_tuning(spec_name: str, arm: str, out, *, size: str | None = None, instan
         "spec": plan.spec_name, "spec_path": plan.spec_path, "size": plan.size, "arm": plan.arm, "algo": plan.algo,
         "instance": plan.instance, "command": command, "wall_seconds": round(wall, 1),
         "space": {"key": plan.space.key, "scale": plan.space.scale, "low": plan.space.low, "high": plan.space.high,
-                  "step": plan.space.step},
+                  "step": plan.space.step, "limits": [v if math.isfinite(v) else None for v in plan.space.limits]},
         "search": {"algorithm": "BasicVariantGenerator", "kind": plan.search, "samples": samples,
                    "random_state": seed_base, **({"values": list(plan.values)} if plan.values else {})},
         "scheduler": {"name": "ASHAScheduler", **plan.scheduler},

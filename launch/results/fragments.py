@@ -150,11 +150,15 @@ def tuning(study: Study, args: dict, ctx: Context) -> str:
         return ("No arm of this study has a tuning run in its data: each arm ran with its preset's exploration "
                 "parameter (`python -m launch tune SPEC --arm ARM`, then `results add --tune DIR`).")
     out = []
-    for t in study.tunings:
-        key, metric, chosen = t["space"]["key"], t["scheduler"]["metric"], t["chosen"]
+    extended = {(t.get("instance"), t["arm"]) for t in study.tunings if "extends" in t}
+    # A step, then its range's extension past the chosen end (the choice over both).
+    for t in sorted(study.tunings, key=lambda t: (t.get("instance") or "", t["arm"], "extends" in t)):
+        key, metric, chosen = t["space"]["key"], t["scheduler"]["metric"], t.get("chosen_overall", t["chosen"])
         ran = study.arm_setting(t["arm"], key, t.get("instance"))
         where = f" on {t['instance']}" if t.get("instance") else ""
-        out += [f"**{t['arm']}**{where} ({t['algo']}): `{key}` on a {t['space']['scale']} scale over "
+        past = (f", past the chosen end of its first range ({t['extends']['chosen']['value']:g})"
+                if "extends" in t else "")
+        out += [f"**{t['arm']}**{where}{past} ({t['algo']}): `{key}` on a {t['space']['scale']} scale over "
                 f"[{t['space']['low']:g}, {t['space']['high']:g}], {t['search']['kind']} search, ASHA on `{metric}` "
                 f"against updates (grace {t['scheduler']['grace_period']:,}); tuning seeds "
                 f"{', '.join(map(str, t['seeds']['tuning']))}, none of the comparison's; "
@@ -164,10 +168,14 @@ def tuning(study: Study, args: dict, ctx: Context) -> str:
             out.append(f"| {trial['value']:g} | {trial['seed']} | {_num(trial['metric'], 3)} | "
                        f"{_num(trial['updates'])} | {trial['end']} |")
         verdict = ("no value chosen: no trial ran to its end" if chosen is None else
-                   f"chosen `{key} = {chosen['value']:g}`")
-        values = [trial["value"] for trial in t["trials"]]
+                   f"chosen {'over both ranges ' if past else ''}`{key} = {chosen['value']:g}`")
+        values = [trial["value"] for trial in t["trials"]] + ([t["extends"]["chosen"]["value"]] if past else [])
         if chosen is not None and len(values) > 1 and chosen["value"] in (min(values), max(values)):
-            verdict += " (an end of the values tried: a better one may lie beyond the range)"
+            if not past and (t.get("instance"), t["arm"]) in extended:
+                out += ["", f"{verdict}, an end of the values tried: the values past it follow.", ""]
+                continue
+            verdict += (" (the parameter's limit)" if chosen["value"] in t["space"].get("limits", []) else
+                        " (an end of the values tried: a better one may lie beyond the range)")
         same = (ran is not None and chosen is not None and math.isclose(float(ran), float(chosen["value"])))
         mine = study.trials["arm"] == t["arm"]
         if t.get("instance"):
@@ -326,7 +334,8 @@ def plan(_: None, args: dict, ctx: Context) -> str:
     wall, tuning = p.wall_seconds(1), sum(s.estimated_seconds or 0 for s in p.tuning)
     lines += ["", f"`{spec}` at size `{size}`: {len(p.trials)} trials and {len(p.tuning)} tuning steps, estimated at "
               f"{_num(wall / 3600, 1)} hours one trial at a time, the tuning steps at most {_num(tuning / 3600, 1)} "
-              f"of them (every tuning trial to its budget), from the spec's `updates_per_second`."
+              f"of them (every tuning trial to its budget, the values past a chosen end of a range too), from the spec's "
+              f"`updates_per_second`."
               if wall is not None else f"`{spec}` at size `{size}`: {len(p.trials)} trials; the spec gives no rates "
               f"for an estimate."]
     return "\n".join(lines)

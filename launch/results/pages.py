@@ -156,7 +156,7 @@ def add(exp_dir: Path, study: str, *, commit: str | None, machine: str | None, d
         records.append(record)
     out = write_tables(tables, study_info(exp_dir, study), data_root / study)
     for record in records:
-        name = "-".join(p for p in (record.get("instance"), record["arm"]) if p)
+        name = "-".join(p for p in (record.get("instance"), record["arm"], "beyond" if "extends" in record else "") if p)
         (out / f"{TUNING_PREFIX}{name}.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return out
 

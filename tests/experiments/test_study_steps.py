@@ -74,8 +74,9 @@ def test_each_board_is_tuned_before_its_trials_at_a_share_of_their_budget(tmp_pa
     phases = small.phases()
     assert [([s.name for s in steps], sorted({t.instance for t in trials})) for steps, trials in phases] == [
         (["hex3-avi", "hex3-az8"], ["hex3"]), (["c4-avi", "c4-az8"], ["c4"])]
-    # The estimate holds every sample run to its budget: 2 x 64 / 10 and 2 x 64 / 5 on Hex.
-    assert [s.estimated_seconds for s in small.tuning[:2]] == [pytest.approx(12.8), pytest.approx(25.6)]
+    # The estimate holds every sample run to its budget, and the 2 values past an end of the
+    # range too: 4 x 64 / 10 and 4 x 64 / 5 on Hex.
+    assert [s.estimated_seconds for s in small.tuning[:2]] == [pytest.approx(25.6), pytest.approx(51.2)]
     trials = 2 * (256 / 10 + 256 / 5) + 2 * (512 / 10 + 512 / 5)
     assert small.wall_seconds(1) == pytest.approx(sum(s.estimated_seconds for s in small.tuning) + trials)
     # A tuned value is the arm's on that board only.
@@ -137,6 +138,34 @@ def test_resume_keeps_started_trials_as_planned_and_gives_the_others_their_tuned
         prepare(str(spec_path), out, size=None, updates=None, resume=True, embedded=True)
 
 
+def test_a_range_extended_past_its_chosen_end_gives_the_better_of_both_choices(tmp_path):
+    """The step chose c_puct 0.5, the low end; the values past it chose 0.23. The trials take
+    the better of the two by tuning's ranking (ran to its budget, then the lower error rate),
+    whichever range it came from."""
+    from launch.experiments.tune_run import better_of, tuned_values
+
+    def record(values_metrics, chosen, **extra):
+        trials = [{"name": f"t{v}", "value": v, "metric": m, "updates": 64, "end": "budget"} for v, m in values_metrics]
+        best = next(t for t in trials if t["value"] == chosen)
+        return {"instance": "hex3", "arm": "az8", "space": {"key": "actors.mcts.c_puct"}, "trials": trials,
+                "chosen": {"value": chosen, "trial": best["name"], "metric": best["metric"]}, **extra}
+
+    base = record([(0.5, 0.2), (5.0, 0.4)], 0.5)
+    for wider_metric, best in ((0.1, 0.23), (0.3, 0.5)):
+        wider = record([(0.11, 0.35), (0.23, wider_metric)], 0.23)
+        assert better_of(base, wider)["value"] == best
+        out = tmp_path / f"exp-{best}"
+        for name, content in (("hex3-az8", base), ("hex3-az8-beyond", wider | {
+                "extends": {"step": "hex3-az8", "chosen": base["chosen"]}, "chosen_overall": better_of(base, wider)})):
+            (out / TUNING_DIR / name).mkdir(parents=True)
+            (out / TUNING_DIR / name / TUNE_FILE).write_text(json.dumps(content))
+        assert tuned_values(out) == {("hex3", "az8"): {"actors.mcts.c_puct": best}}
+    # An ASHA-stopped trial past the end never beats one that ran to its budget.
+    stopped = record([(0.11, 0.0), (0.23, 0.25)], 0.23)
+    stopped["trials"][0]["end"] = "stopped by ASHA"
+    assert better_of(base, stopped)["value"] == 0.5
+
+
 @pytest.mark.slow
 def test_a_tuning_step_runs_before_its_board_and_its_value_is_the_trials(ray_session, tmp_path):
     """On Ray: AVI's epsilon tuned on Hex 3x3 (2 trials of 64 updates), then AVI's and
@@ -153,7 +182,14 @@ def test_a_tuning_step_runs_before_its_board_and_its_value_is_the_trials(ray_ses
     assert outcome == {"hex3-avi-s0": "done", "hex3-az8-s0": "done"}
     record = json.loads((out / TUNING_DIR / "hex3-avi" / TUNE_FILE).read_text())
     assert sorted(t["seed"] for t in record["trials"]) == [10000, 10001]  # not the comparison's seed 0
-    chosen = record["chosen"]["value"]
+    # Two samples: the chosen value is an end of the range, so the values past it are tuned too,
+    # on the next tuning seeds, and the trials take the better of both.
+    wider = json.loads((out / TUNING_DIR / "hex3-avi-beyond" / TUNE_FILE).read_text())
+    assert sorted(t["seed"] for t in wider["trials"]) == [10002, 10003]
+    assert wider["extends"] == {"step": "hex3-avi", "chosen": record["chosen"]}
+    assert not set(t["value"] for t in wider["trials"]) & set(t["value"] for t in record["trials"])
+    chosen = wider["chosen_overall"]["value"]
+    assert chosen in [t["value"] for t in record["trials"] + wider["trials"]]
     trials = {t["name"]: t for t in json.loads((out / EXPERIMENT_FILE).read_text())["trials"]}
     assert trials["hex3-avi-s0"]["tuned"] == {"actors.epsilon": chosen}
     ran = json.loads((out / trials["hex3-avi-s0"]["run_dir"] / "config.json").read_text())

@@ -18,14 +18,12 @@ import algorithms
 from launch.config import TrainConfig, resolve, resolved
 from launch.experiments.spec import SpecError
 from launch.experiments.layout import TUNE_FILE, TUNE_REPORT
-from launch.experiments.tuning import (SEED_BASE, _scheduler_class, arm_set, default_space,
+from launch.experiments.tuning import (SEED_BASE, SPACES, _scheduler_class, arm_set,
                                        field_value, prepare_tuning, run_tuning, space_for, tune_main, with_value)
-
-SPACES = {algo: default_space(algo) for algo in algorithms.BUILTIN}  # each algorithm's exploration parameter's
 
 
 def test_every_built_in_algorithm_has_a_space():
-    assert all(SPACES.values()), SPACES
+    assert set(SPACES) == set(algorithms.BUILTIN)
     assert SPACES["avi"].key == "actors.epsilon" and SPACES["alphazero"].key == "actors.mcts.c_puct"
 
 
@@ -55,6 +53,21 @@ def test_the_grid_spans_the_range_on_its_scale_at_multiples_of_its_step():
     assert max(ratios) / min(ratios) < 1.1  # log scale: even ratios
     assert all(abs(v / space.step - round(v / space.step)) < 1e-9 for v in values)
     assert space_for("avi", scale="linear").grid(3) == [0.02, 0.26, 0.5]
+
+
+def test_a_chosen_end_of_the_range_is_extended_past_it_on_the_grids_spacing_up_to_the_limit():
+    """epsilon's grid of 4 over [0.02, 0.5] steps by a factor of about 2.9: past 0.5 the
+    next values would pass 1 (every move random), so two are spread up to 1; c_puct's
+    grid over [0.5, 5] steps by about 2.15, so two values lie below 0.5 at that spacing."""
+    epsilon, c_puct = SPACES["avi"], SPACES["alphazero"]
+    assert epsilon.beyond(0.5, 4, 2).grid(2) == [0.708, 1.0]
+    assert c_puct.beyond(0.5, 4, 2).grid(2) == [0.11, 0.23]
+    assert c_puct.beyond(5.0, 4, 2).grid(2) == [10.8, 23.32]
+    # Inside the range, at a limit, or asked for no values: nothing to extend.
+    assert c_puct.beyond(1.08, 4, 2) is None and epsilon.beyond(0.5, 4, 0) is None
+    assert replace(epsilon, high=1.0).beyond(1.0, 4, 2) is None
+    # The limit too near for two new values at the step: none.
+    assert replace(epsilon, low=0.5, high=0.999).beyond(0.999, 2, 2) is None
 
 
 def test_trial_configs_are_the_planners_at_the_tuning_seeds():

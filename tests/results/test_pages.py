@@ -181,3 +181,31 @@ def test_a_study_enters_with_its_ended_tuning_steps_before_its_trials(tmp_path):
     assert "No trial of this study has data yet." in text
     assert "| `early` | `ladder-hex` (small-held) | – | – | 0 of 0 | no trial yet |" in text
     assert "`early` (" not in text  # no held goal to report: no headline row
+
+
+def test_a_range_extended_past_its_chosen_end_is_shown_after_its_step_with_the_choice_over_both(tmp_path):
+    import json
+
+    exp = write_experiment(tmp_path / "exp")
+    base = _tune_record("avi", 0.5) | {"instance": "3x3"}
+    base["chosen"] |= {"trial": "t", "metric": 0.05}
+    wider = _tune_record("avi", 0.708) | {"instance": "3x3", "extends": {"step": "3x3-avi", "chosen": base["chosen"]},
+                                          "chosen_overall": {"value": 0.708}}
+    wider["space"] |= {"low": 0.708, "high": 1.0, "limits": [0.001, 1.0]}
+    wider["trials"] = [{"value": 0.708, "seed": 10003, "metric": 0.01, "updates": 3072, "end": "budget"},
+                       {"value": 1.0, "seed": 10004, "metric": 0.3, "updates": 768, "end": "stopped by ASHA"}]
+    for name, record in (("3x3-avi", base), ("3x3-avi-beyond", wider)):
+        (exp / "tuning" / name).mkdir(parents=True)
+        (exp / "tuning" / name / "tune.json").write_text(json.dumps(record))
+    add(exp, "demo", commit=None, machine=None, data_root=tmp_path / "results")
+    assert {p.name for p in (tmp_path / "results" / "demo").glob("tune-*")} == {"tune-3x3-avi.json",
+                                                                               "tune-3x3-avi-beyond.json"}
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    page = tmp_path / "docs" / "results" / "demo.md"
+    page.write_text("<!-- results: tuning study=demo -->\n<!-- /results -->\n")
+    assert _generate(tmp_path, check=False)[0] == 0
+    text = page.read_text()
+    step, past = text.index("**avi** on 3x3 (avi)"), text.index("**avi** on 3x3, past the chosen end of its first range (0.5)")
+    assert step < text.index("chosen `actors.epsilon = 0.5`, an end of the values tried: the values past it follow.") < past
+    assert "| 1 | 10004 | 0.300 | 768 | stopped by ASHA |" in text[past:]
+    assert "chosen over both ranges `actors.epsilon = 0.708`; the study's avi trials on 3x3 ran with" in text[past:]

@@ -100,8 +100,9 @@ def final(study: Study, args: dict, ctx: Context) -> str:
                       for m in metrics)
     lines = [f"| board | arm | seeds | at updates | {head} |", "|---|---|---:|---:|" + "---:|" * len(metrics)]
     for board in study.boards():
-        arms = study.arms(board)
-        at = study.matched_updates(board, metrics[0], arms)
+        # The arms that have the first metric (an arm without a search has no search's score).
+        arms = [a for a in study.arms(board) if study.matched_updates(board, metrics[0], [a]) is not None]
+        at = study.matched_updates(board, metrics[0], arms) if arms else None
         if at is None:
             continue
         for arm in arms:

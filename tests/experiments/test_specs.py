@@ -366,7 +366,7 @@ def test_the_hybrids_ladder_size_is_the_ladders_avi_with_a_policy_head(game, boa
         assert trial.config.network.policy_head and not avi.config.network.policy_head
         # Both play greedily on their values: AVI's "auto" is its greedy policy.
         assert trial.config.evaluation.policy == algorithms.descriptor("avi").report_policy == "greedy"
-        assert replace(trial.config, algo="avi", network=avi.config.network,
+        assert replace(trial.config, algo="avi", algorithm=avi.config.algorithm, network=avi.config.network,
                        evaluation=replace(trial.config.evaluation, policy=avi.config.evaluation.policy)) == avi.config
 
 
@@ -408,7 +408,7 @@ def test_the_sampled_avi_ladder_size_is_the_hex_ladders_avi_sampling_four_moves(
         assert (trial.updates, trial.rows, trial.stop_when) == (avi.updates, avi.rows, avi.stop_when)
         actors = trial.config.actors
         assert actors.sample_actions == 4 and avi.config.actors.sample_actions == 0
-        unsampled = replace(trial.config, algo="avi", network=avi.config.network,
+        unsampled = replace(trial.config, algo="avi", algorithm=avi.config.algorithm, network=avi.config.network,
                             actors=replace(actors, sample_actions=0, sample_by=avi.config.actors.sample_by),
                             evaluation=replace(trial.config.evaluation, policy=avi.config.evaluation.policy))
         assert unsampled == avi.config
@@ -442,7 +442,7 @@ def test_the_connect4_sampled_avi_ladder_size_is_the_ladders_avi_with_and_withou
             actors = trial.config.actors
             assert (actors.sample_actions, actors.sample_by) == (2, "prior") and trial.config.network.policy_head
             assert trial.config.evaluation.policy == algorithms.descriptor("avi").report_policy == "greedy"
-            assert replace(trial.config, algo="avi", network=avi.config.network,
+            assert replace(trial.config, algo="avi", algorithm=avi.config.algorithm, network=avi.config.network,
                            actors=replace(actors, sample_actions=0, sample_by=avi.config.actors.sample_by),
                            evaluation=replace(trial.config.evaluation, policy=avi.config.evaluation.policy)) == avi.config
 
@@ -499,7 +499,7 @@ def test_a_held_ladder_size_joins_the_hex_ladders_held_trials(name, arms):
         assert trial.group == base.group
         assert (trial.updates, trial.rows, trial.stop_when, trial.hold) == (base.updates, base.rows, base.stop_when, base.hold)
         config, actors = trial.config, trial.config.actors
-        undone = replace(config, algo=base.config.algo, network=base.config.network,
+        undone = replace(config, algo=base.config.algo, algorithm=base.config.algorithm, network=base.config.network,
                          actors=replace(actors, sample_actions=base.config.actors.sample_actions,
                                         sample_by=base.config.actors.sample_by,
                                         archive_start=base.config.actors.archive_start),

@@ -10,32 +10,27 @@ move, ``-r`` for the others: players alternate, passes being moves). Games still
 when a collection call ends keep their trajectories for the next call (and in
 checkpoints), so rows are only ever complete.
 
-AZAL: the rows of finished games also get the oracle's smoothed target (``aux_policy``,
-see ``actors/labels.py``). The positions of the games that end in a step are sent to the
-oracle in one batch, without waiting (``OracleLabeler.submit``): the search goes on while
-the replicas solve, and a game's rows wait in a queue until their labels come. The queue
-is first in, first out, so rows leave in the order their games ended, exactly as if each
-batch had been labelled at once; a collection call ends by waiting for every label still
-due, so no row is held between calls (nor in checkpoints).
+A collector built on this one (AZAL's, ``algorithms/azal.py``) takes the rows of the games
+that end in a step through :meth:`AlphaZeroCollector._finished`, with the environments and
+plies they came from.
 
 Archive starts (``archive_start > 0``, ``actors/archive.py``): a finished game restarts,
 with that probability, at a state this collector searched earlier; its trajectory starts
-there and its rows get that game's outcome like any other's. With AZAL the archive keeps
-each state's moves from the initial position, and a game started from it carries them
-(``start_moves``): the oracle reads a position from its moves since the empty board.
+there and its rows get that game's outcome like any other's. With ``keep_moves`` the archive
+keeps each state's moves from the initial position, and a game started from it carries them
+(``start_moves``; :meth:`AlphaZeroCollector.moves_of`): an oracle reads a position from its
+moves since the empty board.
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
 
 import numpy as np
 
 import games
 from actors import collect_steps
 from actors.archive import StateArchive
-from actors.labels import OracleLabeler, PendingLabels
 from games import Game
 from search.evaluators import Evaluator
 from search.gumbel import GumbelConfig, GumbelMCTS
@@ -46,24 +41,25 @@ class AlphaZeroCollector:
     """A batch of environments played by MCTS; yields the rows of finished games."""
 
     def __init__(self, game: Game, num_envs: int, *, mcts: MCTSConfig, seed: int,
-                 labeler: OracleLabeler | None = None, search: str = "puct", gumbel: GumbelConfig | None = None,
-                 archive_start: float = 0.0, archive_size: int = 10_000):
+                 search: str = "puct", gumbel: GumbelConfig | None = None,
+                 archive_start: float = 0.0, archive_size: int = 10_000, keep_moves: bool = False):
         """``search``: ``puct`` (AlphaZero's: the visit distribution as target, the move drawn
         from it) or ``gumbel`` (Gumbel AlphaZero, ``search.gumbel``: the improved policy as
         target, the Sequential Halving winner played; ``gumbel`` its parameters).
         ``archive_start``: the probability that a finished game restarts from the archive
-        of ``archive_size`` states searched."""
-        self.game, self.num_envs, self.labeler = game, num_envs, labeler
+        of ``archive_size`` states searched; ``keep_moves``: the archive keeps each state's
+        moves from the initial position (a collector whose oracle reads positions from them)."""
+        self.game, self.num_envs = game, num_envs
         if search not in ("puct", "gumbel"):
             raise ValueError(f"AlphaZeroCollector: search must be puct or gumbel, got {search!r}")
         self.search = MCTS(game, mcts) if search == "puct" else GumbelMCTS(game, mcts, gumbel or GumbelConfig())
         self.rng = np.random.default_rng(seed)
         B, L, A = num_envs, game.max_length, game.num_actions
         # The archive's generator is its own (spawned from the seed), so the search's stays as
-        # without it; AZAL's keeps each state's moves, from which the oracle reads a position.
+        # without it; with keep_moves it keeps each state's moves, from which an oracle reads a position.
         self.archive = (StateArchive(probability=archive_start, capacity=archive_size,
                                      seed=np.random.SeedSequence(seed).spawn(1)[0],
-                                     moves=L if labeler is not None else 0)
+                                     moves=L if keep_moves else 0)
                         if archive_start > 0 else None)
         self.fresh = game.init(num_envs)
         self.state = self.fresh
@@ -72,19 +68,18 @@ class AlphaZeroCollector:
         self.traj_actions = np.zeros((B, L), np.int64)
         self.traj_len = np.zeros(B, np.int64)
         # The moves from the initial position to each game's start, -1 after the last: none
-        # unless the game started from the archive (AZAL only: the oracle reads them).
+        # unless the game started from the archive (keep_moves only: an oracle reads them).
         self.start_moves = (np.full((B, L), -1, np.int16)
                             if self.archive is not None and self.archive.moves is not None else None)
         self.games_finished = 0
         self.positions = 0  # states searched: the rows that finished games will give
         self.evaluations = 0  # leaf evaluations of all searches (compute proxy)
+        # "labels": the time a collector built on this one spends labelling its rows (0 here).
         self.timings = {"search": 0.0, "engine": 0.0, "labels": 0.0}
-        # AZAL: the rows of finished games and their labels on the way, oldest first.
-        self.unlabelled: deque[tuple[dict[str, np.ndarray], PendingLabels]] = deque()
 
     def step(self, evaluate: Evaluator) -> dict[str, np.ndarray]:
-        """One move in every environment; the rows of the games that ended (maybe none).
-        AZAL: the rows of the games whose labels have come (:meth:`collect` waits for the rest)."""
+        """One move in every environment; the rows of the games that ended (maybe none), as
+        :meth:`_finished` hands them on."""
         B = self.num_envs
         t0 = time.perf_counter()
         if self.archive is not None:  # every state searched is live (finished games restart)
@@ -137,51 +132,36 @@ class AlphaZeroCollector:
         self.games_finished += len(ended)
         out = (self._no_rows() if not obs else
                {"obs": np.concatenate(obs), "target": np.concatenate(target), "policy": np.concatenate(policy)})
-        if self.labeler is None:
-            return out
-        if obs:  # AZAL: these rows queue until their labels come
-            t0 = time.perf_counter()
-            start = ({} if self.start_moves is None else
-                     {b: [int(a) for a in self.start_moves[b] if a >= 0] for b in ended})
-            histories = [start.get(b, []) + self.traj_actions[b, :p].tolist()
-                         for b, p in zip(np.concatenate(envs), np.concatenate(plies))]
-            self.unlabelled.append((out, self.labeler.submit(self.game.from_moves(histories), histories)))
-            self.timings["labels"] += time.perf_counter() - t0
-        return self._labelled(wait=False)
+        return self._finished(out, ended, np.concatenate(envs) if envs else np.zeros(0, np.int64),
+                              np.concatenate(plies) if plies else np.zeros(0, np.int64))
+
+    def _finished(self, rows: dict[str, np.ndarray], ended: np.ndarray, envs: np.ndarray,
+                  plies: np.ndarray) -> dict[str, np.ndarray]:
+        """The rows a step gives, from the ``rows`` of the games ``ended`` in it (each row's
+        environment ``envs`` and ply ``plies``, int[N]): those rows themselves here."""
+        return rows
+
+    def moves_of(self, envs: np.ndarray, plies: np.ndarray) -> list[list[int]]:
+        """The moves from the initial position to the state at ply ``plies[i]`` of the
+        trajectory of environment ``envs[i]`` (those to its game's start first, with
+        ``keep_moves``), for each i; read before the environment restarts."""
+        ended = set(int(b) for b in envs)
+        start = ({} if self.start_moves is None else
+                 {b: [int(a) for a in self.start_moves[b] if a >= 0] for b in ended})
+        return [start.get(int(b), []) + self.traj_actions[b, :p].tolist() for b, p in zip(envs, plies)]
 
     def _no_rows(self) -> dict[str, np.ndarray]:
         A = self.game.num_actions
-        out = {"obs": np.zeros((0, *self.game.obs_shape), np.uint8), "target": np.zeros(0, np.float32),
-               "policy": np.zeros((0, A), np.float32)}
-        if self.labeler is not None:
-            out["aux_policy"] = np.zeros((0, A), np.float32)
-        return out
-
-    def _labelled(self, wait: bool) -> dict[str, np.ndarray]:
-        """The queued rows whose labels have come, the oldest games first, with their
-        ``aux_policy``; with ``wait``, all of them (waiting for the oracle)."""
-        t0 = time.perf_counter()
-        parts = []
-        while self.unlabelled and (wait or self.unlabelled[0][1].ready()):
-            rows, labels = self.unlabelled.popleft()
-            parts.append({**rows, "aux_policy": labels.result()})
-        self.timings["labels"] += time.perf_counter() - t0
-        return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]} if parts else self._no_rows()
+        return {"obs": np.zeros((0, *self.game.obs_shape), np.uint8), "target": np.zeros(0, np.float32),
+                "policy": np.zeros((0, A), np.float32)}
 
     def collect(self, evaluate: Evaluator, steps: int, deadline: float | None = None) -> dict[str, np.ndarray]:
         """``steps`` moves of every environment (fewer past ``deadline``, at least one):
-        the rows of every game that ended meanwhile, in the order they ended (AZAL: once
-        the labels of all of them have come)."""
-        rows = collect_steps(lambda: self.step(evaluate), steps, deadline)
-        if not self.unlabelled:
-            return rows
-        rest = self._labelled(wait=True)
-        return {key: np.concatenate([rows[key], rest[key]]) for key in rows}
+        the rows of every game that ended meanwhile, in the order they ended."""
+        return collect_steps(lambda: self.step(evaluate), steps, deadline)
 
     # Resume support: environments, their trajectories so far, the search's generator, the archive.
     def get_state(self) -> dict:
-        if self.unlabelled:  # collect returns only once the queue is empty
-            raise RuntimeError("AlphaZeroCollector.get_state: finished games are still waiting for their labels")
         saved = {"envs": {name: np.asarray(f) for name, f in zip(self.state._fields, self.state)},
                  "traj_obs": self.traj_obs.copy(), "traj_policy": self.traj_policy.copy(),
                  "traj_actions": self.traj_actions.copy(), "traj_len": self.traj_len.copy(),

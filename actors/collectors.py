@@ -15,7 +15,6 @@ from actors.alphazero import AlphaZeroCollector
 from actors.avi import AviCollector
 from actors.config import SelfPlayConfig
 from actors.inference_server import InferenceClient
-from actors.labels import OracleLabeler
 from games import Game
 from inference.network import ValueFunction
 from inference.networks import NetworkConfig
@@ -74,19 +73,13 @@ def network_evaluator(setup: CollectorSetup):
     return CachedEvaluator(setup.game, evaluator, persist=setup.eval_cache == "cache")
 
 
-def _mcts(setup: CollectorSetup, labeler: OracleLabeler | None):
-    config = setup.config
-    return network_evaluator(setup), AlphaZeroCollector(
-        setup.game, setup.num_envs, mcts=config.mcts, seed=setup.seed, labeler=labeler, search=config.search,
-        gumbel=config.gumbel, archive_start=config.archive_start, archive_size=config.archive_size)
+def alphazero_options(config: SelfPlayConfig) -> dict:
+    """The AlphaZeroCollector's keyword arguments that come from the self-play config."""
+    return dict(mcts=config.mcts, search=config.search, gumbel=config.gumbel,
+                archive_start=config.archive_start, archive_size=config.archive_size)
 
 
 def alphazero(setup: CollectorSetup):
     """AlphaZero: MCTS self-play; rows of finished games."""
-    return _mcts(setup, None)
-
-
-def azal(setup: CollectorSetup):
-    """AZAL: AlphaZero's self-play, the rows of finished games labelled by the oracle service."""
-    return _mcts(setup, OracleLabeler(setup.game, setup.oracle, min_ply=setup.config.label_min_ply,
-                                      store=setup.oracle_store))
+    return network_evaluator(setup), AlphaZeroCollector(setup.game, setup.num_envs, seed=setup.seed,
+                                                        **alphazero_options(setup.config))

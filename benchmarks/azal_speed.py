@@ -34,6 +34,7 @@ import torch
 
 from actors.alphazero import AlphaZeroCollector
 from actors.labels import OracleLabeler
+from algorithms.azal import AzalCollector
 from launch.config import resolve
 from inference.tensors import numpy_weights
 from inference.networks import build_network
@@ -54,8 +55,9 @@ def collect_once(config, network, steps: int, replicas: int | None, seed: int) -
                               replica_options={"num_cpus": 0}, engine=config.oracle.engine)
         labeler = OracleLabeler(game, client, min_ply=actors.label_min_ply)
     try:
-        collector = AlphaZeroCollector(game, actors.envs_per_actor, mcts=actors.mcts, seed=seed, labeler=labeler,
-                                       search=actors.search, gumbel=actors.gumbel)
+        options = dict(mcts=actors.mcts, seed=seed, search=actors.search, gumbel=actors.gumbel)
+        collector = (AlphaZeroCollector(game, actors.envs_per_actor, **options) if labeler is None
+                     else AzalCollector(game, actors.envs_per_actor, labeler=labeler, **options))
         start = time.perf_counter()
         rows = collector.collect(network, steps)
         seconds = time.perf_counter() - start

@@ -17,7 +17,7 @@ that procedure, for any arm of any experiment spec:
   default), and the command refuses a seed the spec's comparison uses at that size (any
   arm, any instance): tuning on the seeds that are then reported would select the value
   that happened to suit them.
-- **One search space per algorithm** (:data:`SPACES`): the config field the algorithm
+- **One search space per algorithm** (:data:`SPACES_BY_KEY`): the config field the algorithm
   explores by and its default range. Ray Tune's ``BasicVariantGenerator`` draws the
   values (``--search grid``: evenly spaced on the range's scale, both ends included;
   ``random``: Tune's sampler on that scale).
@@ -49,6 +49,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import algorithms
 import games
 from evaluation.run_config import CONFIG_FILE
 from launch.config import ConfigError, TrainConfig, apply_overrides, validate
@@ -142,8 +143,8 @@ class Space:
 # The exploration parameter of each algorithm, and the range it is searched over by
 # default (--param, --low, --high and --scale change them for one run).
 #
-# epsilon (AVI and the hybrid: the probability of a uniformly random legal move in
-# epsilon-greedy self-play): the presets use 0.1 (Hex boards), 0.15 (Othello and Go, AVI
+# epsilon (AVI and the algorithms that collect as it does: the probability of a uniformly
+# random legal move in epsilon-greedy self-play): the presets use 0.1 (Hex boards), 0.15 (Othello and Go, AVI
 # paper Table 3), 0.3 (Connect Four, the paper) and 0.5 (tic-tac-toe), so [0.02, 0.5]
 # spans them with room below. The values worth trying span more than a factor of ten, so
 # the range is searched on a log scale: each factor of 2 gets as many samples (a grid of
@@ -159,22 +160,30 @@ class Space:
 # config with AlphaZero's c_init / c_base schedule (F-Games, Table 6) or the Gumbel search
 # does not read c_puct and is refused (:func:`unused_reason`): tune its own parameter
 # with --param.
-SPACES = {
-    "avi": Space("actors.epsilon", "log", 0.02, 0.5, 0.001, (0.001, 1.0)),
-    "hybrid": Space("actors.epsilon", "log", 0.02, 0.5, 0.001, (0.001, 1.0)),
-    "alphazero": Space("actors.mcts.c_puct", "log", 0.5, 5.0, 0.01, (0.05, 50.0)),
-    "azal": Space("actors.mcts.c_puct", "log", 0.5, 5.0, 0.01, (0.05, 50.0)),
+# Keyed by the parameter: an algorithm names its own (its descriptor's ``exploration``).
+SPACES_BY_KEY = {
+    "actors.epsilon": Space("actors.epsilon", "log", 0.02, 0.5, 0.001, (0.001, 1.0)),
+    "actors.mcts.c_puct": Space("actors.mcts.c_puct", "log", 0.5, 5.0, 0.01, (0.05, 50.0)),
 }
+
+
+def default_space(algo: str) -> Space | None:
+    """The default space of ``algo``: that of its descriptor's exploration parameter, if
+    the table has one (None for an unknown algorithm or parameter)."""
+    try:
+        return SPACES_BY_KEY.get(algorithms.descriptor(algo).exploration)
+    except ValueError:
+        return None
 
 
 def space_for(algo: str, *, key: str | None = None, low: float | None = None, high: float | None = None,
               scale: str | None = None, step: float | None = None) -> Space:
-    """The space of ``algo`` (:data:`SPACES`), with any of its parts replaced; an
+    """The space of ``algo`` (:func:`default_space`), with any of its parts replaced; an
     algorithm without one needs ``key``, ``low`` and ``high``."""
-    default = SPACES.get(algo)
+    default = default_space(algo)
     if default is None and (key is None or low is None or high is None):
         raise SpecError(f"algorithm {algo!r} has no exploration parameter in the tuning table (known: "
-                        f"{', '.join(SPACES)}); give --param KEY --low L --high H")
+                        f"{', '.join(SPACES_BY_KEY)}); give --param KEY --low L --high H")
     if default is not None and key is not None and key != default.key and (low is None or high is None):
         raise SpecError(f"--param {key}: give its range with --low and --high (the default range is "
                         f"{default.key}'s)")

@@ -17,6 +17,7 @@ from actors.archive import StateArchive
 from actors.avi import AviCollector
 from actors.config import SelfPlayConfig
 from actors.labels import SMOOTHING, OracleLabeler
+from algorithms.azal import AzalCollector
 from launch.config import resolve
 from launch.safe_tree import from_safe, to_safe
 from learner.checkpoint import load_checkpoint, save_checkpoint
@@ -236,7 +237,7 @@ def test_the_archive_keeps_each_states_moves_beside_it():
 def chomp_azal(tmp_path, seed, *, archive_start=1.0, archive_size=64):
     game = games.make("chomp", rows=4, cols=5)
     labeler = OracleLabeler(game, OracleWorker(store=str(tmp_path / f"s{seed}.sqlite"), chomp_cache_dir=str(tmp_path)))
-    return AlphaZeroCollector(game, 8, mcts=MCTSConfig(simulations=4), seed=seed, labeler=labeler,
+    return AzalCollector(game, 8, mcts=MCTSConfig(simulations=4), seed=seed, labeler=labeler,
                               archive_start=archive_start, archive_size=archive_size)
 
 

@@ -1,4 +1,4 @@
-"""AZAL's labels asked without waiting (actors/alphazero.py, actors/labels.py): self-play
+"""AZAL's labels asked without waiting (algorithms/azal.py, actors/labels.py): self-play
 that searches on while Ray oracle replicas solve gives the rows, the order and the labels
 of self-play labelled at once by an in-process worker."""
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import games
-from actors.alphazero import AlphaZeroCollector
 from actors.labels import OracleLabeler
+from algorithms.azal import AzalCollector
 from oracle_service.service import OracleClient, OracleWorker
 from search.evaluators import UniformEvaluator
 from search.mcts import MCTSConfig
@@ -32,14 +32,14 @@ class QueueWatch:
 
 def test_labels_asked_during_search_are_those_of_labelling_at_once(ray_session, tmp_path):
     game = games.make("connect4")
-    at_once = AlphaZeroCollector(game, ENVS, mcts=SEARCH, seed=SEED, labeler=OracleLabeler(
+    at_once = AzalCollector(game, ENVS, mcts=SEARCH, seed=SEED, labeler=OracleLabeler(
         game, OracleWorker(store=str(tmp_path / "at_once.sqlite"), tt_log2_size=20)))
     expected = at_once.collect(UniformEvaluator(game), STEPS)
 
     client = OracleClient(num_replicas=2, store=str(tmp_path / "overlap.sqlite"), replica_options={"num_cpus": 0},
                           tt_log2_size=20)
     try:
-        overlapped = AlphaZeroCollector(game, ENVS, mcts=SEARCH, seed=SEED, labeler=OracleLabeler(game, client))
+        overlapped = AzalCollector(game, ENVS, mcts=SEARCH, seed=SEED, labeler=OracleLabeler(game, client))
         watch = QueueWatch(game)
         watch.collector = overlapped
         got = overlapped.collect(watch, STEPS)
@@ -60,7 +60,7 @@ def test_labels_asked_during_search_are_those_of_labelling_at_once(ray_session, 
 @pytest.mark.slow
 def test_a_checkpoint_refuses_rows_still_waiting_for_labels(tmp_path):
     game = games.make("connect4")
-    collector = AlphaZeroCollector(game, 4, mcts=SEARCH, seed=SEED, labeler=OracleLabeler(
+    collector = AzalCollector(game, 4, mcts=SEARCH, seed=SEED, labeler=OracleLabeler(
         game, OracleWorker(store=str(tmp_path / "s.sqlite"), tt_log2_size=20)))
     histories = [[3, 3, 2]]
     collector.unlabelled.append(({"target": np.zeros(1, np.float32)},

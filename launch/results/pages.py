@@ -25,7 +25,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from launch.results.data import RESULTS_DIR, ROOT, load_study
+from launch.results.data import JOIN, RESULTS_DIR, ROOT, load_study
 from launch.results.fragments import KINDS, WITHOUT_STUDY, Context, FragmentError
 
 MARKER = re.compile(r"(<!-- results: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(<!-- /results -->)", re.DOTALL)
@@ -61,16 +61,19 @@ def parse_marker(spec: str, where: str) -> tuple[str, dict]:
 
 
 def _pages_of(texts: dict) -> dict:
-    """Each study -> the first results page (not README) whose markers draw from it."""
-    out = {}
+    """Each study -> the first results page (not README) whose markers draw from it: from
+    it alone where a page does, else joined with others (``study=a+b``)."""
+    alone, joined = {}, {}
     for page, text in texts.items():
         if page.name == "README.md" or page.name == "index.md":
             continue
         for m in markers(text):
             study = re.search(r"study=(\S+)", m.group("spec"))
             if study:
-                out.setdefault(study.group(1), page)
-    return out
+                parts = study.group(1).split(JOIN)
+                for part in parts:
+                    (alone if len(parts) == 1 else joined).setdefault(part, page)
+    return joined | alone
 
 
 def render(page: Path, text: str, *, data_root: Path, pages_of: dict, draw: bool) -> str:

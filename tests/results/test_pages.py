@@ -149,7 +149,10 @@ def test_studies_joined_by_a_plus_draw_as_one_and_a_trial_in_both_is_refused(tmp
     page.write_text("<!-- results: time-to-goal study=first+later -->\n<!-- /results -->\n\n"
                     "<!-- results: time-to-goal study=whole -->\n<!-- /results -->\n\n"
                     "<!-- results: provenance study=first+later -->\n<!-- /results -->\n")
+    (tmp_path / "docs" / "results" / "index.md").write_text("<!-- results: index -->\n<!-- /results -->\n")
     assert generate(root=tmp_path, data_root=data, check=False, out=io.StringIO()) == 0
+    index = (tmp_path / "docs" / "results" / "index.md").read_text()
+    assert re.search(r"\| `later` \|.*\| \[joined\]\(joined.md\) \|", index)  # a part links to its page
     joined, whole, provenance = re.findall(r"-->\n(.*?)<!-- /results -->", page.read_text(), re.S)
     assert joined == whole and "| hex 3x3 | AVI | 3 | 3 of 3 |" in joined and "| hex 3x3 | AlphaZero S=32 |" in joined
     assert "`results/first/study.json`" in provenance and "`results/later/study.json`" in provenance

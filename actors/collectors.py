@@ -46,7 +46,8 @@ def value_function(setup: CollectorSetup):
     images alike: they share one cache entry (more hits: docs/benchmarks.md)."""
     if setup.inference_server is not None:
         return InferenceClient(setup.inference_server)
-    value_fn = ValueFunction(setup.game, setup.network, inference_dtype=setup.config.inference_dtype)
+    value_fn = ValueFunction(setup.game, setup.network, inference_dtype=setup.config.inference_dtype,
+                             compile=setup.config.compile)
     if setup.eval_cache == "off":
         return value_fn
     images = [s.obs for s in setup.game.symmetries()] if setup.network.symmetrize else None
@@ -67,7 +68,8 @@ def avi(setup: CollectorSetup):
 
 def network_evaluator(setup: CollectorSetup):
     """Priors and values for MCTS from the actor's own network, behind the evaluation cache."""
-    evaluator = NetworkEvaluator(setup.game, setup.network, inference_dtype=setup.config.inference_dtype)
+    evaluator = NetworkEvaluator(setup.game, setup.network, inference_dtype=setup.config.inference_dtype,
+                                 compile=setup.config.compile)
     if setup.eval_cache == "off":
         return evaluator
     return CachedEvaluator(setup.game, evaluator, persist=setup.eval_cache == "cache")

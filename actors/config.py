@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from actors.avi import SAMPLE_BY
+from inference.compiled import check_compile
 from inference.precision import check_dtype
 from inference.machine import threads_here, threads_value
 from search.cache import EVAL_CACHE_MODES
@@ -61,6 +62,11 @@ class SelfPlayConfig:
     # (auto's timed choice may differ between runs), and on AVX2 CPUs no reduced-precision
     # path of the MLP presets stays within tolerance (docs/benchmarks.md).
     inference_dtype: str = "fp32"  # auto, fp32, bf16 or int8 (inference/precision.py)
+    # The fp32 network's forward compiled by torch.compile (inference/compiled.py): "off",
+    # "on", or "auto": compiled once an actor's network has answered 2,000 calls of 64 rows
+    # or more (a run long enough to win back a compile of about 2 minutes; tests and quick runs never
+    # reach it). Eager where the C++ toolchain is missing, with a warning.
+    compile: str = "auto"
     # The evaluation cache (search/cache.py): "cache" evaluates each distinct input once
     # per weight version, "batch" once per call, "off" every time; "auto" is cache for AVI
     # (about half of Connect Four's children repeat within a phase) and off for AlphaZero
@@ -94,6 +100,7 @@ class SelfPlayConfig:
         if self.archive_size < 1:
             raise ValueError(f"archive_size must be >= 1, got {self.archive_size}")
         check_dtype(self.inference_dtype, type(self).__name__)
+        check_compile(self.compile, type(self).__name__)
         if self.eval_cache not in ("auto", *EVAL_CACHE_MODES):
             raise ValueError(f"eval_cache must be one of auto, {', '.join(EVAL_CACHE_MODES)}, got {self.eval_cache!r}")
         if self.inference_servers < 0:

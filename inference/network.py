@@ -24,6 +24,7 @@ import torch
 
 from games import Game
 from games.base import State
+from inference.compiled import Compiled
 from inference.networks import NetworkConfig, build_network, forward_cost
 from inference.precision import FastPath, GuardSet, check_dtype, guard_set
 from inference.tensors import check_obs, load_numpy_weights, read_only_tensor
@@ -40,10 +41,14 @@ class ValueFunction:
     each weight version (bf16, int8, or auto: the fastest on this machine), built at the
     version's first call and used only if its values stay within the tolerance of fp32
     there and its greedy moves agree with fp32's on the game's guard positions (built at
-    the first fast call); ``fast.dtype`` says which path answers the current version."""
+    the first fast call); ``fast.dtype`` says which path answers the current version.
+
+    ``compile`` (``inference.compiled``): off, on or auto, the fp32 network's forward compiled
+    by ``torch.compile``; ``compiled.active`` says whether it answers. A fast dtype other than
+    fp32 answers with its own copy, not compiled."""
 
     def __init__(self, game: Game, net_config: NetworkConfig, *, max_batch: int = 65536, device="cpu",
-                 inference_dtype: str = "fp32"):
+                 inference_dtype: str = "fp32", compile: str = "off"):
         if max_batch < 1:
             raise ValueError(f"{type(self).__name__}: max_batch must be >= 1, got {max_batch}")
         self.game, self.net_config, self.max_batch = game, net_config, int(max_batch)
@@ -51,6 +56,7 @@ class ValueFunction:
         self.net = build_network(game, net_config).to(self.device).eval()
         self.fast = FastPath(check_dtype(inference_dtype, type(self).__name__),
                              (game.name, tuple(sorted(game.params.items())), net_config, self.device.type))
+        self.compiled = Compiled(self.net, compile, type(self).__name__)
         self.cost = forward_cost(self.net)  # network evaluations per sample (symmetric images counted)
         self._guard: GuardSet | None = None  # the fast path's guard positions, built at its first use
         self.version: int | None = None  # of the weights in use; None until set_weights
@@ -81,7 +87,7 @@ class ValueFunction:
         values = np.empty(n, np.float32)
         priors = np.empty((n, self.game.num_actions), np.float32) if logits and self.has_policy else None
         with torch.inference_mode():
-            net = self.net
+            net = self.compiled
             for start in range(0, n, self.max_batch):
                 chunk = read_only_tensor(obs[start:start + self.max_batch]).to(self.device).float()
                 if self.fast.requested != "fp32":
@@ -120,11 +126,12 @@ class NetworkEvaluator(ValueFunction):
     game states, it answers :meth:`ValueFunction.evaluate`'s priors and bounded values."""
 
     def __init__(self, game: Game, net_config: NetworkConfig, *, device="cpu", max_batch: int = 65536,
-                 inference_dtype: str = "fp32"):
+                 inference_dtype: str = "fp32", compile: str = "off"):
         if not net_config.policy_head:
             raise ValueError("NetworkEvaluator: net_config.policy_head must be True (the search needs priors); "
                              "use dataclasses.replace(config, policy_head=True)")
-        super().__init__(game, net_config, max_batch=max_batch, device=device, inference_dtype=inference_dtype)
+        super().__init__(game, net_config, max_batch=max_batch, device=device, inference_dtype=inference_dtype,
+                         compile=compile)
 
     def __call__(self, states: State) -> tuple[np.ndarray, np.ndarray]:
         return self.evaluate(states)

@@ -2,7 +2,7 @@
 end to end on the CPU), the same computation alternating in one process.
 
     python -m benchmarks.peer_speed [--cores 1] [--quick | --tiny] [--tasks ...] [--ours-only] [--json]
-        [--profile N]
+        [--compile off|on|both] [--profile N]
 
 The peer needs the ``bench`` extra (``pip install -e '.[bench]'``: jax, pgx, mctx, optax);
 without it the command says so and exits 1, unless ``--ours-only``.
@@ -38,6 +38,12 @@ default) pins the process to one core with one thread on both sides (torch's int
 threads, XLA's Eigen pool off); ``--cores 2`` uses two of each. Sizes: the presets' (the
 default), ``--quick`` (16 environments, 8 simulations, batch 64: every comparison in about
 2 minutes), ``--tiny`` (the test suite's: a check that it runs, not a measurement).
+
+``--compile``: our network eager (``off``, the default), compiled (``on``: ``actors.compile=on``,
+``inference/compiled.py``), or ``both``: a third side, ours compiled, taking turns with the other
+two, its rate in ``compiled``, its ratio to the peer in ``compiled_ratio``, to ours eager in
+``compiled_speedup`` and its first call's wall time (the compile) in ``compile_s``; the self-play
+comparisons only (the learner trains eagerly).
 
 ``--json``: one line per comparison: ``task``, ``ours``, ``peer``, ``unit``, ``ratio`` (and the
 size it ran at); ``peer`` and ``ratio`` are null with ``--ours-only``. ``--profile N``: after
@@ -130,8 +136,9 @@ def setup(task: str, size: Size):
     return kind, rest[0] if kind == "search" else None, config, game, net
 
 
-def ours(task: str, size: Size):
-    """``(call, units per call)``: one timed call of this project's side, run once here."""
+def ours(task: str, size: Size, compile: str = "off"):
+    """``(call, units per call)``: one timed call of this project's side, run once here;
+    ``compile``: the network's (``actors.compile``)."""
     from inference.tensors import numpy_weights
 
     kind, search, config, game, net = setup(task, size)
@@ -140,7 +147,7 @@ def ours(task: str, size: Size):
         from actors.alphazero import AlphaZeroCollector
         from inference.network import NetworkEvaluator
 
-        network = NetworkEvaluator(game, config.network, inference_dtype=actors.inference_dtype)
+        network = NetworkEvaluator(game, config.network, inference_dtype=actors.inference_dtype, compile=compile)
         network.set_weights(numpy_weights(net), version=0)
         collector = AlphaZeroCollector(game, actors.num_envs, mcts=actors.mcts, seed=0, search=search,
                                        gumbel=actors.gumbel)
@@ -152,7 +159,7 @@ def ours(task: str, size: Size):
         from actors.avi import AviCollector
         from inference.network import ValueFunction
 
-        values = ValueFunction(game, config.network, inference_dtype=actors.inference_dtype)
+        values = ValueFunction(game, config.network, inference_dtype=actors.inference_dtype, compile=compile)
         values.set_weights(numpy_weights(net), 0)
         collector = AviCollector(game, actors.num_envs, epsilon=actors.epsilon, gamma=config.gamma, seed=0)
 
@@ -235,14 +242,14 @@ def peer(task: str, size: Size):
 # ---------------------------------------------------------------------------- the comparison
 
 
-def profile(task: str, size: Size, top: int) -> str:
+def profile(task: str, size: Size, top: int, compile: str = "off") -> str:
     """Where one call of our side of ``task`` spends its time: cProfile's ``top`` functions
     by their own time, and by time including what they call."""
     import cProfile
     import io
     import pstats
 
-    call, _ = ours(task, size)
+    call, _ = ours(task, size, compile)
     profiler = cProfile.Profile()
     profiler.runcall(call)
     out = io.StringIO()
@@ -252,8 +259,14 @@ def profile(task: str, size: Size, top: int) -> str:
     return out.getvalue()
 
 
-def compare(task: str, size: Size, ours_only: bool) -> dict:
-    sides = {"ours": ours(task, size)}
+def compare(task: str, size: Size, ours_only: bool, compile: str = "off") -> dict:
+    with_compiled = compile == "both" and not task.startswith("learner")
+    sides = {"ours": ours(task, size, "on" if compile == "on" else "off")}
+    compile_s = None
+    if with_compiled:
+        start = time.perf_counter()
+        sides["compiled"] = ours(task, size, "on")
+        compile_s = time.perf_counter() - start  # building the side and its first call: the compile
     if not ours_only:
         sides["peer"] = peer(task, size)
     rates = {name: [] for name in sides}
@@ -276,6 +289,12 @@ def compare(task: str, size: Size, ours_only: bool) -> dict:
         row.update(envs=config.actors.num_envs, moves=size.moves)
         if task.startswith("alphazero"):
             row["simulations"] = config.actors.mcts.simulations
+    if with_compiled:
+        row.update(compiled=statistics.median(rates["compiled"]), compile_s=compile_s,
+                   compiled_speedup=statistics.median(c / o for c, o in zip(rates["compiled"], rates["ours"])),
+                   compiled_ratio=(statistics.median(c / p for c, p in zip(rates["compiled"], rates["peer"]))
+                                   if "peer" in rates else None),
+                   compiled_runs=rates["compiled"])
     row.update(repeats=size.repeats, ours_runs=rates["ours"], peer_runs=rates.get("peer"))
     return row
 
@@ -291,6 +310,8 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, help="timed calls of each side (default: the size's)")
     p.add_argument("--ours-only", action="store_true", help="this project's side alone (no bench extra needed)")
     p.add_argument("--json", action="store_true", help="one JSON line per comparison")
+    p.add_argument("--compile", choices=("off", "on", "both"), default="off",
+                   help="our network eager, compiled, or both side by side (inference/compiled.py)")
     p.add_argument("--profile", type=int, default=0, metavar="N",
                    help="then profile one call of our side of each task: its N costliest functions, on stderr")
     args = p.parse_args(argv)
@@ -305,7 +326,7 @@ def main(argv=None) -> int:
     pin(args.cores)
     rows = []
     for task in args.tasks:
-        row = {**compare(task, size, args.ours_only), "cores": args.cores}
+        row = {**compare(task, size, args.ours_only, args.compile), "cores": args.cores}
         rows.append(row)
         if args.json:
             print(json.dumps(row), flush=True)
@@ -314,8 +335,13 @@ def main(argv=None) -> int:
             ratio = "-" if row["ratio"] is None else f"x{row['ratio']:.2f}"
             print(f"{task:28s} ours {row['ours']:>10,.1f}  peer {peer_text:>10s} {row['unit']:12s} ours/peer {ratio}",
                   flush=True)
+            if "compiled" in row:
+                ratio = "-" if row["compiled_ratio"] is None else f"x{row['compiled_ratio']:.2f}"
+                print(f"{'':28s} compiled {row['compiled']:>6,.1f}  x{row['compiled_speedup']:.2f} of eager, "
+                      f"compiled/peer {ratio}, compile {row['compile_s']:.0f} s", flush=True)
         if args.profile:
-            print(f"== {task}, our side, one call\n{profile(task, size, args.profile)}", file=sys.stderr, flush=True)
+            text = profile(task, size, args.profile, "on" if args.compile == "on" else "off")
+            print(f"== {task}, our side, one call\n{text}", file=sys.stderr, flush=True)
     return 0
 
 

@@ -87,3 +87,17 @@ def test_the_profile_names_our_collectors_functions():
     out = peer_speed.profile("avi_hex", peer_speed.SIZES["tiny"], top=8)
     assert "function calls" in out and "tottime" in out
     assert "avi.py" in out  # the collector's own step, by cumulative time
+
+
+def test_the_compiled_side_takes_turns_beside_ours(monkeypatch):
+    # The third side's plumbing, with torch.compile stood in by the eager network (the compile
+    # itself: tests/inference/test_compiled.py).
+    from inference import compiled
+
+    monkeypatch.setattr(compiled, "toolchain_missing", lambda: None)
+    monkeypatch.setattr(compiled.torch, "compile", lambda net, dynamic=None: net)
+    row = peer_speed.compare("avi_hex", peer_speed.SIZES["tiny"], ours_only=True, compile="both")
+    assert row["compiled"] > 0 and row["compiled_speedup"] > 0 and row["compile_s"] > 0
+    assert row["compiled_ratio"] is None and len(row["compiled_runs"]) == peer_speed.SIZES["tiny"].repeats
+    assert "compiled" not in peer_speed.compare("learner_alphazero_connect4", peer_speed.SIZES["tiny"],
+                                                ours_only=True, compile="both")

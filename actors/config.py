@@ -65,8 +65,10 @@ class SelfPlayConfig:
     # The fp32 network's forward compiled by torch.compile (inference/compiled.py): "off",
     # "on", or "auto": compiled once an actor's network has answered 2,000 calls of 64 rows
     # or more (a run long enough to win back a compile of about 2 minutes; tests and quick runs never
-    # reach it). Eager where the C++ toolchain is missing, with a warning.
-    compile: str = "auto"
+    # reach it). Eager where the C++ toolchain is missing, with a warning. Off by default: the
+    # compiled kernels' sums need not equal eager's bit for bit, so a run would no longer
+    # repeat exactly, and the compile is measured in one process, not yet in Ray's actors.
+    compile: str = "off"
     # The evaluation cache (search/cache.py): "cache" evaluates each distinct input once
     # per weight version, "batch" once per call, "off" every time; "auto" is cache for AVI
     # (about half of Connect Four's children repeat within a phase) and off for AlphaZero

@@ -221,15 +221,19 @@ def asynchronous(run: ScheduleHost, budget: Budget) -> Iterator[dict]:
                 continue
             take(ready[0])
     finally:
-        # Wait for the calls in flight (their failures, if any, no longer matter), within the
-        # watch's bound: an actor away for good is left, and said so.
-        in_flight = {ref: actor for ref, (actor, _, _) in pending.items()}
-        if training is not None:
-            in_flight[training] = run.link.learner
-        try:
-            run.watch.each(in_flight, "the calls in flight at the schedule's end")
-        except WaitExpired as err:
-            print(f"left unfinished: {err}", file=sys.stderr, flush=True)
+        _wait_in_flight(run, {ref: actor for ref, (actor, _, _) in pending.items()}, training)
+
+
+def _wait_in_flight(run: ScheduleHost, calls: dict, training) -> None:
+    """Wait for the calls in flight at the asynchronous schedule's end (their failures, if
+    any, no longer matter), within the watch's bound: an actor away for good is left, and
+    said so."""
+    if training is not None:
+        calls[training] = run.link.learner
+    try:
+        run.watch.each(calls, "the calls in flight at the schedule's end")
+    except WaitExpired as err:
+        print(f"left unfinished: {err}", file=sys.stderr, flush=True)
 
 
 SCHEDULES = {"sync": synchronous, "async": asynchronous}

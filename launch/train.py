@@ -249,7 +249,7 @@ class Run:
         if self.evaluates and self.counters.version not in spend.complete:
             # The final weights are always evaluated: what the last record lacks (all of it,
             # or the game suites it left out) is added; a wall clock may still leave some out.
-            evaluated, unplayed = any(k.startswith("eval/") for k in last), self._unplayed(last)
+            evaluated, unplayed = any(k.startswith("eval/") for k in last), unplayed(self.play_suites, last)
             if not evaluated or unplayed:
                 checkpoint_left = self._checkpointed_at != (self.counters.iteration, self.counters.updates)
                 end.update(spend.evaluate(play=bool(unplayed), others=not evaluated, final=True, due=unplayed,
@@ -287,10 +287,6 @@ class Run:
         if self.inference:  # the inference servers' batches so far
             record.update(inference_record(self.watch.get({s.stats.remote(): s for s in self.inference},
                                                           "the inference servers' statistics")))
-
-    def _unplayed(self, record: dict) -> list[str]:
-        """The game suites with no metric in ``record``."""
-        return [s for s in self.play_suites if not any(k.startswith(f"eval/{s}/") for k in record)]
 
     def publish(self) -> None:
         # Fetched and put by the driver: the weights then live in its object store, and
@@ -382,6 +378,11 @@ class Run:
         self.replay.close()
         if self.oracle is not None:
             self.oracle.close()
+
+
+def unplayed(play_suites, record: dict) -> list[str]:
+    """The game suites of ``play_suites`` with no metric in ``record``."""
+    return [s for s in play_suites if not any(k.startswith(f"eval/{s}/") for k in record)]
 
 
 def log_error_end(run: Run, error: Exception) -> None:

@@ -249,7 +249,7 @@ class Run:
         if self.evaluates and self.counters.version not in spend.complete:
             # The final weights are always evaluated: what the last record lacks (all of it,
             # or the game suites it left out) is added; a wall clock may still leave some out.
-            evaluated, unplayed = any(k.startswith("eval/") for k in last), unplayed(self.play_suites, last)
+            evaluated, unplayed = any(k.startswith("eval/") for k in last), unplayed_suites(self.play_suites, last)
             if not evaluated or unplayed:
                 checkpoint_left = self._checkpointed_at != (self.counters.iteration, self.counters.updates)
                 end.update(spend.evaluate(play=bool(unplayed), others=not evaluated, final=True, due=unplayed,
@@ -380,7 +380,7 @@ class Run:
             self.oracle.close()
 
 
-def unplayed(play_suites, record: dict) -> list[str]:
+def unplayed_suites(play_suites, record: dict) -> list[str]:
     """The game suites of ``play_suites`` with no metric in ``record``."""
     return [s for s in play_suites if not any(k.startswith(f"eval/{s}/") for k in record)]
 

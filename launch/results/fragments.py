@@ -170,7 +170,10 @@ def tuning(study: Study, args: dict, ctx: Context) -> str:
                        f"{_num(trial['updates'])} | {trial['end']} |")
         verdict = ("no value chosen: no trial ran to its end" if chosen is None else
                    f"chosen {'over both ranges ' if past else ''}`{key} = {chosen['value']:g}`")
-        values = [trial["value"] for trial in t["trials"]] + ([t["extends"]["chosen"]["value"]] if past else [])
+        values = [trial["value"] for trial in t["trials"]]
+        if past:  # the values of both ranges: the step's own and those past its end
+            values += [trial["value"] for b in study.tunings if "extends" not in b and b["arm"] == t["arm"]
+                       and b.get("instance") == t.get("instance") for trial in b["trials"]]
         if chosen is not None and len(values) > 1 and chosen["value"] in (min(values), max(values)):
             if not past and (t.get("instance"), t["arm"]) in extended:
                 out += ["", f"{verdict}, an end of the values tried: the values past it follow.", ""]

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from evaluation.run_config import CONFIG_FILE
 from evaluation.run_metrics import read_metrics
+from launch.experiments.claim import claimed
 from launch.experiments.layout import BEYOND, DONE_FILE, EXPERIMENT_FILE, TUNE_FILE, TUNING_DIR
 from launch.config import TrainConfig
 from launch.metrics import numbers
@@ -215,15 +216,23 @@ def run_experiment(spec_name: str, out, *, size: str | None = None, updates: int
     """Run (or resume) an experiment in ``out``: board by board, its tuning steps, then its
     trials with the values they chose (``Plan.phases``); then its head-to-head matches and
     its inference study. Returns ``{trial name: "done" | error}`` (and, under the names of
-    ``STUDIES``, the matches' or the study's error, if any)."""
+    ``STUDIES``, the matches' or the study's error, if any). One driver at a time runs
+    ``out`` (claim.py)."""
+    out = Path(out).resolve()
+    # The spec is read and planned before Ray starts: a bad field costs nothing.
+    prepare(spec_name, out, size=size, updates=updates, resume=resume, embedded=True)
+    with claimed(out, log):
+        return _run_claimed(spec_name, out, size=size, updates=updates, address=address,
+                            max_concurrent=max_concurrent, resume=resume, wandb_mode=wandb_mode, argv=argv, log=log)
+
+
+def _run_claimed(spec_name: str, out: Path, *, size, updates, address, max_concurrent, resume, wandb_mode, argv,
+                 log) -> dict:
     import ray
 
     from launch.placement import offered_resources
     from lifecycle.ray_start import start_ray
 
-    out = Path(out).resolve()
-    # The spec is read and planned before Ray starts: a bad field costs nothing.
-    prepare(spec_name, out, size=size, updates=updates, resume=resume, embedded=True)
     start_ray(address)
     embedded = address is None
     resources = ray.cluster_resources()

@@ -17,6 +17,7 @@ import sys
 
 from launch.config import ConfigError
 from launch.experiments.spec import SIZES, check_datasets, check_placement, load_spec, plan as make_plan
+from launch.experiments.tuning import TuningInterrupted
 
 
 def experiment_parser() -> argparse.ArgumentParser:
@@ -106,6 +107,10 @@ def experiment_main(argv: list[str] | None = None) -> int:
     except ConfigError as err:  # SpecError, or a config the cluster refuses
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except TuningInterrupted as err:
+        print(f"interrupted: {err}; --resume continues it: python -m launch experiment {args.spec} "
+              f"--out {args.out} --resume", file=sys.stderr)
+        return 1
     from launch.experiments.tune_run import STUDIES
 
     failed = {name: why for name, why in outcome.items() if why != "done"}

@@ -555,10 +555,19 @@ def _trial_entries(plan, out: Path, address, wandb_mode) -> list[dict]:
     return entries
 
 
+class TuningInterrupted(RuntimeError):
+    """Tune returned before every trial ended (Ctrl-C, a stopped driver): nothing is chosen."""
+
+
 def _finished_trials(results, plan, scheduler) -> list[dict]:
-    """tune.json's entry of each trial: its value, seed, last metric, how it ended, its curve."""
-    trials = []
+    """tune.json's entry of each trial: its value, seed, last metric, how it ended, its curve.
+    Raises TuningInterrupted where a trial had not ended: Tune saves its state on an interrupt
+    instead of raising, and a choice among the trials that had ended would be recorded as final."""
+    trials, unfinished = [], 0
     for result in results:
+        if result.config is None:  # a trial that never reported before the interrupt: Tune has no config of it
+            unfinished += 1
+            continue
         entry = result.config["trial"]
         metrics = result.metrics or {}
         done = Path(entry["run_dir"], DONE_FILE)
@@ -578,6 +587,10 @@ def _finished_trials(results, plan, scheduler) -> list[dict]:
                     "budget" if finished else "not finished"),
             "error": f"{type(result.error).__name__}: {result.error}" if result.error is not None else None,
             "curve": curve})
+    unfinished += sum(t["end"] == "not finished" for t in trials)
+    if unfinished:
+        raise TuningInterrupted(f"tuning of {plan.arm} stopped before {unfinished} of its {len(results)} trials "
+                                f"ended; no value was chosen and {TUNE_FILE} was not written")
     return trials
 
 def _plain(value):
@@ -725,6 +738,9 @@ def tune_main(argv: list[str] | None = None) -> int:
     except ConfigError as err:  # SpecError, a refused seed, or a config the cluster refuses
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except TuningInterrupted as err:
+        print(f"interrupted: {err}; run it again with a new --out", file=sys.stderr)
+        return 1
     for t in record["trials"]:
         if t["error"]:
             print(f"trial {t['name']}: {t['error']}", file=sys.stderr)

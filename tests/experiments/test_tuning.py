@@ -127,6 +127,35 @@ def test_the_scheduler_remembers_the_trials_it_stopped():
     assert scheduler.stopped_at == {"poor": 64}
 
 
+def test_an_interrupted_tuning_chooses_nothing(tmp_path):
+    """Tune answers Ctrl-C by saving its state and returning: a trial without its DONE_FILE,
+    or one that never reported (Tune has no config of it), must not leave a choice among the
+    others recorded as the step's end."""
+    from ray.tune import Result
+
+    from launch.experiments.layout import DONE_FILE
+    from launch.experiments.tuning import TuningInterrupted, _finished_trials
+
+    plan = prepare_tuning("ladder-hex", "avi", size="test", samples=2)
+    scheduler = _scheduler_class()(**plan.scheduler)
+    ended, cut = (tmp_path / "ended", tmp_path / "cut")
+    for d in (ended, cut):
+        d.mkdir()
+    (ended / DONE_FILE).write_text(json.dumps({"end": "budget"}))
+
+    def result(run_dir, value):
+        entry = {"name": run_dir.name, "seed": 1, "run_dir": str(run_dir), "value": value}
+        return Result(metrics={"config": {"trial": entry}, "updates": 64, plan.metric: 0.3, "trial_id": run_dir.name},
+                      checkpoint=None, error=None, path=str(run_dir))
+
+    assert [t["end"] for t in _finished_trials([result(ended, 0.1)], plan, scheduler)] == ["budget"]
+    with pytest.raises(TuningInterrupted, match=r"stopped before 1 of its 2 trials ended; no value was chosen"):
+        _finished_trials([result(ended, 0.1), result(cut, 0.2)], plan, scheduler)
+    never = Result(metrics=None, checkpoint=None, error=None, path=str(tmp_path / "never"))
+    with pytest.raises(TuningInterrupted, match=r"stopped before 1 of its 2 trials ended"):
+        _finished_trials([result(ended, 0.1), never], plan, scheduler)
+
+
 def test_the_chosen_value_reads_back_as_the_arms_set_table():
     text = arm_set({"actors.mcts.simulations": 32}, "actors.mcts.c_puct", 1.58)
     assert tomllib.loads(text) == {"set": {"actors": {"mcts": {"simulations": 32, "c_puct": 1.58}}}}

@@ -5,6 +5,7 @@ then run once on Ray at a tiny size, and resumed."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -168,24 +169,51 @@ def test_a_range_extended_past_its_chosen_end_gives_the_better_of_both_choices(t
 
 @pytest.mark.slow
 def test_a_tuning_step_runs_before_its_board_and_its_value_is_the_trials(ray_session, tmp_path):
-    """On Ray: AVI's epsilon tuned on Hex 3x3 (2 trials of 64 updates), then AVI's and
-    AlphaZero S=8's trials; the AVI trial trains with the chosen epsilon, and a resume
-    runs nothing again."""
+    """On Ray: AVI's epsilon tuned on Hex 3x3 (2 trials of 64 updates, then 1 past the
+    chosen end), then AVI's and AlphaZero S=8's trials; tune.json holds each trial's value,
+    seed, metric, end and curve, the AVI trial trains with the chosen epsilon, the trials'
+    placement groups are gone, and a resume runs nothing again."""
+    from launch.experiments.layout import TUNE_REPORT
     from launch.experiments.tune_run import run_experiment
+    from launch.experiments.tuning import SEED_BASE, run_tuning
 
+    ray = ray_session
+    total_cpus = ray.cluster_resources()["CPU"]
     path = tmp_path / "one-board.toml"
     path.write_text(TWO_GAMES.format(hex_extra="", size_extra="").replace(
         "[sizes.full]", '[sizes.test]\ninstances = ["hex3"]\nupdates = 64\nseeds = 1\n'
-        'tune = { samples = 2, updates = 64, arms = ["avi"] }\nset = { replay = { shards = 1 } }\n\n[sizes.full]'))
+        'tune = { samples = 2, updates = 64, arms = ["avi"], beyond = 1 }\nset = { replay = { shards = 1 } }\n\n'
+        '[sizes.full]'))
     out = tmp_path / "exp"
     outcome = run_experiment(str(path), out, size="test", wandb_mode="disabled", log=lambda line: None)
     assert outcome == {"hex3-avi-s0": "done", "hex3-az8-s0": "done"}
-    record = json.loads((out / TUNING_DIR / "hex3-avi" / TUNE_FILE).read_text())
-    assert sorted(t["seed"] for t in record["trials"]) == [10000, 10001]  # not the comparison's seed 0
-    # Two samples: the chosen value is an end of the range, so the values past it are tuned too,
-    # on the next tuning seeds, and the trials take the better of both.
+    step = out / TUNING_DIR / "hex3-avi"
+    record = json.loads((step / TUNE_FILE).read_text())
+    metric = "eval/hex-3x3-play/error_rate"
+    assert record["scheduler"] == {"name": "ASHAScheduler", "time_attr": "updates", "metric": metric, "mode": "min",
+                                   "max_t": 64, "grace_period": 64, "reduction_factor": 2, "stop_last_trials": False}
+    assert record["space"]["key"] == "actors.epsilon" and record["search"]["values"] == [0.02, 0.5]
+    assert record["seeds"] == {"tuning": [SEED_BASE, SEED_BASE + 1], "comparison": [0]}  # not the comparison's
+    trials = record["trials"]
+    assert {(t["value"], t["seed"]) for t in trials} == {(0.02, SEED_BASE), (0.5, SEED_BASE + 1)}
+    for t in trials:
+        assert t["error"] is None and t["end"] in ("budget", "goal", "stopped by ASHA"), t
+        assert isinstance(t["stopped_by_asha"], bool) and (t["end"] == "stopped by ASHA") == t["stopped_by_asha"]
+        assert 0.0 <= t["metric"] <= 1.0 and t["updates"] == 64
+        assert t["curve"] and t["curve"][-1] == [t["updates"], t["metric"]]
+        config = json.loads((step / t["run_dir"] / "config.json").read_text())
+        assert config["actors"]["epsilon"] == t["value"] and config["seed"] == t["seed"]
+    assert trials[0]["metric"] <= trials[1]["metric"] or trials[1]["stopped_by_asha"]  # sorted, best first
+    chosen = record["chosen"]
+    assert chosen["value"] in (0.02, 0.5) and chosen["set"] == f"actors.epsilon={chosen['value']}"
+    assert chosen["arm_set"] == f"set = {{ actors = {{ epsilon = {chosen['value']} }} }}"
+    report = (step / TUNE_REPORT).read_text()
+    assert f"| rank | actors.epsilon | seed | {metric} | updates | ended |" in report
+    assert f"--set actors.epsilon={chosen['value']}" in report and "--resume" in report
+    # Two samples: the chosen value is an end of the range, so the next value past it is tuned
+    # too, on the next tuning seed, and the trials take the better of both.
     wider = json.loads((out / TUNING_DIR / "hex3-avi-beyond" / TUNE_FILE).read_text())
-    assert sorted(t["seed"] for t in wider["trials"]) == [10002, 10003]
+    assert [t["seed"] for t in wider["trials"]] == [SEED_BASE + 2]
     assert wider["extends"] == {"step": "hex3-avi", "chosen": record["chosen"]}
     assert not set(t["value"] for t in wider["trials"]) & set(t["value"] for t in record["trials"])
     chosen = wider["chosen_overall"]["value"]
@@ -195,15 +223,20 @@ def test_a_tuning_step_runs_before_its_board_and_its_value_is_the_trials(ray_ses
     ran = json.loads((out / trials["hex3-avi-s0"]["run_dir"] / "config.json").read_text())
     assert ran["actors"]["epsilon"] == chosen
     assert trials["hex3-az8-s0"]["tuned"] == {}
+    # The trials' placement groups are gone with them.
+    deadline = time.time() + 60
+    while ray.available_resources().get("CPU", 0) != total_cpus and time.time() < deadline:
+        time.sleep(1)
+    assert ray.available_resources().get("CPU", 0) == total_cpus
     before = sorted(p.name for p in (out / TUNING_DIR).rglob("*"))
     assert run_experiment(str(path), out, resume=True, wandb_mode="disabled", log=lambda line: None) == outcome
     assert sorted(p.name for p in (out / TUNING_DIR).rglob("*")) == before
+    # A second tuning into a directory that holds one is refused rather than mixed with it.
+    with pytest.raises(SpecError, match="already holds a tuning run"):
+        run_tuning(str(out / "spec.toml"), "avi", step, size="test", instance="hex3", samples=2, updates=64)
     # A tuning step stopped before its tune.json (its board's trials not started): run
     # again, its finished trials give Tune their records again instead of training again,
     # and it chooses as it did.
-    from launch.experiments.tuning import run_tuning
-
-    step = out / TUNING_DIR / "hex3-avi"
     (step / TUNE_FILE).unlink()
     metrics = {p: p.stat().st_mtime_ns for p in step.glob("*/metrics.jsonl")}
     assert len(metrics) == 2

@@ -1,14 +1,12 @@
 """Tuning an arm's exploration parameter (launch/experiments/tuning.py): each algorithm's
 space names a field its config has and reads, the trials' configs are the experiment
-planner's at seeds the comparison does not use (a colliding seed is refused), and a
-tiny real tuning run on Hex 3x3 on the session's Ray writes tune.json and tune.md with
-a chosen value."""
+planner's at seeds the comparison does not use (a colliding seed is refused), the
+scheduler keeps its decisions, and an interrupted tuning chooses nothing. A real tuning
+run on Ray is tests/experiments/test_study_steps.py's, as an experiment's step."""
 
 from __future__ import annotations
 
 import json
-import math
-import time
 import tomllib
 from dataclasses import replace
 
@@ -17,9 +15,8 @@ import pytest
 import algorithms
 from launch.config import TrainConfig, resolve, resolved
 from launch.experiments.spec import SpecError
-from launch.experiments.layout import TUNE_FILE, TUNE_REPORT
 from launch.experiments.tuning import (SEED_BASE, _scheduler_class, arm_set, default_space,
-                                       field_value, prepare_tuning, run_tuning, space_for, tune_main, with_value)
+                                       field_value, prepare_tuning, space_for, tune_main, with_value)
 
 SPACES = {algo: default_space(algo) for algo in algorithms.BUILTIN}  # each algorithm's exploration parameter's
 
@@ -159,46 +156,3 @@ def test_an_interrupted_tuning_chooses_nothing(tmp_path):
 def test_the_chosen_value_reads_back_as_the_arms_set_table():
     text = arm_set({"actors.mcts.simulations": 32}, "actors.mcts.c_puct", 1.58)
     assert tomllib.loads(text) == {"set": {"actors": {"mcts": {"simulations": 32, "c_puct": 1.58}}}}
-
-
-def test_a_tiny_tuning_run_on_hex_3x3_writes_its_trials_and_a_chosen_value(ray_session, tmp_path):
-    """Two AVI trials (epsilon 0.02 and 0.5) on Hex 3x3 at the ladder's test size (two
-    iterations of 64 updates, each evaluated with play), ASHA's rungs at 64 and 128 updates."""
-    ray = ray_session
-    total_cpus = ray.cluster_resources()["CPU"]
-    out = tmp_path / "tune"
-    argv = ["python", "-m", "launch", "tune", "ladder-hex", "--arm", "avi", "--size", "test", "--samples", "2",
-            "--grace", "1", "--out", str(out)]
-    record = run_tuning("ladder-hex", "avi", out, size="test", samples=2, grace=1,
-                        wandb_mode="disabled", argv=argv)
-    assert json.loads((out / TUNE_FILE).read_text()) == record
-    metric = "eval/hex-3x3-play/error_rate"
-    assert record["scheduler"] == {"name": "ASHAScheduler", "time_attr": "updates", "metric": metric, "mode": "min",
-                                   "max_t": 128, "grace_period": 64, "reduction_factor": 2, "stop_last_trials": False}
-    assert record["space"]["key"] == "actors.epsilon" and record["search"]["values"] == [0.02, 0.5]
-    assert record["seeds"] == {"tuning": [SEED_BASE, SEED_BASE + 1], "comparison": [0]}
-    trials = record["trials"]
-    assert len(trials) == 2 and {(t["value"], t["seed"]) for t in trials} == {(0.02, SEED_BASE), (0.5, SEED_BASE + 1)}
-    for t in trials:
-        assert t["error"] is None and t["end"] in ("budget", "goal", "stopped by ASHA"), t
-        assert isinstance(t["stopped_by_asha"], bool) and (t["end"] == "stopped by ASHA") == t["stopped_by_asha"]
-        assert 0.0 <= t["metric"] <= 1.0 and 64 <= t["updates"] <= 128
-        assert t["curve"] and t["curve"][-1] == [t["updates"], t["metric"]]
-        config = json.loads((out / t["run_dir"] / "config.json").read_text())
-        assert config["actors"]["epsilon"] == t["value"] and config["seed"] == t["seed"]
-    assert trials[0]["metric"] <= trials[1]["metric"] or trials[1]["stopped_by_asha"]  # sorted, best first
-    chosen = record["chosen"]
-    assert chosen["value"] in (0.02, 0.5) and chosen["set"] == f"actors.epsilon={chosen['value']}"
-    assert chosen["arm_set"] == f"set = {{ actors = {{ epsilon = {chosen['value']} }} }}"
-    report = (out / TUNE_REPORT).read_text()
-    assert f"| rank | actors.epsilon | seed | {metric} | updates | ended |" in report
-    assert f"--set actors.epsilon={chosen['value']}" in report and " ".join(argv) in report
-    # The trials' placement groups are gone with them.
-    deadline = time.time() + 60
-    while ray.available_resources().get("CPU", 0) != total_cpus and time.time() < deadline:
-        time.sleep(1)
-    assert ray.available_resources().get("CPU", 0) == total_cpus
-    # A second run into the same directory is refused rather than mixed with the first.
-    with pytest.raises(SpecError, match="already holds a tuning run"):
-        run_tuning("ladder-hex", "avi", out, size="test", samples=2)
-    assert not math.isnan(chosen["metric"])

@@ -193,7 +193,8 @@ def space_for(algo: str, *, key: str | None = None, low: float | None = None, hi
                      step=step or base.step)
     if chosen.scale not in SCALES:
         raise SpecError(f"--scale {chosen.scale!r}: one of {', '.join(SCALES)}")
-    if not 0 < chosen.step or not chosen.low < chosen.high or (chosen.scale == "log" and chosen.low <= 0):
+    # low == high is a range of one value (a grid of one, or one value past a range's end).
+    if not 0 < chosen.step or chosen.low > chosen.high or (chosen.scale == "log" and chosen.low <= 0):
         raise SpecError(f"{chosen.key}: the range [{chosen.low}, {chosen.high}] on a {chosen.scale} scale is empty "
                         f"or reaches 0 on a log scale")
     if chosen.rounded_bound(chosen.low, up=True) > chosen.rounded_bound(chosen.high, up=False):

@@ -67,6 +67,12 @@ def test_a_chosen_end_of_the_range_is_extended_past_it_on_the_grids_spacing_up_t
     assert replace(epsilon, high=1.0).beyond(1.0, 4, 2) is None
     # The limit too near for two new values at the step: none.
     assert replace(epsilon, low=0.5, high=0.999).beyond(0.999, 2, 2) is None
+    # One value past the end: a range of one value, which a tuning step runs.
+    one = epsilon.beyond(0.5, 2, 1)
+    assert (one.low, one.high, one.grid(1)) == (1.0, 1.0, [1.0])
+    assert prepare_tuning("ladder-hex", "avi", size="test", samples=1, low=one.low, high=one.high).values == (1.0,)
+    with pytest.raises(SpecError, match=r"the range \[0.5, 0.2\] on a log scale is empty"):
+        prepare_tuning("ladder-hex", "avi", size="test", samples=2, low=0.5, high=0.2)
 
 
 def test_trial_configs_are_the_planners_at_the_tuning_seeds():

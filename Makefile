@@ -38,14 +38,19 @@ run: $(STAMP)
 system-deps:
 	bash .ci/system-deps
 
-# The test suite, as CI runs it: the Debian packages first, then .venv.
+# The test suite, as CI runs it: the Debian packages first, then .venv; the quick tier on
+# two workers (none of its tests starts Ray or a training run), then the slow tier
+# in one process around one Ray start (two Ray clusters on two cores would time each other
+# out). Both tiers run when the first fails; the suite fails when either does.
 test: system-deps $(STAMP)
-	$(PY) -m pytest -q --durations=40
+	$(PY) -m pytest -q -n 2 -m "not slow" --durations=20; quick=$$?; \
+	$(PY) -m pytest -q -m slow --durations=20; slow=$$?; \
+	test $$quick = 0 && test $$slow = 0
 
 # The inner loop: every test not marked slow (none that starts Ray, the launcher in a
-# subprocess or a training run; tests/conftest.py), stopping at the first failure.
+# subprocess or a training run; tests/conftest.py) on two workers, stopping at the first failure.
 test-quick: $(STAMP)
-	$(PY) -m pytest -q -x -m "not slow" --durations=10
+	$(PY) -m pytest -q -x -n 2 -m "not slow" --durations=10
 
 # Engine speed, ours beside OpenSpiel's when it is installed (pip install open_spiel).
 bench: $(STAMP)

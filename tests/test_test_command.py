@@ -108,9 +108,13 @@ def test_make_test_runs_system_deps_before_pytest():
                          timeout=60).stdout.splitlines()
     deps = [i for i, line in enumerate(out) if line == "bash .ci/system-deps"]
     pytest_runs = [i for i, line in enumerate(out) if "-m pytest" in line]
-    assert len(deps) == 1 and len(pytest_runs) == 1 and deps[0] < pytest_runs[0], out
+    assert len(deps) == 1 and len(pytest_runs) == 2 and deps[0] < pytest_runs[0], out
     venv = [i for i, line in enumerate(out) if "pip install" in line]  # when .venv is out of date
     assert all(deps[0] < i < pytest_runs[0] for i in venv), out
+    # The quick tier on two workers, then the slow tier in one process: every test in one of them.
+    quick, slow = (out[i] for i in pytest_runs)
+    assert '-n 2 -m "not slow"' in quick and "-m slow" in slow and "-n " not in slow, out
+    assert "quick=$?" in quick and "slow=$?" in slow, out  # the slow tier runs when the quick one fails
 
 
 # An inline code span of Debian package names only: the docs' list of what .ci/system-deps installs.

@@ -21,12 +21,13 @@ the solved-position store instead (``store``: its path or URL), and labelled whe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
 import games
-from games import Game
+from games import Game, GameTable
 from games.connect4 import HEIGHT, WIDTH
 from oracle_service.store import connect4_keys, open_store
 
@@ -93,17 +94,20 @@ class ChompLabels:
         return "chomp_winning_moves", (rows, cols), [[int(x) for x in k.split(",")] for k in keys]
 
 
+# The games whose optimal moves the oracle service labels for AZAL: (game) -> label source.
+LABELLERS: GameTable[Callable[[Game], object]] = GameTable("AZAL label source", {"connect4": Connect4Labels, "chomp": ChompLabels})
+
+
 class OracleLabeler:
     """Smoothed oracle targets for batches of states, fetched from an oracle client
-    through the game's label source (its descriptor's ``labeller``)."""
+    through the game's label source (its entry in LABELLERS)."""
 
     def __init__(self, game: Game, client, *, min_ply: int = 0, store: str | None = None):
-        described = games.descriptor(game)
-        if described.labeller is None:
-            labelled = [d.name for d in games.every_descriptor() if d.labeller is not None]
-            raise ValueError(f"AZAL labels exist for {', '.join(labelled)}, not for {game.name!r} "
-                             f"(its descriptor names no labeller)")
-        self.source = described.piece("labeller")(game)
+        source = LABELLERS.get(game)
+        if source is None:
+            raise ValueError(f"AZAL labels exist for {', '.join(LABELLERS.names())}, not for {game.name!r} "
+                             f"(actors.labels.LABELLERS has no label source for it)")
+        self.source = source(game)
         self.game, self.client, self.min_ply = game, client, int(min_ply)
         self._store_location, self._store = store, None
         self.queries = self.unique = self.errors = self.store_labels = 0  # as LabelStats names them

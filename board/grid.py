@@ -11,12 +11,12 @@ swap) are listed in ``extra`` for buttons.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
-import games
-from games import Game
+from games import Game, GameTable
 
 
 class Grid(NamedTuple):
@@ -89,8 +89,14 @@ def chomp_grid(game, state) -> Grid:
     return Grid("chomp", rows, cols, cells, click, [])
 
 
+# The games drawn as a grid of cells: (game, state) -> Grid; the others (F-Games) have no board.
+GRIDS: GameTable[Callable[..., Grid]] = GameTable("board drawing", {
+    "connect4": connect4_grid, "tictactoe": tictactoe_grid, "othello": othello_grid, "go": go_grid,
+    "hex": hex_grid, "chomp": chomp_grid})
+
+
 def grid_of(game: Game, state) -> Grid | None:
-    """The drawing of element 0 of ``state`` (the game's descriptor's ``grid``, one of the
-    functions above for the built-in games); None for games without a board (F-Games)."""
-    decode = games.descriptor(game).grid
-    return None if decode is None else games.resolve(decode)(game, state)
+    """The drawing of element 0 of ``state`` (the game's entry in GRIDS); None for games
+    without a board (F-Games)."""
+    decode = GRIDS.get(game)
+    return None if decode is None else decode(game, state)

@@ -21,10 +21,12 @@ wins with its ``s``-th stone, the negative of the opponent's winning score on a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-import games
 from evaluation.oracles import Analysis, Oracle
+from games import GameTable
 
 MARKS = ("optimal", "inaccuracy", "error", "blunder")
 
@@ -35,9 +37,9 @@ def outcome_word(q: float) -> str:
 
 def explain_score(game, score: float, plies: int) -> str:
     """A person's reading of a move's exact value in ``game`` (an engine); ``plies``: plies
-    played before it (the game's descriptor's ``score_reading``, else the outcome)."""
-    reading = games.descriptor(game).score_reading
-    return outcome_word(score) if reading is None else games.resolve(reading)(game, score, plies)
+    played before it (the game's entry in SCORE_READINGS, else the outcome)."""
+    reading = SCORE_READINGS.get(game)
+    return outcome_word(score) if reading is None else reading(game, score, plies)
 
 
 def pons_reading(game, score: float, plies: int) -> str:
@@ -54,6 +56,11 @@ def pons_reading(game, score: float, plies: int) -> str:
     stone = last + s  # the opponent's winning stone
     opponent_stones = (plies + 1) // 2
     return f"loss: the opponent wins with its stone {stone} ({stone - opponent_stones} more of its moves)"
+
+
+# The games whose strong oracle's score a person reads as more than the outcome:
+# (game, score, plies) -> the reading.
+SCORE_READINGS: GameTable[Callable[..., str]] = GameTable("score reading", {"connect4": pons_reading})
 
 
 def oracle_view(game, oracle: Oracle, analysis: Analysis, i: int, plies: int) -> dict:

@@ -12,14 +12,14 @@ a replay shows a recorded game, ``cursor`` plies into it. Bad input raises
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 
-import games
 from board.grid import grid_of
 from board.marks import MARKS, mark, oracle_view
 from evaluation.oracles import HexOracle, HexUnsolvedError, Oracle, make_oracle
-from games import Game, IllegalMoveError
+from games import Game, GameTable, IllegalMoveError
 
 
 class BadMove(ValueError):
@@ -30,10 +30,14 @@ HEX_SECONDS = 3.0  # the Hex solver's time for one position of a page
 
 
 def hex_page_oracle(game: Game, *, store=None) -> Oracle:
-    """Hex's oracle for pages (its descriptor's ``board_oracle``): a page waits for its
+    """Hex's oracle for pages (its entry in PAGE_ORACLES): a page waits for its
     answer, so a few seconds a position, and a position the solver does not settle in
     them is shown without the oracle's view."""
     return HexOracle(game, store=store, time_limit=HEX_SECONDS, retries=0)
+
+
+# The games whose pages wait on an oracle other than their evaluation's: (game, *, store) -> Oracle.
+PAGE_ORACLES: GameTable[Callable[..., Oracle]] = GameTable("page oracle", {"hex": hex_page_oracle})
 
 class Table:
     """The game, its players and its oracle (None where the game has none)."""
@@ -45,11 +49,11 @@ class Table:
 
     @staticmethod
     def oracle_for(game: Game, store=None) -> Oracle | None:
-        """The game's oracle for pages (its descriptor's ``board_oracle``, else ``oracle``)."""
-        page_oracle = games.descriptor(game).board_oracle
+        """The game's oracle for pages (its entry in PAGE_ORACLES, else its exact oracle)."""
+        page_oracle = PAGE_ORACLES.get(game)
         try:
             if page_oracle is not None:
-                return games.resolve(page_oracle)(game, store=store)
+                return page_oracle(game, store=store)
             return make_oracle(game, store=store)
         except ValueError:  # Othello, Go, tic-tac-toe, Hex with the swap rule: no oracle here
             return None

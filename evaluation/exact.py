@@ -20,7 +20,7 @@ import numpy as np
 import games
 from evaluation.labels import LabelledStates, chomp_values, label_states
 from evaluation.metrics import state_metrics
-from games import Game, one_step_q, state_keys, take
+from games import Game, GameTable, one_step_q, state_keys, take
 
 ValueFn = Callable[[np.ndarray], np.ndarray]  # float32[N, *obs_shape] -> float32[N]
 
@@ -83,15 +83,15 @@ def sample_random_play_states(game: Game, count: int = 4096, seed: int = 0):
 
 
 def exact_labels(game: Game, gamma: float = 1.0) -> LabelledStates | None:
-    """The built-in ground truth for ``game`` (its descriptor's ``exact_labels``), or None
-    where it needs an oracle service. Games small enough are enumerated (any gamma);
-    F-Games (values by construction) and Chomp (Grundy tables) are labelled on 4096
-    random-play states, undiscounted."""
-    described = games.descriptor(game)
-    return None if described.exact_labels is None else described.piece("exact_labels")(game, gamma)
+    """The built-in ground truth for ``game`` (its entry in EXACT_LABELS), or None where
+    it needs an oracle service. Games small enough are enumerated (any gamma); F-Games
+    (values by construction) and Chomp (Grundy tables) are labelled on 4096 random-play
+    states, undiscounted."""
+    build = EXACT_LABELS.get(game)
+    return None if build is None else build(game, gamma)
 
 
-# The ground truths of the games' descriptors (``exact_labels``): (game, gamma) -> labels or None.
+# The games' built-in ground truths (EXACT_LABELS, below): (game, gamma) -> labels or None.
 
 def enumerated_labels(game: Game, gamma: float = 1.0) -> LabelledStates:
     """Every state of a game small enough to enumerate, solved (any gamma)."""
@@ -109,6 +109,11 @@ def chomp_labels(game: Game, gamma: float = 1.0) -> LabelledStates | None:
     if game.num_actions <= 20:
         return enumerate_and_solve(game, gamma)
     return label_states(game, sample_random_play_states(game), chomp_values(game)) if gamma == 1.0 else None
+
+
+# The games whose ground truth is built in; the others' labels are the oracle's datasets.
+EXACT_LABELS: GameTable[Callable[..., LabelledStates | None]] = GameTable("built-in exact labels", {
+    "tictactoe": enumerated_labels, "chomp": chomp_labels, "fgame": fgame_labels})
 
 
 def greedy_q(game: Game, states, value_fn: ValueFn, gamma: float = 1.0) -> np.ndarray:

@@ -26,12 +26,12 @@ in a fixed preference order, so games against an oracle are deterministic.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
-import games
-from games import Game, take
+from games import Game, GameTable, take
 from oracle_service.chomp_grundy import ChompTable
 from oracle_service.connect4_engines import DEFAULT_ENGINE
 from oracle_service.connect4_solver import Board, win_score
@@ -425,8 +425,8 @@ class HexOracle(Oracle):
         return Analysis(value, q, q.copy(), best, value > 0)
 
 
-# The oracles of the games' descriptors (``oracle``): each takes the game and the options
-# of make_oracle, and ignores those it has no use for.
+# The games' oracles (ORACLES, below): each takes the game and the options of
+# make_oracle, and ignores those it has no use for.
 
 def connect4_oracle(game: Game, *, store=None, client=None, engine: str = DEFAULT_ENGINE) -> Oracle:
     return Connect4Oracle(game, store=store, client=client, engine=engine)
@@ -446,15 +446,44 @@ def hex_oracle(game: Game, *, store=None, client=None, **_options) -> Oracle:
     return HexOracle(game, store=store, client=client, time_limit=60.0, retries=1, lenient=True)
 
 
+class OracleEntry(NamedTuple):
+    """A game's exact oracle, as ORACLES keeps it."""
+
+    make: Callable[..., Oracle]  # (game, *, store, client, engine) -> the oracle
+    service: bool = False  # it asks the oracle service (a run starts it for the evaluator)
+    weak: bool = False  # it knows who wins, not when: its labels are +-1 at any gamma
+
+
+# The games with an exact oracle here; the others (Othello, Go, tic-tac-toe) are
+# evaluated by matches.
+ORACLES: GameTable[OracleEntry] = GameTable("exact oracle", {
+    "connect4": OracleEntry(connect4_oracle, service=True),  # the Pons solver, in the service
+    "hex": OracleEntry(hex_oracle, service=True, weak=True),  # the Hex solver, in the service
+    "chomp": OracleEntry(chomp_oracle),  # Grundy tables, in the evaluator's process
+    "fgame": OracleEntry(fgame_oracle),  # values by construction
+})
+
+
+def oracle_is_weak(game: Game | str) -> bool:
+    """Whether the game's oracle knows who wins, not when (Hex's): its labels are +-1."""
+    entry = ORACLES.get(game)
+    return entry is not None and entry.weak
+
+
+def oracle_in_service(game: Game | str) -> bool:
+    """Whether the game's oracle asks the oracle service (a run starts it for the evaluator)."""
+    entry = ORACLES.get(game)
+    return entry is not None and entry.service
+
+
 def make_oracle(game: Game, *, store=None, client=None, engine: str = DEFAULT_ENGINE) -> Oracle:
-    """The exact oracle of ``game`` (its descriptor's ``oracle``); ValueError for games
+    """The exact oracle of ``game`` (its entry in ORACLES); ValueError for games
     without one (Othello, Go, Hex with the swap rule). ``client`` (an ``OracleClient``):
     Connect Four and Hex positions are solved by the oracle service (Chomp and F-Games are
     answered here: tables and values by construction); ``engine``: the Connect Four engine
     of an oracle in this process."""
-    described = games.descriptor(game)
-    if described.oracle is None:
-        with_oracle = [d.name for d in games.every_descriptor() if d.oracle is not None]
-        raise ValueError(f"no exact oracle for {game.name!r} here (oracles: {', '.join(with_oracle)}); "
+    entry = ORACLES.get(game)
+    if entry is None:
+        raise ValueError(f"no exact oracle for {game.name!r} here (oracles: {', '.join(ORACLES.names())}); "
                          f"use match-based evaluation (head-to-head) instead")
-    return described.piece("oracle")(game, store=store, client=client, engine=engine)
+    return entry.make(game, store=store, client=client, engine=engine)

@@ -33,7 +33,7 @@ from evaluation.exact import exact_labels
 from evaluation.metric_keys import parse_policy_tag, policy_suite, suite_metric
 from evaluation.metrics import state_metrics
 from evaluation.network import NetworkModel
-from evaluation.oracles import PastDeadline, make_oracle
+from evaluation.oracles import PastDeadline, make_oracle, oracle_is_weak
 from evaluation.play import game_record, head_to_head, play_vs_oracle, trace_suite
 from evaluation.suites import Suite, suite_opening_moves, suites_for
 from games import Game, take
@@ -219,7 +219,7 @@ class SuiteRunner:
 
     def _weak_labels(self, data) -> bool:
         """Whether a dataset's labels are a weak oracle's (win or loss only: Hex's)."""
-        return games.descriptor(self.game).weak_oracle and "winning_moves" in data.table.column_names
+        return oracle_is_weak(self.game) and "winning_moves" in data.table.column_names
 
     def _dataset(self, name: str):
         """The dataset ``name``, checked to be of this game. Input options that leave the
@@ -336,7 +336,7 @@ class SuiteRunner:
             # The value head's metrics are the network's whatever plays: scored once, with the runner's policy.
             value = P.state_value(self.game, self.model.value_obs) if run.own else None
             m = state_metrics(labels, choose=choose, value=value, groups=groups,
-                              sign_error=games.descriptor(self.game).weak_oracle)
+                              sign_error=oracle_is_weak(self.game))
             decisions = m["states"]
         elif suite.kind == "play":
             played = [] if self.record_games else None

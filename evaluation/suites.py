@@ -16,6 +16,7 @@ the move lists a game suite starts from (the board's replays use them too).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +33,7 @@ from evaluation.datasets import (
     load_dataset,
 )
 import games
-from games import Game
+from games import Game, GameTable
 
 
 @dataclass(frozen=True)
@@ -46,21 +47,40 @@ class Suite:
     auto: bool = True
 
 
+@dataclass(frozen=True)
+class GameSuites:
+    """A game's suites, as SUITES keeps them."""
+
+    suites: Callable[[Game], list[Suite]]  # (game) -> every suite of the game at its parameters
+    # What eval_suites=auto runs: None nothing, "default" the default suites, a tuple of
+    # suite names: those of them whose dataset files are committed.
+    auto: str | tuple[str, ...] | None = None
+
+    def __post_init__(self):
+        if self.auto not in (None, "default") and not isinstance(self.auto, tuple):
+            raise ValueError(f"auto suites must be None, 'default' or a tuple of suite names, got {self.auto!r}")
+
+
+def has_suites(game: Game | str) -> bool:
+    return SUITES.get(game) is not None
+
+
 def suites_for(game: Game) -> list[Suite]:
-    """Every suite of ``game`` (its descriptor's ``suites``); those with ``default`` run when
+    """Every suite of ``game`` (its entry in SUITES); those with ``default`` run when
     none are named."""
-    described = games.descriptor(game)
-    if described.suites is None:
-        raise ValueError(f"no evaluation suites for game {game.name!r} (its descriptor names none)")
-    return described.piece("suites")(game)
+    entry = SUITES.get(game)
+    if entry is None:
+        raise ValueError(f"no evaluation suites for game {game.name!r} (evaluation.suites.SUITES has none for it)")
+    return entry.suites(game)
 
 
 def auto_suite_names(game: Game | str) -> list[str] | None | bool:
     """What ``eval_suites=auto`` runs for ``game`` (a name: its default parameters), as its
-    descriptor's ``auto_suites`` says: None its default suites, a list of suite names (the
+    entry's ``auto`` in SUITES says: None its default suites, a list of suite names (the
     defaults that are not all ``auto``), or False: none."""
     game = games.make(game) if isinstance(game, str) else game
-    auto = games.descriptor(game).auto_suites
+    entry = SUITES.get(game)
+    auto = None if entry is None else entry.auto
     if auto is None:
         return False
     every = suites_for(game)
@@ -73,7 +93,7 @@ def auto_suite_names(game: Game | str) -> list[str] | None | bool:
     return present or False
 
 
-# The suites of the games' descriptors (``suites``): (game) -> list[Suite].
+# The games' suites (SUITES, below): (game) -> list[Suite].
 
 def connect4_suites(game: Game) -> list[Suite]:
     # Play from every 4-ply opening, both sides, is a default: the solver's 12-ply
@@ -173,6 +193,18 @@ def othello_suites(game: Game) -> list[Suite]:
 def go_suites(game: Game) -> list[Suite]:
     engines = [Suite("go-gnugo", "engine", "go-openings", default=False)] if game.params["size"] == 9 else []
     return match_suites(game) + engines
+
+
+# Every game's suites, and which of them eval_suites=auto runs.
+SUITES: GameTable[GameSuites] = GameTable("evaluation suites", {
+    "connect4": GameSuites(connect4_suites, auto="default"),
+    "hex": GameSuites(hex_suites, auto="default"),
+    "chomp": GameSuites(chomp_suites, auto="default"),
+    "fgame": GameSuites(fgame_suites, auto="default"),
+    "tictactoe": GameSuites(tictactoe_suites),
+    "othello": GameSuites(othello_suites),
+    "go": GameSuites(go_suites),
+})
 
 
 def suite_opening_moves(game: Game, suite: Suite, load=load_dataset) -> list[list[int]]:

@@ -28,7 +28,7 @@ from games.base import (  # noqa: F401  (re-exported: the package's public API)
     take,
     where,
 )
-from games.descriptors import GameDescriptor, GtpFacts, resolve  # noqa: F401  (re-exported)
+from games.descriptors import GameDescriptor, GameTable, GtpFacts, resolve  # noqa: F401  (re-exported)
 
 # name -> the module that defines the engine and its DESCRIPTOR, imported on first use.
 # Lists of games drawn from the descriptors (GTP's, AZAL's labelled ones) keep this order.

@@ -288,13 +288,9 @@ class Chomp(Game):
         return "\n".join(lines)
 
 
-# What the rest of the system knows about Chomp (games.descriptors): Grundy tables answer
-# in the evaluator's process, and label AZAL's moves through the oracle service.
+# Chomp's facts (games.descriptors); its oracle, labels and drawing are kept by the
+# packages that hold them, keyed by its name.
 DESCRIPTOR = GameDescriptor(
     name="chomp", engine=Chomp,
-    oracle="evaluation.oracles:chomp_oracle", labeller="actors.labels:ChompLabels",
-    exact_labels="evaluation.exact:chomp_labels",
-    suites="evaluation.suites:chomp_suites", auto_suites="default",
-    grid="board.grid:chomp_grid",
     network=dict(kind="mlp", blocks=2, layers_per_block=2),
 )

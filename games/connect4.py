@@ -331,16 +331,11 @@ def gtp_columns(game: ConnectFour) -> tuple[int, int]:
     return game.width, game.height
 
 
-# What the rest of the system knows about Connect Four (games.descriptors).
+# Connect Four's facts (games.descriptors).
 DESCRIPTOR = GameDescriptor(
     name="connect4", engine=ConnectFour,
-    oracle="evaluation.oracles:connect4_oracle", oracle_service=True,  # the Pons solver, in the service
-    labeller="actors.labels:Connect4Labels",
-    suites="evaluation.suites:connect4_suites", auto_suites="default",
-    gtp=GtpFacts(letters="abcdefghi", drops=True, columns="games.connect4:gtp_columns"),
+    gtp=GtpFacts(letters="abcdefghi", drops=True, columns=gtp_columns),
     replay_digits="1234567",  # the solver's move strings: columns 1..7
-    score_reading="board.marks:pons_reading",
-    grid="board.grid:connect4_grid",
     network=dict(kind="mlp", blocks=4, layers_per_block=4, symmetrize=True),  # AVI paper C.1
     # Play and traces from every opening take minutes (docs/evaluation.md): every 10th
     # evaluation, so that they cost a fraction of the run.

@@ -5,11 +5,11 @@ registers it under the engine's name (``games.descriptor(name)``); a game define
 elsewhere (a test's toy game) registers its own with ``games.register``. Code outside
 ``games/`` asks the descriptor instead of comparing the game's name with a literal.
 
-The descriptor is data: ``games`` imports no other package of the project (the package
-graph flows one way), so the pieces that live in other packages (the oracle in
-``evaluation``, the labeller in ``actors``) are named by a :data:`Ref`, ``"module:attribute"``,
-imported where they are used (:func:`resolve`); a game defined in one file may give the
-object itself instead.
+The descriptor holds the game's facts (sizes, network, presets, notation) and functions of
+its own module, given as objects. It names no package above ``games`` (the package graph
+flows one way, and ``tests/test_architecture.py`` refuses a string that names code to
+import): a package that keeps something per game, built on the engine, keeps it in a
+:class:`GameTable` of its own, keyed by the game's name, beside the code it holds.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 Ref = str | Callable[..., Any]  # "module:attribute", or the object itself
+T = TypeVar("T")
 
 
 def resolve(ref: Ref) -> Any:
@@ -30,6 +31,49 @@ def resolve(ref: Ref) -> Any:
     if not sep or not module or not attribute:
         raise ValueError(f"a game descriptor's reference must read 'module:attribute', got {ref!r}")
     return getattr(importlib.import_module(module), attribute)
+
+
+class GameTable(Generic[T]):
+    """What one package keeps per game (its oracles, its drawings of boards), keyed by the
+    game's name: the built-in games' entries given where the table is defined, a game
+    defined elsewhere (a test's toy) adding its own with :meth:`register`. A game without
+    an entry has none of the piece: :meth:`get` answers None, :meth:`need` an error naming
+    the game and the piece."""
+
+    def __init__(self, piece: str, entries: Mapping[str, T]):
+        self.piece = piece  # what an entry is, as an error names it: "board drawing"
+        self._builtin = dict(entries)
+        self._registered: dict[str, T] = {}
+
+    def get(self, game) -> T | None:
+        """The entry of ``game`` (its name or the engine), or None where it has none."""
+        name = game if isinstance(game, str) else game.name
+        return self._registered.get(name, self._builtin.get(name))
+
+    def need(self, game) -> T:
+        """The entry of ``game``; a ValueError naming the game, the piece and the games
+        that have one when it has none."""
+        entry = self.get(game)
+        if entry is None:
+            name = game if isinstance(game, str) else game.name
+            raise ValueError(f"game {name!r} has no {self.piece} (games with one: {', '.join(self.names()) or 'none'})")
+        return entry
+
+    def names(self) -> list[str]:
+        """The games with an entry: the built-in ones in their table's order, then those registered."""
+        return [*self._builtin, *(n for n in self._registered if n not in self._builtin)]
+
+    def register(self, name: str, entry: T) -> None:
+        """Add the entry of a game defined outside ``games/``; ValueError if it has one."""
+        if self.get(name) is not None:
+            raise ValueError(f"game {name!r} already has its {self.piece}")
+        self._registered[name] = entry
+
+    def unregister(self, name: str) -> None:
+        """Remove an entry added by :meth:`register` (the built-in games' stay)."""
+        if name not in self._registered:
+            raise ValueError(f"game {name!r} has no {self.piece} added by register")
+        del self._registered[name]
 
 
 @dataclass(frozen=True)
@@ -61,27 +105,16 @@ class GtpFacts:
 
 @dataclass(frozen=True, eq=False)  # one per game, compared and hashed by identity (its dicts are unhashable)
 class GameDescriptor:
-    """Everything about a game besides its rules. Every :data:`Ref` field may be None:
-    the game has no such piece, and asking for it is an error naming the game."""
+    """Everything about a game besides its rules that is a fact of the game itself: what
+    other packages hold for it (its oracle, evaluation suites, board drawing, AZAL's label
+    source) is in their own :class:`GameTable`. A :data:`Ref` field that may be None: the
+    game has no such piece, and asking for it is an error naming the game."""
 
     name: str  # the registry name (``games.make(name)``)
     engine: Ref  # the ``games.Game`` subclass
-    # --- exact values: evaluation and AZAL's labels
-    oracle: Ref | None = None  # (game, *, store, client, engine) -> evaluation.oracles.Oracle
-    board_oracle: Ref | None = None  # (game, *, store) -> the oracle a board page waits on; None: ``oracle``
-    oracle_service: bool = False  # its oracle asks the oracle service (a run starts it for the evaluator)
-    weak_oracle: bool = False  # the oracle knows who wins, not when: labels are +-1 at any gamma
-    labeller: Ref | None = None  # (game) -> an actors.labels label source (AZAL's optimal moves)
-    exact_labels: Ref | None = None  # (game, gamma) -> LabelledStates built in, or None where it cannot
-    # --- evaluation suites (``evaluation.suites``)
-    suites: Ref | None = None  # (game) -> list[evaluation.suites.Suite]
-    auto_suites: str | tuple[str, ...] | None = None  # eval_suites=auto: None nothing, "default" the
-    # default suites, a tuple of suite names: those of them whose dataset files are committed
     # --- people's views
     gtp: GtpFacts | None = None  # None: not played over GTP
-    grid: Ref | None = None  # (game, state) -> board.grid.Grid, the board's drawing; None: no board drawn
     replay_digits: str | None = None  # a board replay may be a string of these characters, one per action
-    score_reading: Ref | None = None  # (game, score, plies) -> a person's reading of a strong oracle's score
     # --- training
     network: Mapping[str, Any] = field(default_factory=dict)  # NetworkConfig's fields of its preset network
     # The game's presets (launch.config.preset_config), as dotted config keys over the AVI
@@ -95,9 +128,6 @@ class GameDescriptor:
     def __post_init__(self):
         if not self.name or not self.name.isidentifier():
             raise ValueError(f"a game's name must be a nonempty identifier, got {self.name!r}")
-        if self.auto_suites not in (None, "default") and not isinstance(self.auto_suites, tuple):
-            raise ValueError(f"game {self.name!r}: auto_suites must be None, 'default' or a tuple of suite "
-                             f"names, got {self.auto_suites!r}")
         for name in ("network", "preset"):
             object.__setattr__(self, name, dict(getattr(self, name)))  # a copy: the caller's stays its own
 

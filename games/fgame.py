@@ -259,11 +259,9 @@ class FGame(Game):
                 f"value:  {value:+d} ({outcome} for the player to move)")
 
 
-# What the rest of the system knows about F-Games (games.descriptors): values by construction.
+# F-Games' facts (games.descriptors); their values are known by construction.
 DESCRIPTOR = GameDescriptor(
     name="fgame", engine=FGame,
-    oracle="evaluation.oracles:fgame_oracle", exact_labels="evaluation.exact:fgame_labels",
-    suites="evaluation.suites:fgame_suites", auto_suites="default",
     network=dict(kind="mlp", blocks=2, layers_per_block=2),  # AVI paper C.3
     preset={"actors.num_envs": 4096, "learner.epochs_per_iteration": 1.0},  # AVI paper Table 5
     # AlphaZero's Table 6 is AlphaZero's (algorithms/alphazero.py).

@@ -562,15 +562,13 @@ def black_margin(game: Go, state: GoState) -> float:
     return float(game.score(state)[0])
 
 
-# What the rest of the system knows about Go (games.descriptors): no oracle; played over
+# Go's facts (games.descriptors): played over
 # GTP as GNU Go plays it (two passes end a game; size and komi on its command line).
 DESCRIPTOR = GameDescriptor(
     name="go", engine=Go,
-    suites="evaluation.suites:go_suites",
     gtp=GtpFacts(letters=COLUMNS, passes=True, occupied=occupied, black_margin=black_margin,
                  end_reason="max length", two_passes_end=True, engine_params=("size", "komi"),
                  sgf_game=1, sgf_records=True, sgf_rules="Tromp-Taylor, positional superko", row0_at_bottom=True),
-    grid="board.grid:go_grid",
     network=dict(kind="conv", blocks=3, channels=64),  # AVI paper C.2
     preset={"actors.epsilon": 0.15, "learner.augment_symmetries": True},  # AVI paper C.2: Table 3, epsilon 0.15
 )

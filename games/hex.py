@@ -419,15 +419,10 @@ def preset_at(params: dict) -> dict:
     return dict(_PRESETS_AT.get(params.get("size", 7), {}))
 
 
-# What the rest of the system knows about Hex (games.descriptors): a weak oracle (who
-# wins, not when) from the Hex solver, in the oracle service; a board page waits seconds.
+# Hex's facts (games.descriptors): played over GTP with the swap rule, written as SGF.
 DESCRIPTOR = GameDescriptor(
     name="hex", engine=Hex,
-    oracle="evaluation.oracles:hex_oracle", board_oracle="board.session:hex_page_oracle",
-    oracle_service=True, weak_oracle=True,
-    suites="evaluation.suites:hex_suites", auto_suites="default",
     gtp=GtpFacts(letters=_LETTERS, swap=True, occupied=occupied, sgf_game=11),
-    grid="board.grid:hex_grid",
     network=dict(kind="mlp", blocks=2, layers_per_block=2, symmetrize=True),  # AVI paper C.1
     preset_at=preset_at,
 )

@@ -401,16 +401,14 @@ def black_margin(game: Othello, state: OthelloState) -> float:
     return float(mine if int(state.to_play[0]) == 0 else -mine)
 
 
-# What the rest of the system knows about Othello (games.descriptors): no oracle; played
+# Othello's facts (games.descriptors): played
 # over GTP as gtp-rhino plays it (which skips a player without a move itself, and may
 # count the empty squares for the winner).
 DESCRIPTOR = GameDescriptor(
     name="othello", engine=Othello,
-    suites="evaluation.suites:othello_suites",
     gtp=GtpFacts(letters="abcdefgh", board_size=SIZE, passes=True, occupied=occupied, black_margin=black_margin,
                  end_reason="no moves left", engines_skip_pass=True, engine_counts_empty=True,
                  sgf_game=2, sgf_records=True),
-    grid="board.grid:othello_grid",
     network=dict(kind="conv", blocks=3, channels=64),  # AVI paper C.2
     preset={"actors.epsilon": 0.15, "learner.augment_symmetries": True},  # AVI paper C.2: Table 3, epsilon 0.15
 )

@@ -127,13 +127,9 @@ class TicTacToe(Game):
         return "\n".join(lines)
 
 
-# What the rest of the system knows about tic-tac-toe (games.descriptors): small enough to
-# enumerate, so its exact values are built in; not in the papers, so a small network.
+# Tic-tac-toe's facts (games.descriptors): not in the papers, so a small network.
 DESCRIPTOR = GameDescriptor(
     name="tictactoe", engine=TicTacToe,
-    exact_labels="evaluation.exact:enumerated_labels",
-    suites="evaluation.suites:tictactoe_suites",
-    grid="board.grid:tictactoe_grid",
     network=dict(kind="mlp", width=64, blocks=2, layers_per_block=2),
     # No paper preset: Table 3 scaled down so that one iteration takes about a second.
     preset={"actors.num_envs": 256, "actors.collect_steps": 16, "actors.epsilon": 0.5, "replay.capacity": 100_000,

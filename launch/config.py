@@ -539,11 +539,12 @@ def validate(config: TrainConfig) -> None:
     if config.actors.sample_by == "prior" and config.actors.sample_actions and not config.network.policy_head:
         raise ConfigError("actors.sample_by=prior samples AVI's moves by the policy head: "
                           "network.policy_head must be true")
-    if (described.labels_while_collecting and config.game in games.names()
-            and games.descriptor(config.game).labeller is None):
-        labelled = [name for name in games.names() if games.descriptor(name).labeller is not None]
-        raise ConfigError(f"algo {config.algo} needs an oracle that labels optimal moves: games "
-                          f"{', '.join(labelled)}, not {config.game!r}")
+    if described.labels_while_collecting and config.game in games.names():
+        from actors.labels import LABELLERS  # where AZAL's labels are built (imported here: its store)
+
+        if LABELLERS.get(config.game) is None:
+            raise ConfigError(f"algo {config.algo} needs an oracle that labels optimal moves: games "
+                              f"{', '.join(LABELLERS.names())}, not {config.game!r}")
     if config.game not in games.names():
         raise ConfigError(f"unknown game {config.game!r}; known games: {', '.join(games.names())}")
     try:
@@ -578,7 +579,7 @@ def check_evaluation(config: TrainConfig) -> None:
     naming the missing piece and the boards that have it."""
     from evaluation.config import named_suites
     from evaluation.datasets import COMMITTED, board_gap, board_tag, committed_file_present
-    from evaluation.suites import suites_for
+    from evaluation.suites import has_suites, suites_for
 
     game = config.game_network.make_game()
     tag, gap = board_tag(game), board_gap(game)
@@ -595,7 +596,7 @@ def check_evaluation(config: TrainConfig) -> None:
     names = named_suites(wanted)
     if not names:
         return
-    known = {s.name: s for s in (suites_for(game) if games.descriptor(game).suites else [])}
+    known = {s.name: s for s in (suites_for(game) if has_suites(game) else [])}
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ConfigError(f"evaluation.suites: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not "

@@ -44,6 +44,7 @@ import algorithms
 import games
 from evaluation.config import EvaluationConfig, named_suites
 from evaluation.metric_keys import policy_tag
+from evaluation.oracles import oracle_in_service
 from evaluation.runner import SuiteRunner, evaluation_policies, suite_runs
 from evaluation.suites import auto_suite_names, suites_for
 from inference.game_network import GameNetwork
@@ -109,7 +110,7 @@ def evaluator_needs_oracle(game: games.Game | str, eval_suites: str) -> bool:
     """Whether the evaluator asks the Connect Four or Hex oracle (its play or trace
     suites), so that the run starts the oracle service for it. Chomp's and F-Games'
     oracles are tables and values by construction, answered in the evaluator's process."""
-    if not games.descriptor(game).oracle_service:
+    if not oracle_in_service(game):
         return False
     game = games.make(game) if isinstance(game, str) else game
     return any(s.kind in PLAY_KINDS for s in evaluated_suites(game, eval_suites))

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 import games
-from evaluation.oracles import make_oracle
+from evaluation.oracles import ORACLES, make_oracle
 from games.base import random_play, take
 from search.cache import CachedEvaluator
 from search.evaluators import UniformEvaluator
@@ -53,7 +53,7 @@ def compile_game(name: str, rng: np.random.Generator) -> None:
         game.encode(ply.state)
     if hasattr(game, "score"):  # a scored game's final count (Go: the margin against GNU Go)
         game.score(plies[-1].state)
-    if games.descriptor(game).oracle is None:
+    if ORACLES.get(game) is None:
         return
     oracle = make_oracle(game)
     for position in _late_positions(plies)[:2]:

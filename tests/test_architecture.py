@@ -14,6 +14,10 @@
   protocol, which ``launch.train.Run`` satisfies: every ``run.<name>`` they use is a
   member of the protocol, and every member is one of ``Run``'s.
 - the lower layers import only what lies below them (PACKAGE_IMPORTS, in any block): the
+  engines (``games``) import no other package of the project, and name none in a string
+  either (``upward_references``: no ``"module:attr"`` reference, no module of another
+  package), since a string the import graph cannot see is a dependency all the same: a
+  package above keeps its own table of what it holds per game, keyed by the game's name; the
   networks and the copies that play them (``inference``) rest on ``games`` alone, so that
   training (``learner``) and every player (``actors``, ``evaluation``) share them from
   above; the search loads no network, nor torch (it calls an evaluator it is handed).
@@ -38,6 +42,7 @@ the classes with their length, the forbidden import or the ``ray.init`` call wit
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from collections import defaultdict
 from pathlib import Path
@@ -48,7 +53,7 @@ MAX_CLASS_LINES = 300
 FORBIDDEN_IMPORTS = {"launch.schedules": ("launch.train",)}
 # package -> ("only", first-party packages it may import besides itself) or ("not", modules,
 # first-party or not, that none of its modules may import); in any block.
-PACKAGE_IMPORTS = {"inference": ("only", ("games",)), "search": ("not", ("learner", "inference", "torch"))}
+PACKAGE_IMPORTS = {"games": ("only", ()), "inference": ("only", ("games",)), "search": ("not", ("learner", "inference", "torch"))}
 RAY_START = "lifecycle/ray_start.py"  # the one module that calls ray.init
 MAX_GAME_NAME_COMPARISONS = 0  # a game's facts live in its descriptor: nothing outside games/ compares its name
 GAME_NAMES_AT_HOME = "games"  # the package where a game's name is compared with literals
@@ -289,6 +294,42 @@ def test_the_layer_rules_ban_the_packages_above(tmp_path):
     found = forbidden_imports(bans, known, tmp_path)
     assert found == ["n.py:2 imports learner.learner", "n.py:2 imports learner.learner.Learner",
                      "m.py:2 imports torch.nn"]
+
+
+# A string that names an object to import: "module:attribute" (or "package.module:attribute").
+MODULE_ATTRIBUTE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*")
+
+
+def upward_references(package: str, known: dict[str, Path], root: Path = ROOT) -> list[str]:
+    """"path:line 'string'" for every string constant in ``package``'s modules (``known``:
+    dotted name -> file) that is a ``"module:attribute"`` reference or the name of a
+    module of another first-party package (an ``importlib.import_module`` argument)."""
+    others = {m for m in known if m.split(".")[0] != package}
+    found = []
+    for module, path in known.items():
+        if module.split(".")[0] != package:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and (MODULE_ATTRIBUTE.fullmatch(node.value) or node.value in others)):
+                found.append(f"{path.relative_to(root)}:{node.lineno} {node.value!r}")
+    return found
+
+
+def test_the_games_name_no_package_above_them_in_a_string():
+    found = upward_references("games", modules())
+    assert not found, ("strings in games/ that name code to import (a package above keeps its own per-game "
+                       "table instead; a game's own functions are given as objects):\n" + "\n".join(found))
+
+
+def test_the_upward_reference_finder_finds_references_and_module_names(tmp_path):
+    known = {"games": tmp_path / "g.py", "games.go": tmp_path / "go.py", "evaluation.suites": tmp_path / "s.py"}
+    known["games"].write_text('"""A doc: evaluation.suites:go_suites is prose."""\nBUILTIN = {"go": "games.go"}\n')
+    known["games.go"].write_text('D = dict(suites="evaluation.suites:go_suites", grid="board.grid:connect4_grid",\n'
+                                 '         key="actors.epsilon", at="12:30", mod="evaluation.suites")\n')
+    known["evaluation.suites"].write_text('x = "games.go:Go"\n')
+    assert upward_references("games", known, tmp_path) == [
+        "go.py:1 'evaluation.suites:go_suites'", "go.py:1 'board.grid:connect4_grid'", "go.py:2 'evaluation.suites'"]
 
 
 def _class(path: Path, name: str) -> ast.ClassDef:

@@ -1,8 +1,10 @@
 """A new game is one file: a toy game (a pile of stones, take one or two, who takes the
-last one wins) written to a temporary module with its engine, its exact solver and its
-descriptor, registered with ``games.register``, and then trained by AVI, evaluated
-against its own oracle and shown on the board through the project's own pieces, with
-no edit anywhere else: adding a game touches its own file only."""
+last one wins) written to a temporary module with its engine, its exact solver, its
+descriptor (registered with ``games.register``) and its entries in the evaluation's
+per-game tables (its oracle, exact labels and suites, each added to its table with
+``register``), and then trained by AVI, evaluated against its own oracle and shown on the
+board through the project's own pieces, with no edit anywhere else: adding a game
+touches its own file only."""
 
 from __future__ import annotations
 
@@ -24,9 +26,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from evaluation.exact import EXACT_LABELS
 from evaluation.labels import label_states
-from evaluation.oracles import Analysis, Oracle
-from evaluation.suites import Suite
+from evaluation.oracles import ORACLES, Analysis, Oracle, OracleEntry
+from evaluation.suites import SUITES, GameSuites, Suite
 from games import Expansion, Game, GameDescriptor
 
 PILE = 7
@@ -96,9 +99,10 @@ def pile_suites(game):
     return [Suite("pile-states", "states", None), Suite("pile-play", "play", None)]
 
 
-DESCRIPTOR = GameDescriptor(
-    name="pile", engine=Pile, oracle=PileOracle, exact_labels=pile_labels, suites=pile_suites,
-    network=dict(kind="mlp", width=32, blocks=1, layers_per_block=1))
+DESCRIPTOR = GameDescriptor(name="pile", engine=Pile, network=dict(kind="mlp", width=32, blocks=1, layers_per_block=1))
+
+# Its entries in the tables of the package that evaluates games (theirs, keyed by its name).
+ENTRIES = [(ORACLES, OracleEntry(PileOracle)), (EXACT_LABELS, pile_labels), (SUITES, GameSuites(pile_suites))]
 '''
 
 
@@ -109,19 +113,28 @@ def toy(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     module = importlib.import_module("pile_game")
     games.register(module.DESCRIPTOR)
+    for table, entry in module.ENTRIES:
+        table.register("pile", entry)
     yield module
+    for table, _ in module.ENTRIES:
+        table.unregister("pile")
     games.unregister("pile")
     sys.modules.pop("pile_game", None)
 
 
 def test_the_toy_game_is_made_and_described_by_its_name(toy):
+    from actors.labels import LABELLERS
+    from evaluation.oracles import ORACLES
+
     assert "pile" in games.names() and games.descriptor("pile") is toy.DESCRIPTOR
     game = games.make("pile")
-    assert isinstance(game, toy.Pile) and games.descriptor(game).oracle is toy.PileOracle
+    assert isinstance(game, toy.Pile) and ORACLES.need(game).make is toy.PileOracle
     with pytest.raises(ValueError, match="game 'pile' is already registered"):
         games.register(toy.DESCRIPTOR)
-    with pytest.raises(ValueError, match="game 'pile' has no labeller"):
-        games.descriptor(game).piece("labeller")
+    with pytest.raises(ValueError, match="game 'pile' already has its exact oracle"):
+        ORACLES.register("pile", toy.ORACLES.need("pile"))
+    with pytest.raises(ValueError, match="game 'pile' has no AZAL label source"):
+        LABELLERS.need(game)
 
 
 def _train(game, iterations: int):
@@ -160,7 +173,7 @@ def test_the_toy_game_trains_and_is_evaluated_by_its_own_oracle(toy):
     trained, collector = _train(game, iterations=60)
     assert collector.games_finished > 0
 
-    labels = exact_labels(game)  # the toy's solver, through its descriptor
+    labels = exact_labels(game)  # the toy's solver, through its entry in EXACT_LABELS
     assert labels is not None and labels.v_star.tolist() == [1, 1, -1, 1, 1, -1, 1]
     learned = value_metrics(game, labels, trained)
     assert learned["value_mae"] < 0.2 and learned["optimal_move_rate"] == 1.0, learned
@@ -186,7 +199,7 @@ def test_the_toy_game_is_shown_on_the_board_with_its_oracle(toy):
     assert isinstance(table.oracle, toy.PileOracle)
     session = Session(table, human=0)
     s = session.to_json()
-    assert s["board"] is None and s["legal"] == [0, 1]  # no drawing: the descriptor has no grid
+    assert s["board"] is None and s["legal"] == [0, 1]  # no drawing: board.grid.GRIDS has no entry for it
     position = s["oracle"]["position"]
     # 7 stones: taking one leaves 6 (a multiple of 3, lost for the opponent): the only best move.
     assert position["value"] == 1.0 and position["moves"]["0"]["best"] and not position["moves"]["1"]["best"]
@@ -210,4 +223,4 @@ def test_the_toy_game_has_presets_and_is_scored_by_the_suite_runner(toy):
     assert metrics["eval/pile-states/states"] == PILE_STATES
     assert 0.0 <= metrics["eval/pile-play/error_rate"] <= 1.0
     with pytest.raises(Exception, match="algo azal needs an oracle that labels optimal moves"):
-        resolve("pile", "small", algo="azal")  # the toy's descriptor has no labeller
+        resolve("pile", "small", algo="azal")  # actors.labels.LABELLERS has no label source for it

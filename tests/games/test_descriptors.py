@@ -1,5 +1,7 @@
 """The game descriptors (games.descriptors): one per engine, registered with it; every
-piece they name exists; asking for a piece a game lacks names the game and the piece."""
+piece they name exists. What other packages keep per game is in their own tables
+(``games.GameTable``): every entry is of a known game, and asking for a piece a game lacks
+names the game and the piece."""
 
 from __future__ import annotations
 
@@ -8,10 +10,22 @@ import dataclasses
 import pytest
 
 import games
-from games.descriptors import GameDescriptor, GtpFacts, resolve
+from actors.labels import LABELLERS
+from board.grid import GRIDS
+from board.marks import SCORE_READINGS
+from board.session import PAGE_ORACLES
+from evaluation.exact import EXACT_LABELS
+from evaluation.oracles import ORACLES
+from evaluation.suites import SUITES, GameSuites
+from games.descriptors import GameDescriptor, GameTable, GtpFacts, resolve
 
 REF_FIELDS = [f.name for f in dataclasses.fields(GameDescriptor) if "Ref" in str(f.type)]
 GTP_REF_FIELDS = [f.name for f in dataclasses.fields(GtpFacts) if "Ref" in str(f.type)]
+# The per-game tables of the packages above games/: (table, what a built-in entry must be callable at).
+TABLES = {"oracles": (ORACLES, lambda e: e.make), "exact labels": (EXACT_LABELS, lambda e: e),
+          "suites": (SUITES, lambda e: e.suites), "labellers": (LABELLERS, lambda e: e),
+          "grids": (GRIDS, lambda e: e), "score readings": (SCORE_READINGS, lambda e: e),
+          "page oracles": (PAGE_ORACLES, lambda e: e)}
 
 
 @pytest.mark.parametrize("name", sorted(games.BUILTIN))
@@ -31,20 +45,30 @@ def test_every_piece_a_descriptor_names_can_be_imported(name):
         assert callable(resolve(ref)), f"{name}: {field} = {ref!r} is not callable"
 
 
-def test_the_descriptors_say_what_the_code_used_to_test_by_name():
-    with_oracle = {d.name for d in games.every_descriptor() if d.oracle is not None}
-    assert with_oracle == {"connect4", "chomp", "fgame", "hex"}
-    assert {d.name for d in games.every_descriptor() if d.labeller is not None} == {"connect4", "chomp"}
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_every_per_game_table_holds_known_games_and_callables(table):
+    entries, callable_part = TABLES[table]
+    assert entries.names() and set(entries.names()) <= set(games.BUILTIN), entries.names()
+    for name in entries.names():
+        assert callable(callable_part(entries.need(name))), f"{table}: {name}'s entry is not callable"
+
+
+def test_the_tables_say_what_the_code_used_to_test_by_name():
+    assert set(ORACLES.names()) == {"connect4", "chomp", "fgame", "hex"}
+    assert LABELLERS.names() == ["connect4", "chomp"]
     assert {d.name for d in games.every_descriptor() if d.gtp is not None} == {"go", "othello", "connect4", "hex"}
-    assert {d.name for d in games.every_descriptor() if d.oracle_service} == {"connect4", "hex"}
-    assert [d.name for d in games.every_descriptor() if d.weak_oracle] == ["hex"]
-    assert {d.name: d.auto_suites for d in games.every_descriptor() if d.auto_suites} == {
+    assert {n for n in ORACLES.names() if ORACLES.need(n).service} == {"connect4", "hex"}
+    assert [n for n in ORACLES.names() if ORACLES.need(n).weak] == ["hex"]
+    assert {n: SUITES.need(n).auto for n in SUITES.names() if SUITES.need(n).auto} == {
         "connect4": "default", "chomp": "default", "fgame": "default", "hex": "default"}
+    assert set(SUITES.names()) == set(games.BUILTIN) and set(EXACT_LABELS.names()) == {"tictactoe", "chomp", "fgame"}
+    assert set(GRIDS.names()) == set(games.BUILTIN) - {"fgame"}
 
 
 def test_a_missing_piece_names_the_game_and_what_it_lacks():
-    with pytest.raises(ValueError, match=r"game 'go' has no oracle \(its descriptor's oracle is None\)"):
-        games.descriptor("go").piece("oracle")
+    with pytest.raises(ValueError, match=r"game 'go' has no exact oracle \(games with one: connect4, hex, chomp, fgame\)"):
+        ORACLES.need("go")
+    assert ORACLES.get("go") is None and ORACLES.get(games.make("hex")).weak
     with pytest.raises(ValueError, match="game 'fgame' is not played over GTP"):
         games.descriptor("fgame").needs_gtp()
     from evaluation.oracles import make_oracle
@@ -62,8 +86,21 @@ def test_unknown_games_and_bad_references_are_named():
         games.register(GameDescriptor(name="connect4", engine="games.connect4:ConnectFour"))
     with pytest.raises(ValueError, match="game 'go' was not added by games.register"):
         games.unregister("go")
-    with pytest.raises(ValueError, match="auto_suites must be None, 'default' or a tuple"):
-        GameDescriptor(name="toy", engine=object, auto_suites=["toy-states"])
+    with pytest.raises(ValueError, match="auto suites must be None, 'default' or a tuple"):
+        GameSuites(lambda game: [], auto=["toy-states"])
+
+
+def test_a_game_defined_elsewhere_adds_and_removes_its_own_entries():
+    table = GameTable("drawing", {"go": "go's"})
+    table.register("toy", "toy's")
+    assert table.names() == ["go", "toy"] and table.need("toy") == "toy's"
+    with pytest.raises(ValueError, match="game 'toy' already has its drawing"):
+        table.register("toy", "another")
+    with pytest.raises(ValueError, match="game 'go' has no drawing added by register"):
+        table.unregister("go")
+    table.unregister("toy")
+    with pytest.raises(ValueError, match=r"game 'toy' has no drawing \(games with one: go\)"):
+        table.need("toy")
 
 
 def test_auto_suites_follow_the_descriptors(monkeypatch):

@@ -50,7 +50,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import algorithms
-import games
+from evaluation.exact import EXACT_LABELS
 from evaluation.run_config import CONFIG_FILE
 from launch.config import ConfigError, TrainConfig, apply_overrides, validate
 from launch.evaluator import evaluated_suites
@@ -244,7 +244,7 @@ def objective(config: TrainConfig) -> tuple[str, int]:
     states = [s.name for s in suites if s.kind == "states"]
     if states:
         return f"eval/{states[0]}/value_mae", every
-    if games.descriptor(config.game).exact_labels is not None:
+    if EXACT_LABELS.get(config.game) is not None:
         return "eval/value_mae", every
     raise SpecError(f"{config.game}: the trial evaluates no play suite, no states suite and has no built-in exact "
                     f"labels (evaluation.suites={config.evaluation.suites!r}): nothing to tune on")

@@ -194,10 +194,15 @@ def prepare(spec_name: str, out: Path, *, size: str | None, updates: int | None,
         # A trial that has started runs as it was planned; one that has not may have a value
         # its tuning step chose since.
         started = {t["name"] for t in manifest["trials"] if (out / t["run_dir"]).exists()}
-        if [t["name"] for t in planned] != [t["name"] for t in manifest["trials"]] or any(
-                p["name"] in started and p["config"] != m["config"] for p, m in zip(planned, manifest["trials"])):
+        if [t["name"] for t in planned] != [t["name"] for t in manifest["trials"]]:
             raise SpecError(f"--resume {out}: the saved spec now plans other trials than {EXPERIMENT_FILE} "
                             f"lists (the code's presets changed?); start a new experiment directory")
+        for p, m in zip(planned, manifest["trials"]):
+            changes = config_changes(m["config"], p["config"]) if p["name"] in started else []
+            if changes:
+                raise SpecError(f"--resume {out}: trial {p['name']} has started, and the saved spec now plans it "
+                                f"with {'; '.join(changes)} (the code's presets changed?); start a new experiment "
+                                f"directory")
         manifest["trials"] = planned
         manifest["matches"], manifest["inference"] = list(plan.matches), list(plan.inference)
         check_datasets(plan)
@@ -298,6 +303,23 @@ STUDIES = (MATCHES, INFERENCE)
 # A trial Tune gave back without an error but without its DONE_FILE: the experiment was
 # interrupted (Ctrl-C, a stopped driver) and Tune saved its state instead of raising.
 NOT_FINISHED = "not finished: the experiment stopped before it did (--resume continues it)"
+
+
+def config_changes(saved: dict, planned: dict) -> list[str]:
+    """``"key: saved -> planned"`` for each field where a trial's config as ``experiment.json``
+    saved it, read by this code (a field added since at its default, one moved since at its
+    new place), differs from its plan now: a started trial resumes only where there is none."""
+    def fields(config: dict, prefix: str = "") -> dict:
+        flat = {}
+        for key, value in config.items():
+            flat.update(fields(value, f"{prefix}{key}.") if isinstance(value, dict) and value
+                        else {f"{prefix}{key}": value})
+        return flat
+
+    before = fields(json.loads(TrainConfig.from_dict(saved).to_json()))
+    after = fields(json.loads(TrainConfig.from_dict(planned).to_json()))
+    return [f"{key}: {before.get(key)!r} -> {after.get(key)!r}" for key in sorted(set(before) | set(after))
+            if before.get(key) != after.get(key)]
 
 
 def trial_outcomes(plan: Plan, out: Path, failed: dict) -> dict:

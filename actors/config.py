@@ -41,7 +41,6 @@ class SelfPlayConfig:
     # parameters in `gumbel`, e.g. --set actors.gumbel.max_considered=4).
     search: str = "puct"
     gumbel: GumbelConfig = field(default_factory=GumbelConfig)  # the Gumbel search's parameters (search=gumbel)
-    label_min_ply: int = 0  # AZAL Connect Four: positions with fewer stones get no oracle label (0: every ply)
 
     # AVI's sampled children (DAVI, Tian et al. 2022; actors/avi.py): the one-step maximum and
     # the greedy move over k legal moves per state drawn without replacement, only those
@@ -91,8 +90,6 @@ class SelfPlayConfig:
             raise ValueError(f"epsilon must lie in [0, 1], got {self.epsilon}")
         if self.search not in SEARCHES:
             raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {self.search!r}")
-        if self.label_min_ply < 0:
-            raise ValueError(f"label_min_ply must be >= 0, got {self.label_min_ply}")
         if self.sample_actions < 0:
             raise ValueError(f"sample_actions must be >= 0 (0: every legal move), got {self.sample_actions}")
         if self.sample_by not in SAMPLE_BY:

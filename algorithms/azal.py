@@ -1,7 +1,7 @@
 """AZAL (the AZAL paper): AlphaZero whose rows also carry the oracle's smoothed target
 over optimal moves (``aux_policy``, actors/labels.py), asked of the oracle service while
 collecting, and whose loss adds lambda_aux times its cross-entropy over the labelled rows
-(eq. 10; ``learner.aux_weight``, 1.0 as in the paper).
+(eq. 10; ``algorithm.aux_weight``, 1.0 as in the paper).
 
 Its collector is AlphaZero's search (``actors/alphazero.py``) with the labels added: the
 positions of the games that end in a step are sent to the oracle in one batch, without
@@ -15,18 +15,38 @@ moves, from which the oracle reads a position.
 Its preset is AlphaZero's, and on Connect Four it labels every ply, the opening
 included, where the AZAL paper finds the oracle's guidance matters most: the solver's
 12-ply book answers a position before ply 12 in milliseconds.
+
+This module is the whole algorithm: its settings (:class:`AzalSettings`, the run's
+``algorithm.FIELD`` keys), its collector, its loss and its preset.
 """
 
 import time
 from collections import deque
+from dataclasses import dataclass
 
 import numpy as np
 
 from actors.alphazero import AlphaZeroCollector
 from actors.collectors import CollectorSetup, alphazero_options, network_evaluator
 from actors.labels import OracleLabeler, PendingLabels
-from algorithms.descriptors import AlgorithmDescriptor
-from learner.losses import AZAL
+from algorithms.descriptors import AlgorithmDescriptor, check_at_least_zero
+from learner.losses import Loss, azal
+
+
+@dataclass(frozen=True)
+class AzalSettings:
+    """AZAL's own settings (``algorithm.FIELD`` config keys)."""
+
+    aux_weight: float = 1.0
+    """lambda_aux: the weight of the oracle cross-entropy in the loss (AZAL paper eq. 10: 1.0)"""
+
+    label_min_ply: int = 0
+    """Connect Four 7x6: positions with fewer stones are not solved, only looked up in the store (0: every ply)"""
+
+    def __post_init__(self):
+        check_at_least_zero("aux_weight", self.aux_weight)
+        check_at_least_zero("label_min_ply", self.label_min_ply, integer=True, zero="0: every ply")
+        object.__setattr__(self, "aux_weight", float(self.aux_weight))  # 1 in a config.json is 1.0
 
 
 class AzalCollector(AlphaZeroCollector):
@@ -80,9 +100,16 @@ class AzalCollector(AlphaZeroCollector):
 
 def collector(setup: CollectorSetup):
     """AlphaZero's evaluator and search, the rows of finished games labelled by the oracle service."""
-    labeler = OracleLabeler(setup.game, setup.oracle, min_ply=setup.config.label_min_ply, store=setup.oracle_store)
+    settings: AzalSettings = setup.settings
+    labeler = OracleLabeler(setup.game, setup.oracle, min_ply=settings.label_min_ply, store=setup.oracle_store)
     return network_evaluator(setup), AzalCollector(setup.game, setup.num_envs, seed=setup.seed, labeler=labeler,
                                                    **alphazero_options(setup.config))
+
+
+def loss(settings: AzalSettings) -> Loss:
+    """AlphaZero's loss plus lambda_aux times the oracle cross-entropy (``learner.losses.azal``)."""
+    return azal(settings.aux_weight)
+
 
 DESCRIPTOR = AlgorithmDescriptor(
     name="azal",
@@ -93,10 +120,13 @@ DESCRIPTOR = AlgorithmDescriptor(
     rows_from_finished_games=True,
     searches=True,  # PUCT or Gumbel MCTS at actors.mcts.simulations
     gumbel=True,
-    loss=AZAL,
+    loss=loss,
     policy_head=True,
     builds_on="alphazero",
-    preset_by_game={"connect4": {"actors.label_min_ply": 0}},
+    preset_by_game={"connect4": {"algorithm.label_min_ply": 0}},
     report_policy="policy-head",
+    settings_record=AzalSettings,
+    # Its keys before they were its own settings.
+    moved_keys={"learner.aux_weight": "aux_weight", "actors.label_min_ply": "label_min_ply"},
     exploration="actors.mcts.c_puct",  # the constant PUCT's (tuning)
 )

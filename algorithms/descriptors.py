@@ -12,9 +12,11 @@ loss in ``learner``) and hands them over as objects, so that the import graph sh
 an algorithm up by name. A :data:`games.descriptors.Ref`, ``"module:attribute"``, is still
 taken (:meth:`AlgorithmDescriptor.piece`).
 
-An algorithm's own settings (the hybrid's policy temperature) are a frozen dataclass it
-defines, ``settings_record``; a run sets them as ``algorithm.FIELD`` config keys, and its
-roles read them from the descriptor the run hands them (:meth:`AlgorithmDescriptor.configured`).
+An algorithm's own settings (the hybrid's policy temperature, AZAL's lambda_aux and first
+labelled ply) are a frozen dataclass it defines, ``settings_record``; a run sets them as
+``algorithm.FIELD`` config keys, and its roles read them from the descriptor the run hands
+them (:meth:`AlgorithmDescriptor.configured`): the actors' collector from ``settings``, the
+learner its loss from :meth:`AlgorithmDescriptor.training_loss`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,16 @@ from games.descriptors import Ref, resolve
 
 REPORT_POLICIES = ("greedy", "policy-head")  # the evaluation.policy values ``auto`` may stand for
 EVAL_CACHES = ("cache", "batch", "off")  # search.cache.EVAL_CACHE_MODES (not imported: search is above)
+
+
+def check_at_least_zero(name: str, value: Any, *, integer: bool = False, zero: str = "") -> None:
+    """A settings record's check of its field ``name``: ``value`` must be a number (an
+    integer where ``integer``) >= 0; ValueError naming the field (``zero``: what 0 means)."""
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+        raise ValueError(f"{name} must be {kind}, got {value!r}")
+    if not value >= 0:
+        raise ValueError(f"{name} must be >= 0{f' ({zero})' if zero else ''}, got {value}")
 
 
 @dataclass(frozen=True, eq=False)  # one per algorithm, compared and hashed by identity (its dicts are unhashable)
@@ -52,7 +64,9 @@ class AlgorithmDescriptor:
     searches: bool = False
     gumbel: bool = False  # actors.search=gumbel applies (its self-play searches with MCTS)
     # --- training (learner.learner.Learner)
-    loss: Ref = "learner.losses:AVI"  # a learner.losses.Loss: the loss and the metrics it reports
+    # A learner.losses.Loss (the loss and the metrics it reports), or a function that makes
+    # one from its settings record (AZAL's, of its lambda_aux): the learner's is ``training_loss()``.
+    loss: Ref = "learner.losses:AVI"
     policy_head: bool = False  # its loss trains the network's policy head (network.policy_head must be true)
     # --- presets (launch.config.for_algo): dotted config keys over the game's preset
     builds_on: str | None = None  # the algorithm whose changes come first (AZAL: AlphaZero's)
@@ -102,6 +116,12 @@ class AlgorithmDescriptor:
     def piece(self, field_name: str) -> Any:
         """The object the :data:`Ref` field ``field_name`` names (``collector``, ``loss``)."""
         return resolve(getattr(self, field_name))
+
+    def training_loss(self) -> Any:
+        """The ``learner.losses.Loss`` it trains with: ``loss`` itself, or the one ``loss``
+        makes of its settings (a ``Loss`` is a record, not callable)."""
+        loss = self.piece("loss")
+        return loss(self.settings) if callable(loss) else loss
 
     def setting_names(self) -> tuple[str, ...]:
         """The fields of its settings record (``algorithm.FIELD`` keys), in order."""

@@ -28,7 +28,7 @@ import numpy as np
 
 from actors.avi import AviCollector
 from actors.collectors import CollectorSetup, avi_options, value_function
-from algorithms.descriptors import AlgorithmDescriptor
+from algorithms.descriptors import AlgorithmDescriptor, check_at_least_zero
 from learner.losses import ALPHAZERO
 
 
@@ -43,10 +43,7 @@ class HybridSettings:
     temperature: float = 0.1
 
     def __post_init__(self):
-        if not isinstance(self.temperature, (int, float)) or isinstance(self.temperature, bool):
-            raise ValueError(f"temperature must be a number, got {self.temperature!r}")
-        if not self.temperature >= 0:
-            raise ValueError(f"temperature must be >= 0 (0: the greedy move), got {self.temperature}")
+        check_at_least_zero("temperature", self.temperature, zero="0: the greedy move")
 
 
 def one_step_policy(q: np.ndarray, temperature: float) -> np.ndarray:

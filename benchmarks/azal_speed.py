@@ -32,6 +32,7 @@ import time
 import ray
 import torch
 
+import algorithms
 from actors.alphazero import AlphaZeroCollector
 from actors.labels import OracleLabeler
 from algorithms.azal import AzalCollector
@@ -53,7 +54,8 @@ def collect_once(config, network, steps: int, replicas: int | None, seed: int) -
         store_dir = tempfile.mkdtemp(prefix="azal-store-")
         client = OracleClient(replicas, os.path.join(store_dir, "oracle.sqlite"),
                               replica_options={"num_cpus": 0}, engine=config.oracle.engine)
-        labeler = OracleLabeler(game, client, min_ply=actors.label_min_ply)
+        settings = algorithms.configured(config.algo, config.algorithm).settings  # AZAL's own
+        labeler = OracleLabeler(game, client, min_ply=settings.label_min_ply)
     try:
         options = dict(mcts=actors.mcts, seed=seed, search=actors.search, gumbel=actors.gumbel)
         collector = (AlphaZeroCollector(game, actors.envs_per_actor, **options) if labeler is None

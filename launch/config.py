@@ -6,9 +6,9 @@ F-Games, C.2 for Othello and Go (Table 3 with epsilon 0.15). Tic-tac-toe and Cho
 have no paper preset; theirs are small versions of Table 3 sized for a laptop.
 Every algorithm starts from the same preset with the changes its descriptor makes
 (``algorithms/<algo>.py``, :func:`for_algo`): AlphaZero and AZAL a policy head on the network and
-Table 4's search and schedule (Table 6 for F-Games); AZAL the auxiliary loss weight
-lambda_aux = 1.0 of the AZAL paper (the default), and labels every ply. An algorithm's own
-settings (its descriptor's ``settings_record``) are the ``algorithm.FIELD`` keys.
+Table 4's search and schedule (Table 6 for F-Games); AZAL labels every ply. An algorithm's
+own settings (its descriptor's ``settings_record``, such as AZAL's auxiliary loss weight
+lambda_aux = 1.0 of the AZAL paper) are the ``algorithm.FIELD`` keys.
 Connect Four's presets run the evaluator's game suites (play against the oracle and
 traces, 1,136 and 568 games; traces for AlphaZero and AZAL only) at every 10th
 evaluation (``evaluation.play_every``), its labelled states at every one.
@@ -106,11 +106,17 @@ class TrainConfig:
         data = _from_flat(data) if set(data) & set(FLAT_KEYS) else data
         data = _moved_to_algorithm(data)
         try:
-            return _build(cls, data, "")
+            config = _build(cls, data, "")
         except (TypeError, ValueError) as err:
             if isinstance(err, ConfigError):
                 raise
             raise ConfigError(f"config: {err}") from None
+        if config.algo in algorithms.names():  # its own settings, checked by its record
+            try:
+                algorithms.configured(config.algo, config.algorithm)
+            except (TypeError, ValueError) as err:
+                raise ConfigError(f"config field 'algorithm': {err}") from None
+        return config
 
 
 # The nested records of a TrainConfig, by dotted path: built from JSON objects.
@@ -228,6 +234,8 @@ def changed(config, **changes):
 
 def _set_path(record, parts: list[str], value):
     head, *rest = parts
+    if isinstance(record, dict):  # a section of JSON values (``algorithm``: field -> value)
+        return {**record, head: _set_path(record.get(head, {}), rest, value) if rest else value}
     if not rest:
         return replace(record, **{head: value})
     return replace(record, **{head: _set_path(getattr(record, head), rest, value)})
@@ -493,7 +501,9 @@ def _check_key(item: str, parts: list[str]) -> None:
     old = ".".join(parts[:1])
     if old in FLAT_KEYS:
         rest = ".".join(parts[1:])
-        new = " and ".join(f"{p}{'.' + rest if rest else ''}" for p in _new_paths(old))
+        moved = algorithms.moved_keys()  # a role's key then, an algorithm's own setting now
+        now = [f"algorithm.{moved[p][1]}" if p in moved else p for p in _new_paths(old)]
+        new = " and ".join(f"{p}{'.' + rest if rest else ''}" for p in now)
         raise ConfigError(f"--set {item!r}: {'.'.join(parts)!r} is now {new} (each role owns its settings)")
     record, where = TrainConfig, ""
     for part in parts:

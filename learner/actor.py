@@ -99,8 +99,7 @@ class LearnerWorker:
                  self.precision_note, self.threads or torch.get_num_threads())
         self.game = game_network.make_game()
         self.learner = Learner(self.game, game_network.network, lr=config.lr, device=device, seed=seed,
-                               augment=config.augment_symmetries, loss=algo, aux_weight=config.aux_weight,
-                               precision=self.precision)
+                               augment=config.augment_symmetries, loss=algo, precision=self.precision)
         # batches_per_request: batches the sampler draws per request to the shards
         # (ReplaySampler.next_block), moved to the device together.
         self.sampler = ReplaySampler(replay, config.batch_size, prefetch=config.prefetch, seed=seed,

@@ -73,7 +73,6 @@ class LearnerConfig:
     batch_size: int = 256  # minibatch rows
     epochs_per_iteration: float = 4.0  # replay ratio: gradient samples per row collected
     augment_symmetries: bool = False  # a random symmetry per sampled row (Othello, Go; paper C.2)
-    aux_weight: float = 1.0  # AZAL: lambda_aux of the oracle cross-entropy (AZAL paper)
     device: str = "auto"  # auto (cuda where Ray offers a GPU), cpu or cuda
     device_note: str = ""  # why device is what it is, written where the run resolves auto
     # Seconds a run on a Ray cluster it joined (--address) waits for a node with a GPU before
@@ -114,8 +113,6 @@ class LearnerConfig:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
         for name in ("wait_for_gpu_s", "restart_wait_s"):
             object.__setattr__(self, name, _seconds(getattr(self, name), name))
-        if self.aux_weight < 0:
-            raise ValueError(f"aux_weight must be >= 0, got {self.aux_weight}")
         if self.device not in DEVICES:
             raise ValueError(f"device must be one of {', '.join(DEVICES)}, got {self.device!r}")
         if self.precision not in ("auto", *PRECISIONS):

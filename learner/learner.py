@@ -106,26 +106,26 @@ class Learner:
     WARMUP_UPDATES = 3  # eager updates before the graph is captured
 
     def __init__(self, game: Game, net_config: NetworkConfig, lr: float = 3e-4, device=None, seed: int = 0,
-                 loss=None, *, augment: bool = False, aux_weight: float = 1.0,
+                 loss=None, *, augment: bool = False,
                  precision: str = "fp32", graphs: str = "auto"):
         if precision not in PRECISIONS:
             raise ValueError(f"Learner: precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         if graphs not in GRAPHS:
             raise ValueError(f"Learner: graphs must be one of {', '.join(GRAPHS)}, got {graphs!r}")
-        # ``loss``: the algorithm's descriptor (algorithms.descriptor(name)), handed over by
-        # the run: the learner looks no algorithm up by name. None: AVI's value MSE.
+        # ``loss``: the algorithm's descriptor, its settings resolved (algorithms.configured),
+        # handed over by the run: the learner looks no algorithm up by name. None: AVI's value MSE.
         if isinstance(loss, str):
             raise ValueError(f"Learner: loss takes the algorithm's descriptor (algorithms.descriptor({loss!r})), "
                              f"not its name")
         if loss is not None and loss.policy_head and not net_config.policy_head:
             raise ValueError(f"Learner: loss {loss.name!r} trains a policy, but the NetworkConfig has no "
                              f"policy head (set policy_head=True)")
-        # The algorithm's name (kept in checkpoints), its rows' action distributions and its loss.
+        # The algorithm's name (kept in checkpoints), its rows' action distributions and its
+        # loss, made with the algorithm's own settings (AZAL's lambda_aux).
         self.loss, self.policy_columns = ("avi", ()) if loss is None else (loss.name, loss.policy_columns)
-        self._loss: Loss = VALUE_MSE if loss is None else loss.piece("loss")
+        self._loss: Loss = VALUE_MSE if loss is None else loss.training_loss()
         self.game, self.net_config, self.augment = game, net_config, bool(augment)
         self.precision = precision  # of the forward and backward passes; the weights stay fp32
-        self.aux_weight = float(aux_weight)  # lambda_aux of AZAL
         self.device = torch.device(device) if device is not None else default_device()
         # The learner owns its process: seeding torch's global RNG makes the initial
         # weights a function of the seed; its state is saved with the checkpoint.
@@ -280,7 +280,7 @@ class Learner:
             out = self.net(x)
         value = out.value.float()  # [N]
         logits = out.logits.float() if out.logits is not None else None  # [N, A]
-        loss, extra = self._loss.compute(value, logits, y, pi, self.aux_weight)  # learner/losses.py
+        loss, extra = self._loss.compute(value, logits, y, pi)  # learner/losses.py
         self.optimizer.zero_grad(set_to_none=not self.graphs)  # under graphs: zeroed in place, same pool
         with _tf32(self.precision == "tf32"):
             loss.backward()

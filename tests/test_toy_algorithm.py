@@ -46,7 +46,7 @@ def expected_avi(setup):
                                                     seed=setup.seed, **avi_options(setup.config))
 
 
-def huber(value, logits, y, pi, aux_weight):
+def huber(value, logits, y, pi):
     loss = F.smooth_l1_loss(value, y)
     return loss, [loss.detach()]
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+OLD_RUN = ROOT / "tests" / "launch" / "data" / "old-avi-run"  # a run directory of 8 updates, with its checkpoint
 
 # Script -> the test(s) below (or elsewhere) that run its entry point. A new script
 # without one fails test_every_benchmark_has_a_smoke_test.
@@ -27,6 +28,7 @@ COVERED = {
     "azal_speed": "test_azal_speed_on_ray",
     "chomp_grundy_speed": "test_subprocess[chomp_grundy_speed]",
     "connect4_solver_speed": "test_subprocess[connect4_solver_speed]",
+    "end_records": "test_subprocess[end_records] (a committed run directory against itself)",
     "evaluation_speed": "test_subprocess[evaluation_speed]",
     "games_speed": "test_subprocess[games_speed]",
     "gpu_node": "tests/launch/test_gpu_node_command.py (its small size, end to end)",
@@ -81,6 +83,8 @@ CASES = [
      lambda out: bool(json_doc(out)), True),
     ("connect4_solver_speed", "connect4_solver_speed", ["--early", "1", "--json"],
      lambda out: len(json_lines(out)) >= 1, True),
+    ("end_records", "end_records", [str(OLD_RUN), str(OLD_RUN), "--json"],
+     lambda out: json_doc(out)["bitwise"] and json_doc(out)["fields"] > 0 and not json_doc(out)["differ"], False),
     ("evaluation_speed", "evaluation_speed", ["--threads", "1", "--repeats", "1", "--openings", "1", "--json"],
      lambda out: len(json_lines(out)) >= 1, True),
     ("games_speed", "games_speed", ["--games", "tictactoe", "--batch", "8", "--seconds", "0.05", "--repeats", "1",

@@ -52,7 +52,8 @@ def test_alphazero_loss_is_value_mse_plus_policy_cross_entropy():
 
 def test_azal_aux_loss_averages_over_labelled_rows_only():
     game = games.make("tictactoe")
-    learner = Learner(game, POLICY_NET, loss=algorithms.descriptor("azal"), device="cpu", seed=0, aux_weight=0.5)
+    azal = algorithms.configured("azal", {"aux_weight": 0.5})  # lambda_aux, AZAL's own setting
+    learner = Learner(game, POLICY_NET, loss=azal, device="cpu", seed=0)
     unlabelled = [0, 3, 4, 10]
     batch = _batch(game, 32, seed=2, aux=True, unlabelled=unlabelled)
     value, log_p = _outputs(learner, batch["obs"])

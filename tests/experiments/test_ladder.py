@@ -149,8 +149,11 @@ def test_ladder_connect4_at_its_test_size_stops_at_its_goal_and_reports(ray_sess
         # Half the preset's 32 steps an iteration at half its batch: the same 64 updates an
         # iteration after half the searches (AlphaZero's collection is most of the test's
         # time, one search after the other); every 4x4 game still ends within the 16 steps.
+        # Only the play suite, the goal's: AlphaZero's state suites scored by its search
+        # would take 12 s an evaluation.
         "set = { replay = { shards = 1 } }",
-        "set = { replay = { shards = 1 }, actors = { collect_steps = 16 }, learner = { batch_size = 128 } }")
+        "set = { replay = { shards = 1 }, actors = { collect_steps = 16 }, learner = { batch_size = 128 }, "
+        'evaluation = { suites = "connect4-4x4-play" } }')
     assert "updates = 128\n" in quick
     quick = quick.replace("updates = 128\n", "updates = 256\n")
     spec.write_text(text.replace(test_size, quick))

@@ -36,7 +36,9 @@ it ends the run with that error (``WaitExpired``), after an end row in ``metrics
 that says so; the newest checkpoint pair stays, and ``--resume`` continues from it. While
 the run waits for a lost learner, the actors collect on. The calls to the other roles'
 actors are waited for while the actors work on them, and within the same bound while one
-is away (``RoleWatch``).
+is away (``RoleWatch``); a role that no node takes at the run's start (the evaluator, which
+starts first, say) ends it the same way, with its end row, and the roles started before it
+are stopped.
 """
 
 from __future__ import annotations
@@ -103,12 +105,15 @@ class Run:
         # storage is an object store (which cannot be appended to).
         self.log_dir = str(actor_log_dir(self.run_dir, self.name))
         self.placement, self.inference_device = place_run(config, fixed_cluster)
-        self._start_roles()
         self._checkpointed_at: tuple[int, int] | None = None  # (iteration, updates) of the newest checkpoint
         self._checkpoint_path: Path | None = None
         self._last: dict = {}  # the newest iteration's record
         self._restored_from = None  # the pair a resumed run started from
+        # The roles not started yet, as close() and the end row find them if a start's wait ends the run.
+        self.oracle = self.evaluator = self.replay = self.link = None
+        self.inference, self.actors, self.faults = [], [], FaultLedger([])
         try:
+            self._start_roles()  # the evaluator's start waits for its node: bounded
             self.link.wait_started()  # placed once a node offers what it asks: bounded
             if resume:
                 self._restore()
@@ -372,12 +377,18 @@ class Run:
 
     def close(self) -> None:
         self.logger.close()
-        # Ended gracefully, so that their logs say they exited.
-        lifecycle.stop([*self.actors, *self.inference, self.link.learner,
-                        *([self.evaluator] if self.evaluator is not None else [])])
-        self.replay.close()
-        if self.oracle is not None:
-            self.oracle.close()
+        stop_started_roles(self)
+
+
+def stop_started_roles(run: Run) -> None:
+    """Stops the roles of ``run`` that have started: all of them, unless a start's wait ended
+    the run (the roles after it are None or empty). Ended gracefully, so that their logs say
+    they exited."""
+    lifecycle.stop([*run.actors, *run.inference, *([run.link.learner] if run.link is not None else []),
+                    *([run.evaluator] if run.evaluator is not None else [])])
+    for role in (run.replay, run.oracle):
+        if role is not None:
+            role.close()
 
 
 def unplayed_suites(play_suites, record: dict) -> list[str]:

@@ -116,6 +116,35 @@ def test_a_learner_that_never_comes_back_ends_the_run_with_its_end_row(ray_sessi
     assert newest is not None and str(newest) == end["checkpoint"]
 
 
+def test_an_evaluator_no_node_takes_ends_the_run_at_its_start_with_its_end_row(ray_session, tmp_path, monkeypatch):
+    """The evaluator starts first, and no node offers what it asks: the run ends within
+    learner.restart_wait_s with an end row naming the evaluator's start, and no role is
+    left behind (the ones after it never started)."""
+    import ray
+
+    import launch.train
+    from launch.train import train
+
+    placed = launch.train.place_run
+
+    def evaluator_nowhere(config, fixed_cluster):
+        placement, device = placed(config, fixed_cluster)
+        return {**placement, "evaluator": {"num_cpus": 0, "resources": {"gone": 1}}}, device
+
+    monkeypatch.setattr(launch.train, "place_run", evaluator_nowhere)
+    config = resolve("tictactoe", "small", [*TINY[:7], *TINY[8:], "evaluation.suites=default",
+                                            "learner.restart_wait_s=5"])
+    run_dir = tmp_path / "no-evaluator"
+    began = time.monotonic()
+    with pytest.raises(WaitExpired, match=r"the evaluator's start: an actor .* past learner.restart_wait_s=5 s"):
+        train(config, run_dir=run_dir, updates=config.updates_per_iteration, wandb_mode="disabled")
+    assert time.monotonic() - began < 5.0 + 60.0
+    end = read_metrics(run_dir)[-1]
+    assert end["end"] == "error" and "the evaluator's start" in end["error"] and end["updates"] == 0
+    alive = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith(run_dir.name)]
+    assert alive == []
+
+
 def test_a_call_to_an_actor_no_node_takes_ends_the_wait_with_its_setting(ray_session):
     """A self-play actor, say, whose node is gone and not replaced: Ray keeps it pending."""
     import ray

@@ -227,7 +227,7 @@ lose_head() {  # the head host cut off, the job with it; then the recovery, in t
     victim=sp-h1 job_at_loss=$(job_status)
     log "cutting the head ($victim) off: the driver, the replay shards, Redis and the autoscaler with it"
     bash "$here/hosts.sh" kill "$victim"
-    kill -- "-$forward_pid" 2>/dev/null; forward_pid=""  # the job API went with the head
+    kill -- "-$forward_pid" 2>/dev/null || true; forward_pid=""  # the job API's tunnel, gone with the head
     # What the run holds in its store now: its last record, and the pair --resume will take.
     updates_at_loss=$(last_record | "$py" -c "import json, sys; print(json.loads(sys.stdin.read()).get('updates', 0))")
     pair_at_loss=$(store_env "$py" -c "import storage

@@ -36,7 +36,8 @@ from launch.experiments.claim import claimed
 from launch.experiments.layout import BEYOND, DONE_FILE, EXPERIMENT_FILE, TUNE_FILE, TUNING_DIR
 from launch.config import TrainConfig
 from launch.metrics import numbers
-from launch.experiments.spec import MIN_HOLD, GoalWatch, SpecError, Plan, check_datasets, check_placement, load_spec
+from launch.experiments.spec import (MIN_HOLD, GoalWatch, SpecError, Plan, check_datasets, check_placement, flatten,
+                                     load_spec)
 from launch.experiments.spec import plan as make_plan
 
 SPEC_COPY = "spec.toml"
@@ -309,15 +310,8 @@ def config_changes(saved: dict, planned: dict) -> list[str]:
     """``"key: saved -> planned"`` for each field where a trial's config as ``experiment.json``
     saved it, read by this code (a field added since at its default, one moved since at its
     new place), differs from its plan now: a started trial resumes only where there is none."""
-    def fields(config: dict, prefix: str = "") -> dict:
-        flat = {}
-        for key, value in config.items():
-            flat.update(fields(value, f"{prefix}{key}.") if isinstance(value, dict) and value
-                        else {f"{prefix}{key}": value})
-        return flat
-
-    before = fields(json.loads(TrainConfig.from_dict(saved).to_json()))
-    after = fields(json.loads(TrainConfig.from_dict(planned).to_json()))
+    before = flatten(json.loads(TrainConfig.from_dict(saved).to_json()))
+    after = flatten(json.loads(TrainConfig.from_dict(planned).to_json()))
     return [f"{key}: {before.get(key)!r} -> {after.get(key)!r}" for key in sorted(set(before) | set(after))
             if before.get(key) != after.get(key)]
 

@@ -132,8 +132,7 @@ def test_an_evaluator_no_node_takes_ends_the_run_at_its_start_with_its_end_row(r
         return {**placement, "evaluator": {"num_cpus": 0, "resources": {"gone": 1}}}, device
 
     monkeypatch.setattr(launch.train, "place_run", evaluator_nowhere)
-    config = resolve("tictactoe", "small", [*TINY[:7], *TINY[8:], "evaluation.suites=default",
-                                            "learner.restart_wait_s=5"])
+    config = resolve("tictactoe", "small", TINY + ["evaluation.suites=default", "learner.restart_wait_s=5"])
     run_dir = tmp_path / "no-evaluator"
     began = time.monotonic()
     with pytest.raises(WaitExpired, match=r"the evaluator's start: an actor .* past learner.restart_wait_s=5 s"):
